@@ -1,0 +1,34 @@
+# The README's two commands: `make demo` and `make test`.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: venv lint test demo demo-clean bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: venv
+	$(VENV)/bin/ruff check airflow_partitions tests benchmarks dags_examples
+	$(VENV)/bin/mypy
+
+test: lint
+	$(VENV)/bin/pytest
+
+demo: venv
+	$(PY) -m airflow_partitions.demo
+
+demo-clean:
+	rm -rf .demo
+
+bench: venv
+	$(PY) benchmarks/timelines.py
+
+clean: demo-clean
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
