@@ -58,7 +58,7 @@ def zone(tz: TzLike | None) -> dt.tzinfo:
 
 def zone_name(tz: dt.tzinfo) -> str:
     """The IANA name of a zone (``UTC`` for the UTC singletons), or ``""`` if it has none."""
-    if tz is UTC or tz is dt.timezone.utc:
+    if tz is UTC:
         return "UTC"
     name = getattr(tz, "key", None) or getattr(tz, "name", None)
     return name if isinstance(name, str) else ""
@@ -342,7 +342,9 @@ class UpdatePeriod(enum.Enum):
         except ValueError as exc:
             if isinstance(exc, InvalidPartitionValue):
                 raise
-            raise InvalidPartitionValue(f"{value!r} is not a valid {self.name} value: {exc}") from None
+            raise InvalidPartitionValue(
+                f"{value!r} is not a valid {self.name} value: {exc}"
+            ) from None
         canonical = self.format_ordinal(ordinal, zone_)
         if canonical != value:
             raise InvalidPartitionValue(
@@ -402,7 +404,7 @@ def _resolve_wall_time(
     wall: dt.datetime, tz: dt.tzinfo, offset: str | None, value: str, period: UpdatePeriod
 ) -> dt.datetime:
     """The instant a local wall time names, refusing DST gaps and unmarked DST repeats."""
-    candidates = []
+    candidates: list[dt.datetime] = []
     for fold in (0, 1):
         local = wall.replace(tzinfo=tz, fold=fold)
         back = local.astimezone(UTC).astimezone(tz)
