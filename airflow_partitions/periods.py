@@ -592,3 +592,6 @@ class TimePartitionRange:
 
     def __str__(self) -> str:
         return f"[{self.begin.value}, {self.end.value})"
+
+    def __repr__(self) -> str:
+        return f"TimePartitionRange({self.period.name}, {self}, tz={self.begin.tz!r})"

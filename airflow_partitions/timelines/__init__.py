@@ -1,0 +1,34 @@
+"""Partition timelines: StoreAll, EndsAndHoles (default) and Ranges, plus their properties codec."""
+
+from airflow_partitions.timelines.base import OrdinalRange, PartitionTimeline, runs
+from airflow_partitions.timelines.ends_and_holes import EndsAndHolesTimeline
+from airflow_partitions.timelines.factory import (
+    DEFAULT_KIND,
+    IMPLEMENTATIONS,
+    UnknownTimelineClass,
+    convert,
+    new_timeline,
+    timeline_class,
+    timeline_from_properties,
+)
+from airflow_partitions.timelines.properties import PRESENT_KEY, storage_class_key
+from airflow_partitions.timelines.ranges import RangesTimeline
+from airflow_partitions.timelines.store_all import StoreAllTimeline
+
+__all__ = [
+    "DEFAULT_KIND",
+    "IMPLEMENTATIONS",
+    "PRESENT_KEY",
+    "EndsAndHolesTimeline",
+    "OrdinalRange",
+    "PartitionTimeline",
+    "RangesTimeline",
+    "StoreAllTimeline",
+    "UnknownTimelineClass",
+    "convert",
+    "new_timeline",
+    "runs",
+    "storage_class_key",
+    "timeline_class",
+    "timeline_from_properties",
+]
