@@ -1,0 +1,684 @@
+"""The partition catalog: facts, storage tables, partitions and their timelines.
+
+Write protocols hold DESIGN.md's invariants on any store with one-row atomicity and single-cell
+check-and-put:
+
+* register: write the partition rows, then add their time values to the timelines (CAS loop),
+  then bump the fact's generation. A crash in between under-reports, never over-reports.
+* drop: mark the rows ``dropping`` (readers ignore them), remove time values that no other live
+  row still has (CAS loop), bump the generation, re-check for live rows added meanwhile and
+  re-advertise them, and only then delete the rows.
+* rebuild: read the timeline cells, scan the rows, and swap each cell only if it is unchanged
+  since it was read; a concurrent writer makes the swap fail and the rebuild retry.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Final
+
+from airflow_partitions.catalog_model import (
+    FactDef,
+    InvalidDefinition,
+    PartitionSpec,
+    StorageDef,
+    check_name,
+    encode_json,
+    make_spec,
+    render_location,
+)
+from airflow_partitions.catalog_store import (
+    DEF,
+    DROPPING,
+    LIVE,
+    LOC,
+    STAMP,
+    STATE,
+    CatalogStore,
+    fact_row,
+    member_column,
+    storage_row,
+    value_cell_column,
+)
+from airflow_partitions.errors import InvalidInput, PartitionsError
+from airflow_partitions.keys import ColumnType
+from airflow_partitions.kv import default_store_url, open_store
+from airflow_partitions.kv.base import Cells, KVStore
+from airflow_partitions.kv.scan_filters import SingleColumnValue
+from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.timeline_cache import (
+    FactState,
+    SlicedStoreAllTimeline,
+    TimelineCache,
+    TimelineKey,
+    UnknownFact,
+    UnknownStorage,
+    timeline_from_cell,
+)
+from airflow_partitions.timelines import (
+    PartitionTimeline,
+    StoreAllTimeline,
+    convert,
+    new_timeline,
+    runs,
+    timeline_class,
+)
+
+CRASH_ENV: Final = "AIRFLOW_PARTITIONS_CRASH_AT"
+MAX_SWAP_ATTEMPTS: Final = 200
+
+
+class AlreadyExists(InvalidInput):
+    """A fact or storage exists with a different definition."""
+
+
+class PartitionConflict(InvalidInput):
+    """A partition is registered with another location and ``overwrite`` was not given."""
+
+
+class ConcurrentUpdateError(PartitionsError):
+    """A timeline cell kept changing under us; nothing was lost, the caller may retry."""
+
+
+def crash_point(step: str) -> None:
+    """Test hook: ``AIRFLOW_PARTITIONS_CRASH_AT=<step>`` kills the process right here."""
+    wanted = os.environ.get(CRASH_ENV)
+    if wanted and step in wanted.split(","):
+        os._exit(86)
+
+
+@dataclass(frozen=True)
+class Partition:
+    """A registered partition as listed by the catalog."""
+
+    storage: str
+    period: UpdatePeriod
+    values: dict[str, str]
+    location: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "storage": self.storage,
+            "period": self.period.name,
+            "values": dict(self.values),
+            "location": self.location,
+        }
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a bulk register or drop did."""
+
+    changed: int
+    unchanged: int
+
+
+@dataclass
+class TimelineDiff:
+    """How one stored timeline differed from the rebuild of its partition rows."""
+
+    storage: str
+    period: UpdatePeriod
+    column: str
+    under_reported: list[str] = field(default_factory=list)
+    over_reported: list[str] = field(default_factory=list)
+
+    @property
+    def consistent(self) -> bool:
+        return not self.under_reported and not self.over_reported
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "storage": self.storage,
+            "period": self.period.name,
+            "column": self.column,
+            "under_reported": self.under_reported,
+            "over_reported": self.over_reported,
+        }
+
+
+@dataclass
+class ReconcileReport:
+    """The result of ``reconcile``: differences found (and repaired), half-dropped rows removed."""
+
+    storage: str
+    diffs: list[TimelineDiff]
+    finished_drops: int
+
+    @property
+    def consistent(self) -> bool:
+        return all(d.consistent for d in self.diffs) and not self.finished_drops
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "storage": self.storage,
+            "consistent": self.consistent,
+            "finished_drops": self.finished_drops,
+            "timelines": [d.to_json() for d in self.diffs],
+        }
+
+
+def default_data_root(environ: Mapping[str, str] = os.environ) -> str:
+    """Where partitions live when a storage gives no location template."""
+    if environ.get("AIRFLOW_PARTITIONS_DATA_ROOT"):
+        return environ["AIRFLOW_PARTITIONS_DATA_ROOT"]
+    home = environ.get("AIRFLOW_HOME") or os.path.join(os.path.expanduser("~"), "airflow")
+    return os.path.join(home, "partitions-data")
+
+
+ColumnArg = str | tuple[str, str | ColumnType]
+
+
+def parse_columns(columns: Iterable[ColumnArg]) -> list[tuple[str, ColumnType]]:
+    """``["dt", "region:string", ("n", "int")]`` -> typed columns (string by default)."""
+    out: list[tuple[str, ColumnType]] = []
+    for item in columns:
+        if isinstance(item, tuple):
+            name, ctype = item
+        else:
+            name, _, ctype = item.partition(":")
+            ctype = ctype or "string"
+        out.append((check_name("partition column", name.strip()), ColumnType.parse(ctype)))
+    return out
+
+
+class Catalog:
+    """Facts, storage tables, partitions and timelines on one key/value store."""
+
+    def __init__(
+        self,
+        store: KVStore | str | None = None,
+        *,
+        data_root: str | None = None,
+        cache: TimelineCache | None = None,
+    ) -> None:
+        self.kv = store if isinstance(store, KVStore) else open_store(store or default_store_url())
+        self.io = CatalogStore(self.kv)
+        self.io.ensure_tables()
+        self.cache = cache if cache is not None else TimelineCache.for_store(self.kv.url)
+        self.data_root = data_root or default_data_root()
+        self._defs: dict[str, StorageDef] = {}
+
+    @property
+    def stats(self) -> Any:
+        """Round trips made to the store (``stats.round_trips``)."""
+        return self.kv.stats
+
+    def close(self) -> None:
+        self.kv.close()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- definitions -------------------------------------------------------------------------------
+
+    def create_fact(
+        self, name: str, time_columns: Sequence[str] = ("dt",), tz: str = "UTC",
+        *, exist_ok: bool = False,
+    ) -> FactDef:
+        """Create a fact; with ``exist_ok`` an identical existing one is fine."""
+        fdef = FactDef(name, tuple(time_columns), tz)
+        body = encode_json(fdef.to_json())
+        if self.io.catalog.check_and_put(fact_row(name), DEF, None, body):
+            return fdef
+        existing = self.get_fact(name)
+        if exist_ok and existing == fdef:
+            return existing
+        raise AlreadyExists(f"fact {name!r} already exists: {existing.to_json()}")
+
+    def get_fact(self, name: str) -> FactDef:
+        definition, _, _ = self.io.read_fact(name)
+        if definition is None:
+            raise UnknownFact(f"fact {name!r} is not in the catalog")
+        return definition
+
+    def list_facts(self) -> list[FactDef]:
+        return self.io.list_facts()
+
+    def create_storage(
+        self,
+        fact: str,
+        name: str,
+        periods: Iterable[UpdatePeriod | str],
+        *,
+        columns: Iterable[ColumnArg] | None = None,
+        location: str | None = None,
+        priority: int = 0,
+        timeline_classes: Mapping[str, str] | None = None,
+        exist_ok: bool = False,
+    ) -> StorageDef:
+        """Create a storage table of ``fact``; its time columns and zone come from the fact."""
+        fdef = self.get_fact(fact)
+        typed = parse_columns(columns) if columns is not None else []
+        names = [c for c, _ in typed]
+        typed = [(c, ColumnType.STRING) for c in fdef.time_columns if c not in names] + typed
+        column_names = [c for c, _ in typed]
+        if location is None:
+            location = "/".join(
+                [self.data_root.rstrip("/"), "{fact}", "{storage}", "{period}"]
+                + [f"{c}={{{c}}}" for c in column_names]
+            )
+        sdef = StorageDef(
+            name=name,
+            fact=fact,
+            columns=tuple(typed),
+            time_columns=tuple(c for c in fdef.time_columns if c in column_names),
+            periods=tuple(sorted({UpdatePeriod.of(p) for p in periods})),
+            location=location,
+            tz=fdef.tz,
+            priority=int(priority),
+            timeline_classes=dict(timeline_classes or {}),
+        )
+        body = encode_json(sdef.to_json())
+        row = storage_row(name)
+        if not self.io.catalog.check_and_put(row, DEF, None, body):
+            existing = self.get_storage(name)
+            if not (exist_ok and existing == sdef):
+                raise AlreadyExists(f"storage {name!r} already exists: {existing.to_json()}")
+        # No partition rows can exist yet, so empty timelines are the truth: present = true.
+        self.io.set_present(name, True)
+        self.io.catalog.put(fact_row(fact), {member_column(name): b"1"})
+        self.io.bump_generation(fact)
+        self._defs[name] = sdef
+        return sdef
+
+    def get_storage(self, name: str) -> StorageDef:
+        """A storage definition (cached per catalog: definitions never change)."""
+        sdef = self._defs.get(name)
+        if sdef is None:
+            sdef = self.io.read_storage_def(name)
+            if sdef is None:
+                raise UnknownStorage(f"storage {name!r} is not in the catalog")
+            self._defs[name] = sdef
+        return sdef
+
+    def list_storages(self, fact: str | None = None) -> list[StorageDef]:
+        return [s for s in self.io.list_storage_defs() if fact is None or s.fact == fact]
+
+    # -- partitions --------------------------------------------------------------------------------
+
+    def _specs(
+        self, sdef: StorageDef, period: UpdatePeriod | str,
+        values: Mapping[str, str] | Iterable[Mapping[str, str]],
+    ) -> list[tuple[PartitionSpec, bytes]]:
+        batch = [values] if isinstance(values, Mapping) else list(values)
+        seen: dict[bytes, PartitionSpec] = {}
+        for item in batch:
+            spec, typed = make_spec(sdef, period, item)
+            seen.setdefault(self.io.partition_key(sdef, spec.period, typed), spec)
+        return [(spec, key) for key, spec in seen.items()]
+
+    def location_of(self, sdef: StorageDef, spec: PartitionSpec) -> str:
+        return render_location(sdef.location, sdef.fact, sdef.name, spec.period, spec.value_map)
+
+    def register(
+        self,
+        storage: str,
+        period: UpdatePeriod | str,
+        values: Mapping[str, str] | Iterable[Mapping[str, str]],
+        *,
+        location: str | None = None,
+        overwrite: bool = False,
+    ) -> WriteResult:
+        """Register one partition or many; idempotent. Everything is validated before writing."""
+        sdef = self.get_storage(storage)
+        specs = self._specs(sdef, period, values)
+        if location is not None and len(specs) != 1:
+            raise InvalidInput("an explicit location can only be given for a single partition")
+        locations = {key: location or self.location_of(sdef, spec) for spec, key in specs}
+        existing = self._get_rows([key for _, key in specs])
+        conflicts = [
+            f"{spec.value_map} at {existing[key][LOC].decode()!r}"
+            for spec, key in specs
+            if existing.get(key, {}).get(STATE) == LIVE
+            and existing[key].get(LOC, b"").decode() != locations[key]
+        ]
+        if conflicts and not overwrite:
+            raise PartitionConflict(
+                f"{len(conflicts)} partition(s) of {storage!r} are registered elsewhere, e.g. "
+                f"{conflicts[0]}; pass overwrite=True (--overwrite) to move them"
+            )
+        now = str(int(time.time())).encode()
+        writes = []
+        for spec, key in specs:
+            old = existing.get(key, {})
+            if old.get(STATE) == LIVE and old.get(LOC, b"").decode() == locations[key]:
+                continue
+            cells = {LOC: locations[key].encode(), STATE: LIVE, STAMP: now}
+            cells.update({value_cell_column(c): v.encode() for c, v in spec.values})
+            writes.append((key, cells))
+        crash_point("register:before-rows")
+        if writes:
+            self.io.partitions.put_many(writes)
+        crash_point("register:after-rows")
+        period_ = specs[0][0].period if specs else UpdatePeriod.of(period)
+        changed = False
+        for column in sdef.time_columns:
+            ordinals = {period_.parse_ordinal(spec.value_map[column], sdef.tz) for spec, _ in specs}
+            changed |= self._update_timeline(sdef, period_, column, add=ordinals)
+            crash_point("register:after-timeline")
+        if changed:
+            self.io.bump_generation(sdef.fact)
+        crash_point("register:after-generation")
+        return WriteResult(len(writes), len(specs) - len(writes))
+
+    def drop(
+        self,
+        storage: str,
+        period: UpdatePeriod | str,
+        values: Mapping[str, str] | Iterable[Mapping[str, str]],
+    ) -> WriteResult:
+        """Drop one partition or many; dropping an absent partition is a no-op."""
+        sdef = self.get_storage(storage)
+        specs = self._specs(sdef, period, values)
+        existing = self._get_rows([key for _, key in specs])
+        present = [(spec, key) for spec, key in specs if key in existing]
+        if not present:
+            return WriteResult(0, len(specs))
+        period_ = present[0][0].period
+        marks = [(key, {STATE: DROPPING}) for _, key in present if existing[key].get(STATE) == LIVE]
+        if marks:
+            self.io.partitions.put_many(marks)
+        crash_point("drop:after-mark")
+        touched: dict[str, set[int]] = {}
+        for column in sdef.time_columns:
+            values_ = {spec.value_map[column] for spec, _ in present}
+            still_live = self._live_time_values(sdef, period_, column, values_)
+            gone = {period_.parse_ordinal(v, sdef.tz) for v in values_ - still_live}
+            self._update_timeline(sdef, period_, column, remove=gone)
+            touched[column] = gone
+            crash_point("drop:after-timeline")
+        self.io.bump_generation(sdef.fact)
+        crash_point("drop:after-generation")
+        for column, gone in touched.items():
+            texts = {period_.format_ordinal(o, sdef.tz) for o in gone}
+            back = self._live_time_values(sdef, period_, column, texts)
+            if back:  # a concurrent register of a sibling partition: re-advertise it
+                ordinals = {period_.parse_ordinal(v, sdef.tz) for v in back}
+                if self._update_timeline(sdef, period_, column, add=ordinals):
+                    self.io.bump_generation(sdef.fact)
+        for _, key in present:
+            self.io.partitions.delete(key)
+        crash_point("drop:after-delete")
+        return WriteResult(len(present), len(specs) - len(present))
+
+    def _get_rows(self, keys: list[bytes]) -> dict[bytes, Cells]:
+        out: dict[bytes, Cells] = {}
+        for i in range(0, len(keys), 1000):
+            out.update(self.io.partitions.get_many(keys[i : i + 1000], [LOC, STATE]))
+        return out
+
+    def _live_time_values(
+        self, sdef: StorageDef, period: UpdatePeriod, column: str, values: set[str]
+    ) -> set[str]:
+        """Which of these time values still have a live partition row (any other columns)."""
+        if not values:
+            return set()
+        live = SingleColumnValue(STATE, "=", LIVE, filter_if_missing=True)
+        vcol = value_cell_column(column)
+        found: set[str] = set()
+        if sdef.column_names[0] == column and len(values) <= 16:
+            for value in values:
+                prefix = self.io.period_prefix(sdef, period, (value,))
+                for _ in self.io.partitions.scan(prefix=prefix, columns=[STATE], filter=live,
+                                                 limit=1):
+                    found.add(value)
+            return found
+        prefix = self.io.period_prefix(sdef, period)
+        for _, cells in self.io.partitions.scan(prefix=prefix, columns=[STATE, vcol], filter=live):
+            value = cells.get(vcol, b"").decode()
+            if value in values:
+                found.add(value)
+        return found
+
+    def get_partition(
+        self, storage: str, period: UpdatePeriod | str, values: Mapping[str, str]
+    ) -> Partition | None:
+        """One live partition, or None."""
+        sdef = self.get_storage(storage)
+        [(spec, key)] = self._specs(sdef, period, values)
+        cells = self.io.partitions.get(key, [LOC, STATE])
+        if cells.get(STATE) != LIVE:
+            return None
+        return Partition(storage, spec.period, spec.value_map, cells[LOC].decode())
+
+    def list_partitions(
+        self, storage: str, period: UpdatePeriod | str | None = None
+    ) -> Iterator[Partition]:
+        """Live partitions of a storage (optionally one period), in key order."""
+        sdef = self.get_storage(storage)
+        periods = [UpdatePeriod.of(period)] if period is not None else list(sdef.periods)
+        for period_ in periods:
+            prefix = self.io.period_prefix(sdef, period_)
+            for _, cells in self.io.partitions.scan(prefix=prefix):
+                if cells.get(STATE) != LIVE:
+                    continue
+                yield self._partition_from_cells(sdef, period_, cells)
+
+    def _partition_from_cells(
+        self, sdef: StorageDef, period: UpdatePeriod, cells: Cells
+    ) -> Partition:
+        values = {c: cells.get(value_cell_column(c), b"").decode() for c in sdef.column_names}
+        return Partition(sdef.name, period, values, cells[LOC].decode())
+
+    # -- timelines ---------------------------------------------------------------------------------
+
+    def _update_timeline(
+        self, sdef: StorageDef, period: UpdatePeriod, column: str,
+        add: set[int] | None = None, remove: set[int] | None = None,
+    ) -> bool:
+        """Apply adds/removes to one stored timeline with check-and-put; returns if it changed."""
+        add, remove = add or set(), remove or set()
+        if not add and not remove:
+            return False
+        for attempt in range(MAX_SWAP_ATTEMPTS):
+            cell = self.io.read_timeline_cell(sdef.name, period, column)
+            kind = cell.kind or sdef.timeline_kind(period, column)
+            if timeline_class(kind) is StoreAllTimeline:
+                formatted = {o: period.format_ordinal(o, sdef.tz) for o in add}
+                self.io.write_values(sdef.name, period, column, add, remove, formatted)
+                new = cell.encode_next(kind, {})
+                changed = True
+            else:
+                timeline = timeline_from_cell(self.io, sdef, period, column, cell)
+                changed = False
+                for o in sorted(add):
+                    changed |= timeline.add_ordinal(o)
+                for o in sorted(remove):
+                    changed |= timeline.drop_ordinal(o)
+                if not changed:
+                    return False
+                new = cell.encode_next(kind, timeline.to_properties())
+            if self.io.swap_timeline_cell(sdef.name, period, column, cell, new):
+                return changed
+            time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 20)))  # noqa: S311 - jitter
+        raise ConcurrentUpdateError(
+            f"the {period.name} {column} timeline of {sdef.name!r} kept changing during "
+            f"{MAX_SWAP_ATTEMPTS} attempts; the partition rows are safe, retry the operation"
+        )
+
+    def fact_state(self, fact: str, *, refresh: bool = False) -> FactState:
+        """The cached timelines of a fact's storages, rebuilding any never stored."""
+        state = self.cache.fact(self.io, fact, refresh=refresh)
+        stale = [name for name, s in state.storages.items() if not s.present]
+        if stale:
+            for name in stale:
+                self.rebuild(name)
+            state = self.cache.fact(self.io, fact, refresh=True)
+        return state
+
+    def timelines(self, storage: str) -> dict[TimelineKey, PartitionTimeline]:
+        """Fully loaded timelines of one storage, from the cache."""
+        sdef = self.get_storage(storage)
+        state = self.fact_state(sdef.fact).storages.get(storage)
+        if state is None:
+            raise UnknownStorage(f"storage {storage!r} is not a member of fact {sdef.fact!r}")
+        out: dict[TimelineKey, PartitionTimeline] = {}
+        for key, timeline in state.timelines.items():
+            out[key] = timeline.load_all() if isinstance(timeline, SlicedStoreAllTimeline) \
+                else timeline
+        return out
+
+    def timeline(self, storage: str, period: UpdatePeriod | str, column: str | None = None
+                 ) -> PartitionTimeline:
+        """One fully loaded timeline."""
+        sdef = self.get_storage(storage)
+        period_ = UpdatePeriod.of(period)
+        column = column or sdef.time_columns[0]
+        try:
+            return self.timelines(storage)[(period_, column)]
+        except KeyError:
+            raise InvalidInput(
+                f"storage {storage!r} has no {period_.name} timeline for column {column!r}"
+            ) from None
+
+    def _stored_timelines(self, sdef: StorageDef) -> tuple[dict[TimelineKey, Any], dict[
+            TimelineKey, PartitionTimeline]]:
+        """The raw timeline cells and their decoded timelines, read fresh from the store."""
+        cells = {}
+        timelines: dict[TimelineKey, PartitionTimeline] = {}
+        for period in sdef.periods:
+            for column in sdef.time_columns:
+                cell = self.io.read_timeline_cell(sdef.name, period, column)
+                timeline = timeline_from_cell(self.io, sdef, period, column, cell)
+                if isinstance(timeline, SlicedStoreAllTimeline):
+                    timeline = timeline.load_all()
+                cells[(period, column)] = cell
+                timelines[(period, column)] = timeline
+        return cells, timelines
+
+    def _timelines_from_rows(self, sdef: StorageDef) -> tuple[
+            dict[TimelineKey, set[int]], list[bytes]]:
+        """Time ordinals of every live row, and the keys of rows left half-dropped."""
+        found: dict[TimelineKey, set[int]] = {
+            (p, c): set() for p in sdef.periods for c in sdef.time_columns
+        }
+        dropping: list[bytes] = []
+        for period in sdef.periods:
+            prefix = self.io.period_prefix(sdef, period)
+            columns = [STATE] + [value_cell_column(c) for c in sdef.time_columns]
+            for key, cells in self.io.partitions.scan(prefix=prefix, columns=columns):
+                if cells.get(STATE) != LIVE:
+                    dropping.append(key)
+                    continue
+                for column in sdef.time_columns:
+                    text = cells[value_cell_column(column)].decode()
+                    found[(period, column)].add(period.parse_ordinal(text, sdef.tz))
+        return found, dropping
+
+    def rebuild(self, storage: str) -> dict[TimelineKey, PartitionTimeline]:
+        """Recompute every timeline of a storage from its partition rows and store them."""
+        return self._rebuild(self.get_storage(storage))[1]
+
+    def _rebuild(self, sdef: StorageDef) -> tuple[dict[TimelineKey, PartitionTimeline],
+                                                   dict[TimelineKey, PartitionTimeline],
+                                                   list[bytes]]:
+        for attempt in range(MAX_SWAP_ATTEMPTS):
+            cells, stored = self._stored_timelines(sdef)
+            found, dropping = self._timelines_from_rows(sdef)
+            rebuilt: dict[TimelineKey, PartitionTimeline] = {}
+            ok = True
+            for (period, column), ordinals in found.items():
+                kind = cells[(period, column)].kind or sdef.timeline_kind(period, column)
+                timeline = new_timeline(kind, period, column, sdef.tz)
+                timeline.add_ordinal_ranges(runs(sorted(ordinals)))
+                rebuilt[(period, column)] = timeline
+                cell = cells[(period, column)]
+                if isinstance(timeline, StoreAllTimeline):
+                    old = set(o for b, e in stored[(period, column)].ordinal_ranges()
+                              for o in range(b, e))
+                    formatted = {o: period.format_ordinal(o, sdef.tz) for o in ordinals - old}
+                    self.io.write_values(sdef.name, period, column, ordinals - old,
+                                         old - ordinals, formatted)
+                    new = cell.encode_next(kind, {})
+                else:
+                    new = cell.encode_next(kind, timeline.to_properties())
+                if not self.io.swap_timeline_cell(sdef.name, period, column, cell, new):
+                    ok = False
+                    break
+            if ok:
+                self.io.set_present(sdef.name, True)
+                self.io.bump_generation(sdef.fact)
+                self.cache.invalidate(sdef.fact)
+                return stored, rebuilt, dropping
+            time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 20)))  # noqa: S311
+        raise ConcurrentUpdateError(f"timelines of {sdef.name!r} kept changing during rebuild")
+
+    def reconcile(self, storage: str) -> ReconcileReport:
+        """Rebuild from the rows, report what the stored timelines got wrong, finish drops."""
+        sdef = self.get_storage(storage)
+        stored, rebuilt, dropping = self._rebuild(sdef)
+        diffs = []
+        for key, fresh in rebuilt.items():
+            period, column = key
+            old = {o for b, e in stored[key].ordinal_ranges() for o in range(b, e)}
+            new = {o for b, e in fresh.ordinal_ranges() for o in range(b, e)}
+            diffs.append(TimelineDiff(
+                storage, period, column,
+                under_reported=[period.format_ordinal(o, sdef.tz) for o in sorted(new - old)],
+                over_reported=[period.format_ordinal(o, sdef.tz) for o in sorted(old - new)],
+            ))
+        for row_key in dropping:
+            self.io.partitions.delete(row_key)
+        return ReconcileReport(storage, diffs, len(dropping))
+
+    def timeline_properties(self, storage: str, period: UpdatePeriod | str,
+                            column: str | None = None) -> dict[str, str]:
+        """Lens-compatible properties of one timeline, whatever its storage layout."""
+        return self.timeline(storage, period, column).to_properties()
+
+    def migrate_timeline(self, storage: str, period: UpdatePeriod | str, column: str | None,
+                         to: str) -> PartitionTimeline:
+        """Switch one timeline's implementation without reading the partitions."""
+        sdef = self.get_storage(storage)
+        period_ = UpdatePeriod.of(period)
+        column = column or sdef.time_columns[0]
+        if column not in sdef.time_columns or period_ not in sdef.periods:
+            raise InvalidInput(f"storage {storage!r} has no {period_.name} timeline for {column!r}")
+        target_kind = timeline_class(to).kind
+        for attempt in range(MAX_SWAP_ATTEMPTS):
+            cell = self.io.read_timeline_cell(sdef.name, period_, column)
+            current = timeline_from_cell(self.io, sdef, period_, column, cell)
+            if isinstance(current, SlicedStoreAllTimeline):
+                current = current.load_all()
+            target = convert(current, target_kind)
+            all_values = {o for b, e in current.ordinal_ranges() for o in range(b, e)}
+            if isinstance(target, StoreAllTimeline):
+                formatted = {o: period_.format_ordinal(o, sdef.tz) for o in all_values}
+                self.io.write_values(sdef.name, period_, column, all_values, (), formatted)
+                new = cell.encode_next(target_kind, {})
+            else:
+                new = cell.encode_next(target_kind, target.to_properties())
+            if self.io.swap_timeline_cell(sdef.name, period_, column, cell, new):
+                if isinstance(current, StoreAllTimeline) and not isinstance(
+                        target, StoreAllTimeline):
+                    self.io.write_values(sdef.name, period_, column, (), all_values, {})
+                self.io.bump_generation(sdef.fact)
+                self.cache.invalidate(sdef.fact)
+                return target
+            time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 20)))  # noqa: S311
+        raise ConcurrentUpdateError(f"the timeline of {storage!r} kept changing during migration")
+
+
+__all__ = [
+    "AlreadyExists",
+    "Catalog",
+    "ConcurrentUpdateError",
+    "InvalidDefinition",
+    "Partition",
+    "PartitionConflict",
+    "ReconcileReport",
+    "TimelineDiff",
+    "WriteResult",
+]

@@ -1,0 +1,281 @@
+"""Definitions held by the catalog: facts, storage tables, partition specs and their locations.
+
+Everything a user types (names, values, templates) is validated here, before any write, so a bad
+bulk request fails as a whole with a message naming the bad value.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import posixpath
+import re
+import string
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from airflow_partitions.errors import InvalidInput
+from airflow_partitions.keys import ColumnType, KeySchema, PartitionValue
+from airflow_partitions.periods import UpdatePeriod, zone, zone_name
+from airflow_partitions.timelines import DEFAULT_KIND, timeline_class
+
+_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_TEMPLATE_FIELDS: Final = frozenset({"fact", "storage", "period"})
+
+
+class InvalidDefinition(InvalidInput):
+    """A fact or storage definition is malformed."""
+
+
+class InvalidPartitionSpec(InvalidInput):
+    """A partition's values are missing, extra, mistyped or unsafe."""
+
+
+class UnsafeLocation(InvalidPartitionSpec):
+    """A value would make the partition's location escape its table root."""
+
+
+def check_name(kind: str, name: str) -> str:
+    """Names become row keys and Lens property names, so keep them to identifiers."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise InvalidDefinition(
+            f"{kind} name {name!r} is invalid: use letters, digits, _; no leading digit"
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class FactDef:
+    """A logical dataset; its storage tables share its time columns and zone."""
+
+    name: str
+    time_columns: tuple[str, ...] = ("dt",)
+    tz: str = "UTC"
+
+    def __post_init__(self) -> None:
+        check_name("fact", self.name)
+        if not self.time_columns:
+            raise InvalidDefinition(f"fact {self.name!r} needs at least one time column")
+        for col in self.time_columns:
+            check_name("time column", col)
+        object.__setattr__(self, "tz", zone_name(zone(self.tz)) or self.tz)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "time_columns": list(self.time_columns), "tz": self.tz}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FactDef:
+        return cls(data["name"], tuple(data["time_columns"]), data["tz"])
+
+
+@dataclass(frozen=True)
+class StorageDef:
+    """A storage table of a fact: partition columns, update periods, location template."""
+
+    name: str
+    fact: str
+    columns: tuple[tuple[str, ColumnType], ...]
+    time_columns: tuple[str, ...]
+    periods: tuple[UpdatePeriod, ...]
+    location: str
+    tz: str = "UTC"
+    priority: int = 0
+    timeline_classes: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_name("storage", self.name)
+        check_name("fact", self.fact)
+        if not self.periods:
+            raise InvalidDefinition(f"storage {self.name!r} needs at least one update period")
+        names = [c for c, _ in self.columns]
+        if len(set(names)) != len(names):
+            raise InvalidDefinition(f"storage {self.name!r} repeats a partition column: {names}")
+        for col, ctype in self.columns:
+            check_name("partition column", col)
+            if col in self.time_columns and ctype is not ColumnType.STRING:
+                raise InvalidDefinition(f"time column {col!r} must be a string column")
+        for col in self.time_columns:
+            if col not in names:
+                raise InvalidDefinition(
+                    f"time column {col!r} is not a partition column of {self.name!r} ({names})"
+                )
+        for key, kind in self.timeline_classes.items():
+            period_name, _, col = key.partition(".")
+            UpdatePeriod.of(period_name)
+            if col and col not in self.time_columns:
+                raise InvalidDefinition(f"--timeline-class {key}: {col!r} is not a time column")
+            timeline_class(kind)
+        check_template(self.location, names)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c for c, _ in self.columns)
+
+    @property
+    def key_schema(self) -> KeySchema:
+        return KeySchema(self.columns)
+
+    def timeline_kind(self, period: UpdatePeriod, column: str) -> str:
+        """The configured implementation of one timeline (EndsAndHoles by default)."""
+        return self.timeline_classes.get(
+            f"{period.name}.{column}", self.timeline_classes.get(period.name, DEFAULT_KIND)
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "fact": self.fact,
+            "columns": [[c, t.value] for c, t in self.columns],
+            "time_columns": list(self.time_columns),
+            "periods": [p.name for p in self.periods],
+            "location": self.location,
+            "tz": self.tz,
+            "priority": self.priority,
+            "timeline_classes": dict(self.timeline_classes),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> StorageDef:
+        return cls(
+            name=data["name"],
+            fact=data["fact"],
+            columns=tuple((c, ColumnType.parse(t)) for c, t in data["columns"]),
+            time_columns=tuple(data["time_columns"]),
+            periods=tuple(UpdatePeriod.of(p) for p in data["periods"]),
+            location=data["location"],
+            tz=data["tz"],
+            priority=int(data["priority"]),
+            timeline_classes=dict(data["timeline_classes"]),
+        )
+
+
+def encode_json(data: Mapping[str, Any]) -> bytes:
+    """Stable JSON bytes, so equal definitions compare equal as cells (check-and-put)."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+
+
+def check_template(template: str, columns: Iterable[str]) -> None:
+    """A location template may use {fact}, {storage}, {period} and partition columns only."""
+    allowed = _TEMPLATE_FIELDS | set(columns)
+    if not template or "\x00" in template:
+        raise InvalidDefinition("the location template is empty or holds a NUL byte")
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise InvalidDefinition(f"location template {template!r} is malformed: {exc}") from None
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if name not in allowed or spec or conversion:
+            raise InvalidDefinition(
+                f"location template {template!r} uses {{{name}}}; allowed: "
+                + ", ".join(f"{{{a}}}" for a in sorted(allowed))
+            )
+    if ".." in template.split("/"):
+        raise InvalidDefinition(f"location template {template!r} contains '..'")
+
+
+def template_root(template: str) -> str:
+    """The fixed part of a template before its first placeholder: the table's root."""
+    head = template.split("{", 1)[0]
+    return head.rsplit("/", 1)[0] if "{" in template else head
+
+
+def check_safe_value(column: str, value: str) -> None:
+    """A value lands in a path segment, so it must not name a directory or a parent."""
+    if value in ("", ".", "..") or any(ch in value for ch in "/\\\x00") or value.startswith("~"):
+        raise UnsafeLocation(
+            f"value {value!r} of column {column!r} is not allowed in a location: "
+            "no '/', '\\', NUL, '.', '..', leading '~' or empty values"
+        )
+
+
+def render_location(
+    template: str, fact: str, storage: str, period: UpdatePeriod, values: Mapping[str, str]
+) -> str:
+    """Fill the template, then prove the result stays under the template's root."""
+    for column, value in values.items():
+        check_safe_value(column, value)
+    rendered = template.format(fact=fact, storage=storage, period=period.name, **values)
+    root = template_root(template)
+    if root and not (posixpath.normpath(rendered) + "/").startswith(
+        posixpath.normpath(root).rstrip("/") + "/"
+    ):
+        raise UnsafeLocation(f"location {rendered!r} escapes the table root {root!r}")
+    return rendered
+
+
+@dataclass(frozen=True)
+class PartitionSpec:
+    """One partition of a storage table and period: typed values in column order."""
+
+    storage: str
+    period: UpdatePeriod
+    values: tuple[tuple[str, str], ...]  # (column, canonical value text)
+
+    @property
+    def value_map(self) -> dict[str, str]:
+        return dict(self.values)
+
+
+def typed_value(column: str, ctype: ColumnType, text: str) -> PartitionValue:
+    """Convert a value's text to its column type, with a readable error."""
+    try:
+        if ctype is ColumnType.STRING:
+            return text
+        if ctype in (ColumnType.INT, ColumnType.BIGINT):
+            if not re.fullmatch(r"-?\d+", text):
+                raise ValueError("not an integer")
+            return int(text)
+        if ctype is ColumnType.DATE:
+            return dt.date.fromisoformat(text)
+        return dt.datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise InvalidPartitionSpec(
+            f"value {text!r} of column {column!r} is not a valid {ctype.value}: {exc}"
+        ) from None
+
+
+def canonical_text(ctype: ColumnType, value: PartitionValue) -> str:
+    """The one text form of a typed value (so equal partitions render equal locations)."""
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+def make_spec(storage: StorageDef, period: UpdatePeriod | str,
+              values: Mapping[str, str]) -> tuple[PartitionSpec, tuple[PartitionValue, ...]]:
+    """Validate one partition's values against its storage; return the spec and typed values."""
+    period = UpdatePeriod.of(period)
+    if period not in storage.periods:
+        raise InvalidPartitionSpec(
+            f"storage {storage.name!r} has no {period.name} partitions "
+            f"(its periods: {', '.join(p.name for p in storage.periods)})"
+        )
+    unknown = sorted(set(values) - set(storage.column_names))
+    missing = [c for c in storage.column_names if c not in values]
+    if unknown or missing:
+        raise InvalidPartitionSpec(
+            f"partition of {storage.name!r} must give exactly {', '.join(storage.column_names)}"
+            + (f"; unknown: {', '.join(unknown)}" if unknown else "")
+            + (f"; missing: {', '.join(missing)}" if missing else "")
+        )
+    texts: list[tuple[str, str]] = []
+    typed: list[PartitionValue] = []
+    for column, ctype in storage.columns:
+        text = values[column]
+        if not isinstance(text, str):
+            raise InvalidPartitionSpec(f"value of column {column!r} must be text, got {text!r}")
+        if column in storage.time_columns:
+            period.parse_ordinal(text, storage.tz)  # strict, canonical
+            value: PartitionValue = text
+        else:
+            value = typed_value(column, ctype, text)
+            text = canonical_text(ctype, value)
+        check_safe_value(column, text)
+        texts.append((column, text))
+        typed.append(value)
+    return PartitionSpec(storage.name, period, tuple(texts)), tuple(typed)
