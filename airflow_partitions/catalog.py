@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Final
@@ -85,8 +85,14 @@ class ConcurrentUpdateError(PartitionsError):
     """A timeline cell kept changing under us; nothing was lost, the caller may retry."""
 
 
+#: In-process observers of write steps, for tests that break the store at an exact step.
+STEP_HOOKS: list[Callable[[str], None]] = []
+
+
 def crash_point(step: str) -> None:
     """Test hook: ``AIRFLOW_PARTITIONS_CRASH_AT=<step>`` kills the process right here."""
+    for hook in STEP_HOOKS:
+        hook(step)
     wanted = os.environ.get(CRASH_ENV)
     if wanted and step in wanted.split(","):
         os._exit(86)
@@ -449,22 +455,25 @@ class Catalog:
         sdef = self.get_storage(storage)
         [(spec, key)] = self._specs(sdef, period, values)
         cells = self.io.partitions.get(key, [LOC, STATE])
-        if cells.get(STATE) != LIVE:
+        if LOC not in cells:
             return None
         return Partition(storage, spec.period, spec.value_map, cells[LOC].decode())
 
     def list_partitions(
         self, storage: str, period: UpdatePeriod | str | None = None
     ) -> Iterator[Partition]:
-        """Live partitions of a storage (optionally one period), in key order."""
+        """Registered partitions of a storage (optionally one period), in key order.
+
+        A partition whose drop was interrupted is still registered until its row is deleted:
+        the timelines may have stopped advertising it (an under-report), never the reverse.
+        """
         sdef = self.get_storage(storage)
         periods = [UpdatePeriod.of(period)] if period is not None else list(sdef.periods)
         for period_ in periods:
             prefix = self.io.period_prefix(sdef, period_)
             for _, cells in self.io.partitions.scan(prefix=prefix):
-                if cells.get(STATE) != LIVE:
-                    continue
-                yield self._partition_from_cells(sdef, period_, cells)
+                if LOC in cells:
+                    yield self._partition_from_cells(sdef, period_, cells)
 
     def _partition_from_cells(
         self, sdef: StorageDef, period: UpdatePeriod, cells: Cells
@@ -502,6 +511,7 @@ class Catalog:
                 new = cell.encode_next(kind, timeline.to_properties())
             if self.io.swap_timeline_cell(sdef.name, period, column, cell, new):
                 return changed
+            self.stats.note("swap_retry")
             time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 20)))  # noqa: S311 - jitter
         raise ConcurrentUpdateError(
             f"the {period.name} {column} timeline of {sdef.name!r} kept changing during "
@@ -559,18 +569,17 @@ class Catalog:
         return cells, timelines
 
     def _timelines_from_rows(self, sdef: StorageDef) -> tuple[
-            dict[TimelineKey, set[int]], list[bytes]]:
-        """Time ordinals of every live row, and the keys of rows left half-dropped."""
+            dict[TimelineKey, set[int]], list[Partition]]:
+        """Time ordinals of every live row, and the partitions whose drop was interrupted."""
         found: dict[TimelineKey, set[int]] = {
             (p, c): set() for p in sdef.periods for c in sdef.time_columns
         }
-        dropping: list[bytes] = []
+        dropping: list[Partition] = []
         for period in sdef.periods:
             prefix = self.io.period_prefix(sdef, period)
-            columns = [STATE] + [value_cell_column(c) for c in sdef.time_columns]
-            for key, cells in self.io.partitions.scan(prefix=prefix, columns=columns):
+            for _, cells in self.io.partitions.scan(prefix=prefix):
                 if cells.get(STATE) != LIVE:
-                    dropping.append(key)
+                    dropping.append(self._partition_from_cells(sdef, period, cells))
                     continue
                 for column in sdef.time_columns:
                     text = cells[value_cell_column(column)].decode()
@@ -583,7 +592,7 @@ class Catalog:
 
     def _rebuild(self, sdef: StorageDef) -> tuple[dict[TimelineKey, PartitionTimeline],
                                                    dict[TimelineKey, PartitionTimeline],
-                                                   list[bytes]]:
+                                                   list[Partition]]:
         for attempt in range(MAX_SWAP_ATTEMPTS):
             cells, stored = self._stored_timelines(sdef)
             found, dropping = self._timelines_from_rows(sdef)
@@ -618,7 +627,10 @@ class Catalog:
     def reconcile(self, storage: str) -> ReconcileReport:
         """Rebuild from the rows, report what the stored timelines got wrong, finish drops."""
         sdef = self.get_storage(storage)
-        stored, rebuilt, dropping = self._rebuild(sdef)
+        _, dropping = self._timelines_from_rows(sdef)
+        for part in dropping:  # finish interrupted drops first: they are idempotent
+            self.drop(storage, part.period, part.values)
+        stored, rebuilt, _ = self._rebuild(sdef)
         diffs = []
         for key, fresh in rebuilt.items():
             period, column = key
@@ -629,8 +641,6 @@ class Catalog:
                 under_reported=[period.format_ordinal(o, sdef.tz) for o in sorted(new - old)],
                 over_reported=[period.format_ordinal(o, sdef.tz) for o in sorted(old - new)],
             ))
-        for row_key in dropping:
-            self.io.partitions.delete(row_key)
         return ReconcileReport(storage, diffs, len(dropping))
 
     def timeline_properties(self, storage: str, period: UpdatePeriod | str,
