@@ -102,10 +102,13 @@ def _text(raw: bytes) -> str:
 
 
 def parse_column(column: bytes | str) -> tuple[bytes, bytes | None]:
-    """Split ``family:qualifier``; ``family`` or ``family:`` mean the whole family (None)."""
+    """Split ``family:qualifier``; a bare ``family`` means the whole family (None).
+
+    ``family:`` is the cell with the empty qualifier, as HBase's ``CellUtil.parseColumn`` reads it.
+    """
     raw = column.encode("utf-8") if isinstance(column, str) else column
     family, sep, qualifier = raw.partition(b":")
-    if not sep or not qualifier:
+    if not sep:
         return family, None
     return family, qualifier
 

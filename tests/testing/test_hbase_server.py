@@ -113,7 +113,8 @@ def test_put_row_and_rows_with_column_selection(table: happybase.Table) -> None:
     table.put(b"r2", {b"cf:a": b"3"})
     assert table.row(b"r1") == {b"cf:a": b"1", b"cf:b": b"2", b"cf2:x": b"x"}
     assert table.row(b"r1", columns=[b"cf"]) == {b"cf:a": b"1", b"cf:b": b"2"}
-    assert table.row(b"r1", columns=[b"cf:"]) == {b"cf:a": b"1", b"cf:b": b"2"}
+    # ``cf:`` names the empty-qualifier cell (HBase's CellUtil.parseColumn), not the family.
+    assert table.row(b"r1", columns=[b"cf:"]) == {}
     assert table.row(b"r1", columns=[b"cf:b", b"cf2:x"]) == {b"cf:b": b"2", b"cf2:x": b"x"}
     assert table.row(b"missing") == {}
     assert table.rows([b"r2", b"missing", b"r1"], columns=[b"cf:a"]) == [

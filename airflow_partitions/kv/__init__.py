@@ -1,0 +1,89 @@
+"""Ordered key/value store with the HBase data model; knows nothing about partitions.
+
+``open_store(url)`` gives a ``KVStore`` for ``sqlite:///path.db`` (embedded, the default) or
+``hbase://host:9090?...`` (happybase over Thrift1). The HBase backend is imported only when an
+``hbase://`` URL is opened.
+"""
+
+from __future__ import annotations
+
+from airflow_partitions.kv.base import Cells, KVStore, KVTable, RowCells, StoreStats
+from airflow_partitions.kv.errors import (
+    CorruptCell,
+    InvalidArgument,
+    InvalidScan,
+    InvalidStoreURL,
+    KVError,
+    StoreUnavailable,
+    TableExists,
+    TableNotFound,
+)
+from airflow_partitions.kv.scan_filters import (
+    ColumnRange,
+    FilterList,
+    PrefixFilter,
+    RowRange,
+    ScanFilter,
+    SingleColumnValue,
+    all_of,
+    any_of,
+)
+from airflow_partitions.kv.urls import (
+    ENV_STORE,
+    HBaseConfig,
+    SQLiteConfig,
+    default_store_url,
+    parse_store_url,
+)
+
+
+def open_store(url: str) -> KVStore:
+    """Open the store a URL names; raises ``InvalidStoreURL`` naming the bad part.
+
+    Opening connects lazily: an unreachable HBase raises ``StoreUnavailable`` at the first
+    operation, not here.
+    """
+    config = parse_store_url(url)
+    if isinstance(config, SQLiteConfig):
+        from airflow_partitions.kv.sqlite import SQLiteStore
+
+        return SQLiteStore(
+            config.path,
+            url=url,
+            busy_timeout_ms=config.busy_timeout_ms,
+            synchronous=config.synchronous,
+        )
+    from airflow_partitions.kv.hbase import HBaseStore
+
+    return HBaseStore(config, url=url)
+
+
+__all__ = [
+    "ENV_STORE",
+    "Cells",
+    "ColumnRange",
+    "CorruptCell",
+    "FilterList",
+    "HBaseConfig",
+    "InvalidArgument",
+    "InvalidScan",
+    "InvalidStoreURL",
+    "KVError",
+    "KVStore",
+    "KVTable",
+    "PrefixFilter",
+    "RowCells",
+    "RowRange",
+    "SQLiteConfig",
+    "ScanFilter",
+    "SingleColumnValue",
+    "StoreStats",
+    "StoreUnavailable",
+    "TableExists",
+    "TableNotFound",
+    "all_of",
+    "any_of",
+    "default_store_url",
+    "open_store",
+    "parse_store_url",
+]

@@ -1,0 +1,200 @@
+"""The ordered key/value interface with HBase semantics, shared by every backend.
+
+Rows are byte strings kept in byte order, cells are ``b"family:qualifier" -> bytes``, one
+row's mutation is atomic, check-and-put and increment work on one cell. The catalog speaks
+only this interface, so the SQLite default and HBase are interchangeable.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from types import TracebackType
+from typing import TypeAlias
+
+from airflow_partitions.kv.errors import InvalidScan
+from airflow_partitions.kv.scan_filters import FILTER_TYPES, ScanFilter
+from airflow_partitions.kv.validation import ScanRange, check_column_specs, check_scan
+
+Cells: TypeAlias = dict[bytes, bytes]
+RowCells: TypeAlias = tuple[bytes, Cells]
+
+
+class StoreStats:
+    """Counts round trips, so callers can assert costs ("an idle poke is one round trip").
+
+    A round trip is one request to the store: one Thrift call on HBase, one transaction on
+    SQLite. ``ops`` counts round trips per operation; ``events`` counts things that are not
+    round trips (reconnects, SQLITE_BUSY retries).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.round_trips = 0
+        self.ops: Counter[str] = Counter()
+        self.events: Counter[str] = Counter()
+
+    def record(self, op: str, n: int = 1) -> None:
+        """Count ``n`` round trips made by ``op``."""
+        with self._lock:
+            self.round_trips += n
+            self.ops[op] += n
+
+    def note(self, event: str) -> None:
+        """Count an event that is not a round trip."""
+        with self._lock:
+            self.events[event] += 1
+
+    def reset(self) -> None:
+        with self._lock:
+            self.round_trips = 0
+            self.ops.clear()
+            self.events.clear()
+
+    def __repr__(self) -> str:
+        return f"StoreStats(round_trips={self.round_trips}, ops={dict(self.ops)})"
+
+
+class KVTable(ABC):
+    """One table. Handles are cheap: creating one makes no round trip."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._name!r})"
+
+    @abstractmethod
+    def get(self, row: bytes, columns: Iterable[bytes] | None = None) -> Cells:
+        """The row's cells (only ``columns`` if given); ``{}`` when the row is absent."""
+
+    @abstractmethod
+    def get_many(
+        self, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
+    ) -> dict[bytes, Cells]:
+        """Several rows in one round trip; rows that are absent are left out of the result."""
+
+    @abstractmethod
+    def put(self, row: bytes, cells: Mapping[bytes, bytes]) -> None:
+        """Write cells of one row, atomically."""
+
+    @abstractmethod
+    def put_many(
+        self, items: Iterable[tuple[bytes, Mapping[bytes, bytes]]], batch_size: int = 1000
+    ) -> None:
+        """Write many rows, ``batch_size`` rows per round trip. Each row is atomic, not the lot."""
+
+    @abstractmethod
+    def delete(self, row: bytes, columns: Iterable[bytes] | None = None) -> None:
+        """Delete the row, or only ``columns`` (``b"cf:q"`` cells or whole ``b"cf"`` families)."""
+
+    @abstractmethod
+    def mutate_row(
+        self,
+        row: bytes,
+        puts: Mapping[bytes, bytes] | None = None,
+        deletes: Iterable[bytes] | None = None,
+    ) -> None:
+        """Delete and put cells of one row in one atomic mutation; the two must not overlap."""
+
+    @abstractmethod
+    def check_and_put(
+        self, row: bytes, column: bytes, expected: bytes | None, value: bytes
+    ) -> bool:
+        """Write ``value`` if the cell holds ``expected``; ``None`` (or ``b""``) = absent or empty.
+
+        Returns whether the write happened. This is the only compare-and-swap HBase Thrift1 has.
+        """
+
+    @abstractmethod
+    def increment(self, row: bytes, column: bytes, amount: int = 1) -> int:
+        """Atomically add to an 8-byte big-endian signed counter cell; returns the new value."""
+
+    def scan(
+        self,
+        start: bytes | None = None,
+        stop: bytes | None = None,
+        prefix: bytes | None = None,
+        columns: Iterable[bytes] | None = None,
+        filter: ScanFilter | None = None,
+        limit: int | None = None,
+        batch_size: int = 1000,
+        reverse: bool = False,
+    ) -> Iterator[RowCells]:
+        """Rows in ``[start, stop)`` (or with ``prefix``) in byte order, ``batch_size`` a page.
+
+        Arguments are checked now, not at the first ``next()``. ``reverse`` walks the same
+        range from the top. Each page fetched is one round trip (HBase adds the scanner's
+        open and close).
+        """
+        rng = check_scan(start, stop, prefix, limit, batch_size)
+        specs = check_column_specs(columns)
+        if filter is not None and not isinstance(filter, FILTER_TYPES):
+            raise InvalidScan(f"filter must be a scan filter from kv.scan_filters, got {filter!r}")
+        if not isinstance(reverse, bool):
+            raise InvalidScan(f"reverse must be a bool, got {reverse!r}")
+        return self._scan(rng, specs, filter, reverse)
+
+    @abstractmethod
+    def _scan(
+        self,
+        rng: ScanRange,
+        columns: tuple[bytes, ...] | None,
+        filter: ScanFilter | None,
+        reverse: bool,
+    ) -> Iterator[RowCells]:
+        """The backend's scan over validated arguments."""
+
+
+class KVStore(ABC):
+    """A store of tables. Use as a context manager, or call ``close()``."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.stats = StoreStats()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url!r})"
+
+    @abstractmethod
+    def table(self, name: str) -> KVTable:
+        """A handle on a table; no round trip, no existence check (ops raise TableNotFound)."""
+
+    @abstractmethod
+    def create_table(
+        self, name: str, families: Iterable[str] = ("cf",), *, exist_ok: bool = False
+    ) -> None:
+        """Create a table with these column families; ``exist_ok`` makes it idempotent."""
+
+    @abstractmethod
+    def drop_table(self, name: str, *, missing_ok: bool = False) -> None:
+        """Drop a table and all its rows."""
+
+    @abstractmethod
+    def table_exists(self, name: str) -> bool:
+        """Whether the table exists (one round trip)."""
+
+    @abstractmethod
+    def list_tables(self) -> list[str]:
+        """Names of this store's tables, sorted (without the HBase table prefix)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections. Safe to call twice."""
+
+    def __enter__(self) -> KVStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,59 @@
+"""Typed errors of the key/value layer.
+
+Callers (the catalog, the Airflow layer) catch these instead of backend exceptions, so a
+dropped HBase connection and a locked SQLite file look the same to them.
+"""
+
+from __future__ import annotations
+
+
+class KVError(Exception):
+    """Base class of every error raised by ``airflow_partitions.kv``."""
+
+
+class StoreUnavailable(KVError):
+    """The store could not be reached, or the connection dropped mid-request.
+
+    The message names the store URL and the operation. For a non-idempotent write
+    (check-and-put, increment) the outcome is unknown: re-read before retrying.
+    """
+
+    def __init__(self, url: str, operation: str, reason: str) -> None:
+        self.url = url
+        self.operation = operation
+        self.reason = reason
+        super().__init__(f"store {url} is unavailable while {operation}: {reason}")
+
+
+class TableNotFound(KVError):
+    """The table does not exist (create it with ``KVStore.create_table``)."""
+
+    def __init__(self, table: str, url: str = "") -> None:
+        self.table = table
+        where = f" in {url}" if url else ""
+        super().__init__(f"table {table!r} does not exist{where}")
+
+
+class TableExists(KVError):
+    """``create_table`` without ``exist_ok`` found the table already there."""
+
+    def __init__(self, table: str, url: str = "") -> None:
+        self.table = table
+        where = f" in {url}" if url else ""
+        super().__init__(f"table {table!r} already exists{where}")
+
+
+class InvalidArgument(KVError, ValueError):
+    """A malformed argument: table name, column spec, row key, mutation."""
+
+
+class InvalidStoreURL(InvalidArgument):
+    """A store URL that cannot be parsed; the message names the bad part."""
+
+
+class InvalidScan(InvalidArgument):
+    """A scan or filter that cannot be expressed (e.g. ``prefix`` with ``start``)."""
+
+
+class CorruptCell(KVError):
+    """A cell holds bytes that the operation cannot interpret (e.g. a counter not 8 bytes)."""

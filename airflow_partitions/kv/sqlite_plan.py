@@ -1,0 +1,122 @@
+"""Split a scan filter into what SQLite can evaluate in SQL and what Python must check.
+
+Row-key bounds (prefix, row ranges) always go into SQL: they keep or drop whole rows, so
+enforcing them in the WHERE clause is exact. Column ranges go into SQL only when nothing left
+over needs to see the other cells of the row (a ``SingleColumnValue`` does); the rest is
+evaluated per row with ``scan_filters.apply_filter``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from airflow_partitions.kv.scan_filters import (
+    ColumnRange,
+    FilterList,
+    PrefixFilter,
+    RowRange,
+    ScanFilter,
+)
+from airflow_partitions.kv.validation import column_selected, prefix_successor
+
+Bound = tuple[bytes, bool]  # (key, inclusive)
+
+# The qualifier of a ``family:qualifier`` BLOB: everything after the first ':' (byte 0x3A).
+_QUALIFIER_SQL = "substr(col, instr(col, X'3A') + 1)"
+
+
+@dataclass
+class ScanPlan:
+    """SQL conditions (with parameters) plus the residual filter for Python."""
+
+    lower: list[Bound] = field(default_factory=list)
+    upper: list[Bound] = field(default_factory=list)
+    column_ranges: list[ColumnRange] = field(default_factory=list)
+    residual: ScanFilter | None = None
+
+    def row_sql(self) -> tuple[list[str], list[bytes]]:
+        clauses: list[str] = []
+        params: list[bytes] = []
+        for key, inclusive in self.lower:
+            clauses.append("row >= ?" if inclusive else "row > ?")
+            params.append(key)
+        for key, inclusive in self.upper:
+            clauses.append("row <= ?" if inclusive else "row < ?")
+            params.append(key)
+        return clauses, params
+
+    def column_sql(self, columns: tuple[bytes, ...] | None) -> tuple[list[str], list[bytes]]:
+        clauses, params = columns_sql(columns)
+        for cr in self.column_ranges:
+            if cr.min:
+                clauses.append(f"{_QUALIFIER_SQL} {'>=' if cr.min_inclusive else '>'} ?")
+                params.append(cr.min)
+            if cr.max:
+                clauses.append(f"{_QUALIFIER_SQL} {'<=' if cr.max_inclusive else '<'} ?")
+                params.append(cr.max)
+        return clauses, params
+
+
+def columns_sql(columns: tuple[bytes, ...] | None) -> tuple[list[str], list[bytes]]:
+    """``col`` conditions for a column projection (a family spec becomes a key range)."""
+    if columns is None:
+        return [], []
+    ors: list[str] = []
+    params: list[bytes] = []
+    for spec in columns:
+        if b":" in spec:
+            if column_selected(spec, tuple(c for c in columns if b":" not in c)):
+                continue  # already covered by its family
+            ors.append("col = ?")
+            params.append(spec)
+        else:
+            ors.append("(col >= ? AND col < ?)")
+            params += [spec + b":", spec + b";"]
+    return ["(" + " OR ".join(ors) + ")"], params
+
+
+def _row_bounds(f: PrefixFilter | RowRange) -> tuple[list[Bound], list[Bound]]:
+    if isinstance(f, PrefixFilter):
+        successor = prefix_successor(f.prefix)
+        return [(f.prefix, True)], ([(successor, False)] if successor is not None else [])
+    lower = [(f.start, f.start_inclusive)] if f.start is not None else []
+    upper = [(f.stop, f.stop_inclusive)] if f.stop is not None else []
+    return lower, upper
+
+
+def plan_scan(f: ScanFilter | None) -> ScanPlan:
+    """Decompose ``f`` (see the module docstring)."""
+    plan = ScanPlan()
+    if f is None:
+        return plan
+    members = f.filters if isinstance(f, FilterList) and f.op == "AND" else (f,)
+    rest: list[ScanFilter] = []
+    ranges: list[ColumnRange] = []
+    for member in _flatten_and(members):
+        if isinstance(member, PrefixFilter | RowRange):
+            lower, upper = _row_bounds(member)
+            plan.lower += lower
+            plan.upper += upper
+        elif isinstance(member, ColumnRange):
+            ranges.append(member)
+        else:
+            rest.append(member)
+    if rest:
+        # Something left needs the whole row: keep the column ranges in Python too.
+        rest += ranges
+        plan.residual = rest[0] if len(rest) == 1 else FilterList("AND", tuple(rest))
+    else:
+        plan.column_ranges = ranges
+    return plan
+
+
+def _flatten_and(members: tuple[ScanFilter, ...]) -> list[ScanFilter]:
+    flat: list[ScanFilter] = []
+    for member in members:
+        if isinstance(member, FilterList) and member.op == "AND":
+            flat += _flatten_and(member.filters)
+        elif isinstance(member, FilterList) and len(member.filters) == 1:
+            flat += _flatten_and(member.filters)
+        else:
+            flat.append(member)
+    return flat

@@ -1,0 +1,1 @@
+"""Conformance suite of the key/value layer (every backend)."""

@@ -1,0 +1,89 @@
+"""The conformance suite runs every test against each backend.
+
+* ``sqlite``: a temporary file;
+* ``hbase-testserver``: happybase -> the bundled Thrift1 test double, a fresh table prefix per test;
+* ``hbase-real``: a real HBase Thrift server, only when AIRFLOW_PARTITIONS_TEST_HBASE=host:port.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_partitions.kv import KVStore, KVTable, open_store
+
+REAL_HBASE_ENV = "AIRFLOW_PARTITIONS_TEST_HBASE"
+REAL_HBASE_SKIP = (
+    "set AIRFLOW_PARTITIONS_TEST_HBASE=host:port to run against a real HBase Thrift server"
+)
+BACKENDS = ["sqlite", "hbase-testserver", "hbase-real"]
+
+
+def _drop_all(store: KVStore) -> None:
+    try:
+        for name in store.list_tables():
+            store.drop_table(name, missing_ok=True)
+    except Exception:  # a test may have stopped the server on purpose
+        pass
+
+
+def make_store_url(request: pytest.FixtureRequest, kind: str, tmp_path: Path) -> str:
+    prefix = "t" + uuid.uuid4().hex[:12]
+    if kind == "sqlite":
+        return f"sqlite://{tmp_path / 'kv' / 'store.db'}"
+    if kind == "hbase-testserver":
+        server = request.getfixturevalue("hbase_test_server")
+        return f"{server.url}?table_prefix={prefix}"
+    target = os.environ.get(REAL_HBASE_ENV, "").strip()
+    if not target:
+        pytest.skip(REAL_HBASE_SKIP)
+    return f"hbase://{target}?table_prefix={prefix}"
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KVStore]:
+    """An empty store of each backend."""
+    url = make_store_url(request, request.param, tmp_path)
+    kv = open_store(url)
+    try:
+        yield kv
+    finally:
+        if not url.startswith("sqlite"):
+            _drop_all(kv)
+        kv.close()
+
+
+@pytest.fixture
+def table(store: KVStore) -> KVTable:
+    """A fresh table ``t`` with families ``cf`` and ``meta``."""
+    store.create_table("t", families=("cf", "meta"))
+    store.stats.reset()
+    return store.table("t")
+
+
+class TableFactory:
+    """Fresh tables inside one test (hypothesis examples must not share rows)."""
+
+    def __init__(self, store: KVStore, backend: str) -> None:
+        self.store = store
+        self.backend = backend
+        self.count = 0
+
+    def __call__(self, families: Any = ("cf", "meta")) -> KVTable:
+        self.count += 1
+        name = f"h{self.count}"
+        self.store.create_table(name, families=families)
+        return self.store.table(name)
+
+    def drop_last(self) -> None:
+        self.store.drop_table(f"h{self.count}", missing_ok=True)
+
+
+@pytest.fixture
+def new_table(request: pytest.FixtureRequest, store: KVStore) -> TableFactory:
+    return TableFactory(store, request.node.callspec.params["store"])

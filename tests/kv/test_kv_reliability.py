@@ -1,0 +1,85 @@
+"""Outages: a stopped server gives a readable StoreUnavailable, a restarted one works again."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_partitions.kv import KVStore, StoreUnavailable, open_store
+from airflow_partitions.kv.sqlite import SQLiteStore
+
+
+@pytest.fixture
+def hbase_store(hbase_server_factory: Callable[..., Any]) -> Any:
+    server = hbase_server_factory()
+    store = open_store(f"{server.url}?table_prefix=rel&timeout=5000")
+    store.create_table("t")
+    store.table("t").put_many((b"r%02d" % i, {b"cf:v": b"%d" % i}) for i in range(10))
+    yield server, store
+    store.close()
+
+
+def test_stopped_server_raises_store_unavailable(hbase_store: tuple[Any, KVStore]) -> None:
+    server, store = hbase_store
+    table = store.table("t")
+    server.stop()
+    with pytest.raises(StoreUnavailable) as info:
+        table.get(b"r01")
+    message = str(info.value)
+    assert server.url in message and "get on 't'" in message and "is it running" in message
+    assert "\n" not in message
+    with pytest.raises(StoreUnavailable, match="increment"):
+        table.increment(b"r01", b"cf:n")
+    with pytest.raises(StoreUnavailable):
+        list(table.scan())
+    server.start()  # same port, data kept
+    assert table.get(b"r01") == {b"cf:v": b"1"}
+    assert table.increment(b"r01", b"cf:n") == 1
+
+
+def test_restart_does_not_break_the_next_write(hbase_store: tuple[Any, KVStore]) -> None:
+    server, store = hbase_store
+    table = store.table("t")
+    table.get(b"r01")  # the pool now holds an open connection
+    server.restart()  # ...which the server has dropped
+    assert table.increment(b"r01", b"cf:n") == 1  # applied once, no error
+    assert table.check_and_put(b"r01", b"cf:x", None, b"1") is True
+    assert store.stats.events["reconnect"] >= 1
+    assert table.get(b"r01", columns=[b"cf:n"]) == {b"cf:n": (1).to_bytes(8, "big")}
+
+
+def test_scan_survives_a_restart_between_pages(hbase_store: tuple[Any, KVStore]) -> None:
+    server, store = hbase_store
+    scan = store.table("t").scan(batch_size=3)
+    first = [next(scan) for _ in range(4)]
+    server.restart()  # the scanner is gone; the scan reopens after the last row it returned
+    rest = list(scan)
+    assert [r for r, _ in first + rest] == [b"r%02d" % i for i in range(10)]
+    assert store.stats.events["scan_restart"] == 1
+
+
+def test_sqlite_unreachable_path_is_store_unavailable() -> None:
+    store = open_store("sqlite:///proc/no-such-dir/k.db")
+    with pytest.raises(StoreUnavailable, match=r"k\.db"):
+        store.create_table("t")
+
+
+def test_sqlite_lock_held_too_long_is_store_unavailable(tmp_path: Path) -> None:
+    db = tmp_path / "locked.db"
+    store = SQLiteStore(db, busy_timeout_ms=1, lock_timeout_s=0.05)
+    store.create_table("t")
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(StoreUnavailable, match="locked"):
+            store.table("t").put(b"r", {b"cf:a": b"1"})
+        assert store.table("t").get(b"r") == {}  # WAL: readers are not blocked by the writer
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    store.table("t").put(b"r", {b"cf:a": b"1"})
+    assert store.stats.events["busy_retry"] >= 1
