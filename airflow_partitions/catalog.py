@@ -40,13 +40,14 @@ from airflow_partitions.catalog_store import (
     STAMP,
     STATE,
     CatalogStore,
+    encoded_cell_column,
     fact_row,
     member_column,
     storage_row,
     value_cell_column,
 )
 from airflow_partitions.errors import InvalidInput, PartitionsError
-from airflow_partitions.keys import ColumnType
+from airflow_partitions.keys import FIRST_VALUE_FIELD, ColumnType, field_bytes
 from airflow_partitions.kv import default_store_url, open_store
 from airflow_partitions.kv.base import Cells, KVStore
 from airflow_partitions.kv.scan_filters import SingleColumnValue
@@ -325,6 +326,16 @@ class Catalog:
             seen.setdefault(self.io.partition_key(sdef, spec.period, typed), spec)
         return [(spec, key) for key, spec in seen.items()]
 
+    def _value_cells(self, sdef: StorageDef, key: bytes) -> dict[bytes, bytes]:
+        """Each value as text (``p:v.<col>``) and as order-preserving bytes (``p:k.<col>``).
+
+        The encoded copies let HBase compare typed values server-side with binary comparators.
+        """
+        cells: dict[bytes, bytes] = {}
+        for index, (column, _) in enumerate(sdef.columns):
+            cells[encoded_cell_column(column)] = field_bytes(key, FIRST_VALUE_FIELD + index)
+        return cells
+
     def location_of(self, sdef: StorageDef, spec: PartitionSpec) -> str:
         return render_location(sdef.location, sdef.fact, sdef.name, spec.period, spec.value_map)
 
@@ -363,6 +374,7 @@ class Catalog:
                 continue
             cells = {LOC: locations[key].encode(), STATE: LIVE, STAMP: now}
             cells.update({value_cell_column(c): v.encode() for c, v in spec.values})
+            cells.update(self._value_cells(sdef, key))
             writes.append((key, cells))
         crash_point("register:before-rows")
         if writes:

@@ -14,7 +14,8 @@ Two KV tables:
 
 ``partitions``: one row per partition, keyed by :mod:`airflow_partitions.keys` as
   ``(storage, period, values...)``: ``p:loc``, ``p:state`` (``live`` or ``dropping``), ``p:v.<col>``
-  (each value, for server-side filters) and ``p:ts``.
+  (each value as text), ``p:k.<col>`` (each value as order-preserving bytes, so server-side
+  filters compare typed values with binary comparators) and ``p:ts``.
 """
 
 from __future__ import annotations
@@ -87,7 +88,13 @@ def ordinal_of_qualifier(qualifier: bytes) -> int:
 
 
 def value_cell_column(column: str) -> bytes:
+    """The cell holding a partition value as text."""
     return f"p:v.{column}".encode()
+
+
+def encoded_cell_column(column: str) -> bytes:
+    """The cell holding a partition value as order-preserving bytes (keys.encode_value)."""
+    return f"p:k.{column}".encode()
 
 
 @dataclass(frozen=True)
