@@ -23,6 +23,10 @@ class AmbiguousTime(InvalidPartitionValue):
     """A local wall-clock value occurs twice (DST fall-back) and carries no offset to choose."""
 
 
+class UnsupportedZone(InvalidInput):
+    """A zone cannot hold partitions of a period (its offsets break the period's boundaries)."""
+
+
 class MisalignedTime(InvalidInput):
     """An instant does not start a partition of the period it is used with."""
 

@@ -29,6 +29,7 @@ from airflow_partitions.errors import (
     InvalidRange,
     MisalignedTime,
     MixedPeriods,
+    UnsupportedZone,
 )
 
 UTC: Final = dt.UTC
@@ -38,8 +39,16 @@ _EPOCH_ORDINAL: Final = _EPOCH.toordinal()
 TzLike = str | dt.tzinfo
 
 
+_FIXED_OFFSET = re.compile(r"([+-])(\d{2}):(\d{2})")
+
+
 @functools.lru_cache(maxsize=256)
 def _zone_by_name(name: str) -> dt.tzinfo:
+    fixed = _FIXED_OFFSET.fullmatch(name)
+    if fixed:
+        sign = -1 if fixed.group(1) == "-" else 1
+        minutes = int(fixed.group(2)) * 60 + int(fixed.group(3))
+        return dt.timezone(dt.timedelta(minutes=sign * minutes)) if minutes else UTC
     try:
         return pendulum.timezone(name)
     except Exception as exc:  # pendulum raises its own InvalidTimezone
@@ -57,11 +66,20 @@ def zone(tz: TzLike | None) -> dt.tzinfo:
 
 
 def zone_name(tz: dt.tzinfo) -> str:
-    """The IANA name of a zone (``UTC`` for the UTC singletons), or ``""`` if it has none."""
+    """The IANA name of a zone, ``+HH:MM`` for a fixed offset, or ``""`` if it has neither."""
     if tz is UTC:
         return "UTC"
     name = getattr(tz, "key", None) or getattr(tz, "name", None)
-    return name if isinstance(name, str) else ""
+    if isinstance(name, str) and (not isinstance(tz, dt.timezone) or name == "UTC"):
+        return name
+    if isinstance(tz, dt.timezone):
+        offset = tz.utcoffset(None)
+        if not offset:
+            return "UTC"
+        minutes = int(offset.total_seconds()) // 60
+        sign = "+" if minutes >= 0 else "-"
+        return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+    return ""
 
 
 @functools.lru_cache(maxsize=256)
@@ -205,8 +223,10 @@ class UpdatePeriod(enum.Enum):
         zone_ = zone(tz if tz is not None else instant.tzinfo)
         spec = self._spec
         if spec.fixed:
-            phase = _phase(instant.astimezone(zone_), spec.seconds)
-            return (_epoch_seconds(instant) + phase) // spec.seconds
+            phase = _zone_phase(zone_, self)
+            ordinal = (_epoch_seconds(instant) + phase) // spec.seconds
+            _check_phase(instant.astimezone(zone_), phase, self)
+            return ordinal
         local = instant.astimezone(zone_)
         return self._calendar_ordinal(local.date())
 
@@ -232,9 +252,10 @@ class UpdatePeriod(enum.Enum):
     def _start_utc(self, ordinal: int, tz: dt.tzinfo) -> dt.datetime:
         spec = self._spec
         if spec.fixed:
-            start = _EPOCH + dt.timedelta(seconds=ordinal * spec.seconds)
-            phase = _phase(start.astimezone(tz), spec.seconds)
-            return start - dt.timedelta(seconds=phase)
+            phase = _zone_phase(tz, self)
+            start = _EPOCH + dt.timedelta(seconds=ordinal * spec.seconds - phase)
+            _check_phase(start.astimezone(tz), phase, self)
+            return start
         if self is UpdatePeriod.DAILY:
             day = dt.date.fromordinal(ordinal)
         elif self is UpdatePeriod.WEEKLY:
@@ -258,13 +279,13 @@ class UpdatePeriod(enum.Enum):
         """The first partition start at or after ``instant``."""
         zone_ = zone(tz if tz is not None else instant.tzinfo)
         floor = self.truncate(instant, zone_)
-        if floor == instant:
+        if _same_instant(floor, instant):
             return floor
         return self.start_of(self.ordinal(instant, zone_) + 1, zone_)
 
     def is_aligned(self, instant: dt.datetime, tz: TzLike | None = None) -> bool:
         """Whether ``instant`` starts a partition of this period."""
-        return self.truncate(instant, tz) == instant
+        return _same_instant(self.truncate(instant, tz), instant)
 
     def add(self, instant: dt.datetime, n: int, tz: TzLike | None = None) -> pendulum.DateTime:
         """The start ``n`` partitions after the (aligned) ``instant``; ``n`` may be negative."""
@@ -281,7 +302,7 @@ class UpdatePeriod(enum.Enum):
 
     def _aligned_ordinal(self, instant: dt.datetime, tz: dt.tzinfo) -> int:
         ordinal = self.ordinal(instant, tz)
-        if self._start_utc(ordinal, tz) != instant:
+        if not _same_instant(self._start_utc(ordinal, tz), instant):
             raise MisalignedTime(
                 f"{instant.isoformat()} does not start a {self.name} partition in "
                 f"{zone_name(tz) or tz}; the enclosing one starts at "
@@ -394,10 +415,48 @@ def _epoch_seconds(instant: dt.datetime) -> int:
     return days * 86400 + utc.hour * 3600 + utc.minute * 60 + utc.second
 
 
+def _same_instant(a: dt.datetime, b: dt.datetime) -> bool:
+    """Instant equality: ``==`` across zones is False inside a DST-repeated hour (PEP 495)."""
+    return a.astimezone(UTC) == b.astimezone(UTC)
+
+
 def _phase(local: dt.datetime, step_seconds: int) -> int:
     """Offset of local boundaries from UTC boundaries (e.g. 1800 s for hours in +05:30)."""
     offset = local.utcoffset()
     return int(offset.total_seconds()) % step_seconds if offset else 0
+
+
+@functools.lru_cache(maxsize=256)
+def _zone_phase(tz: dt.tzinfo, period: UpdatePeriod) -> int:
+    """The one phase a zone's sub-daily boundaries keep; zones whose DST shift breaks it fail.
+
+    Fixed-length partitions are consecutive only if the zone's offset changes by whole
+    periods (Berlin's one-hour DST keeps hours aligned; Lord Howe's 30 minutes does not).
+    """
+    step = period.approx_seconds
+    phases = {
+        _phase(dt.datetime(year, month, 1, tzinfo=UTC).astimezone(tz), step)
+        for year in range(1970, 2101, 5)
+        for month in (1, 4, 7, 10)
+    }
+    if len(phases) > 1:
+        raise UnsupportedZone(
+            f"{period.name} partitions cannot be used in {zone_name(tz) or tz}: its UTC offset "
+            f"changes by a fraction of {period.name.lower()[:-2] or 'a period'}s (DST); use a "
+            "zone whose offsets differ by whole hours, or UTC"
+        )
+    return phases.pop()
+
+
+def _check_phase(local: dt.datetime, phase: int, period: UpdatePeriod) -> None:
+    """Refuse instants from eras when the zone's offset was not aligned (e.g. before 1906)."""
+    if _phase(local, period.approx_seconds) != phase:
+        raise UnsupportedZone(
+            f"{period.name} partitions in {zone_name(local.tzinfo) if local.tzinfo else ''} "
+            f"are not defined at {local.isoformat()}: the zone's offset then "
+            f"({_offset_text(local)}) was not a whole number of {period.name.lower()} steps "
+            "away from its modern one"
+        )
 
 
 def _resolve_wall_time(
