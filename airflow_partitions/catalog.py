@@ -14,6 +14,7 @@ check-and-put:
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import random
 import time
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Final
 
+from airflow_partitions.catalog_cover import VerifiedCover, cover_fact
 from airflow_partitions.catalog_model import (
     FactDef,
     InvalidDefinition,
@@ -46,6 +48,7 @@ from airflow_partitions.catalog_store import (
     storage_row,
     value_cell_column,
 )
+from airflow_partitions.cover import Cover
 from airflow_partitions.errors import InvalidInput, PartitionsError
 from airflow_partitions.keys import FIRST_VALUE_FIELD, ColumnType, field_bytes
 from airflow_partitions.kv import default_store_url, open_store
@@ -654,6 +657,46 @@ class Catalog:
                 over_reported=[period.format_ordinal(o, sdef.tz) for o in sorted(old - new)],
             ))
         return ReconcileReport(storage, diffs, len(dropping))
+
+    def cover(
+        self,
+        fact: str,
+        start: dt.datetime,
+        end: dt.datetime,
+        *,
+        time_column: str | None = None,
+        periods: Iterable[UpdatePeriod | str] | None = None,
+        storages: Iterable[str] | None = None,
+        align: str | None = None,
+        verify: bool = True,
+    ) -> Cover:
+        """The fewest existing partitions whose union is ``[start, end)``, or what is missing.
+
+        With ``verify`` (the default) every chosen partition is checked against its rows in one
+        batched read first; see :mod:`airflow_partitions.catalog_cover`.
+        """
+        return self.cover_with_partitions(
+            fact, start, end, time_column=time_column, periods=periods, storages=storages,
+            align=align, verify=verify,
+        ).cover
+
+    def cover_with_partitions(
+        self,
+        fact: str,
+        start: dt.datetime,
+        end: dt.datetime,
+        *,
+        time_column: str | None = None,
+        periods: Iterable[UpdatePeriod | str] | None = None,
+        storages: Iterable[str] | None = None,
+        align: str | None = None,
+        verify: bool = True,
+    ) -> VerifiedCover:
+        """:meth:`cover` plus every registered partition row behind it (for manifests)."""
+        return cover_fact(
+            self, fact, start, end, time_column=time_column, periods=periods,
+            storages=storages, align=align, verify=verify,
+        )
 
     def timeline_properties(self, storage: str, period: UpdatePeriod | str,
                             column: str | None = None) -> dict[str, str]:
