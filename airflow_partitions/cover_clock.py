@@ -1,0 +1,111 @@
+"""Integer instants for the cover: microseconds since the epoch, and period ordinals around them.
+
+Why: the cover compares and adds many instants; integers are exact and cheap. Conversions go
+through :mod:`airflow_partitions.periods` (the single source of truth), with an arithmetic fast
+path for UTC, where every period boundary is a plain multiple of its length or a calendar date.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Final
+
+import pendulum
+
+from airflow_partitions.periods import UpdatePeriod, zone, zone_name
+
+US: Final = 1_000_000
+DAY_US: Final = 86_400 * US
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_EPOCH_DAY: Final = _EPOCH.toordinal()
+_FIXED_US: Final = {
+    UpdatePeriod.SECONDLY: US,
+    UpdatePeriod.MINUTELY: 60 * US,
+    UpdatePeriod.HOURLY: 3600 * US,
+}
+_UTC_NAMES: Final = frozenset({"UTC", "Etc/UTC", "Etc/UCT", "UCT", "Etc/Universal", "Universal"})
+
+
+def to_us(instant: dt.datetime) -> int:
+    """Microseconds since 1970-01-01T00:00Z of an aware instant (exact integer arithmetic)."""
+    utc = instant.astimezone(dt.UTC)
+    days = utc.toordinal() - _EPOCH_DAY
+    seconds = days * 86_400 + utc.hour * 3600 + utc.minute * 60 + utc.second
+    return seconds * US + utc.microsecond
+
+
+def from_us(us: int, tz: str) -> pendulum.DateTime:
+    """The pendulum instant ``us`` microseconds after the epoch, in zone ``tz``."""
+    zone_ = zone(tz)
+    utc = _EPOCH + dt.timedelta(microseconds=us)
+    return pendulum.instance(utc.astimezone(zone_), tz=zone_)
+
+
+class Clock:
+    """Ordinal <-> instant conversions of every period in one zone."""
+
+    def __init__(self, tz: str, *, cache: bool = True) -> None:
+        self.tz = tz
+        self.zone = zone(tz)
+        self.fast = zone_name(self.zone) in _UTC_NAMES
+        self._cache: dict[tuple[UpdatePeriod, int], int] | None = {} if cache else None
+
+    def floor(self, period: UpdatePeriod, us: int) -> int:
+        """The ordinal of the partition containing instant ``us``."""
+        if self.fast:
+            step = _FIXED_US.get(period)
+            if step is not None:
+                return us // step
+            return _calendar_ordinal(period, dt.date.fromordinal(us // DAY_US + _EPOCH_DAY))
+        instant = _EPOCH + dt.timedelta(microseconds=us)
+        return period.ordinal(instant, self.zone)
+
+    def ceil(self, period: UpdatePeriod, us: int) -> int:
+        """The ordinal of the first partition starting at or after ``us``."""
+        ordinal = self.floor(period, us)
+        return ordinal if self.start(period, ordinal) == us else ordinal + 1
+
+    def start(self, period: UpdatePeriod, ordinal: int) -> int:
+        """The first instant (microseconds) of partition ``ordinal``."""
+        if self.fast:
+            step = _FIXED_US.get(period)
+            if step is not None:
+                return ordinal * step
+            return (_calendar_start(period, ordinal) - _EPOCH_DAY) * DAY_US
+        if self._cache is None:
+            return to_us(period.start_of(ordinal, self.zone))
+        key = (period, ordinal)
+        found = self._cache.get(key)
+        if found is None:
+            found = self._cache[key] = to_us(period.start_of(ordinal, self.zone))
+        return found
+
+    def is_aligned(self, period: UpdatePeriod, us: int) -> bool:
+        """Whether ``us`` starts a partition of ``period``."""
+        return self.start(period, self.floor(period, us)) == us
+
+
+def _calendar_ordinal(period: UpdatePeriod, day: dt.date) -> int:
+    """Same numbering as :meth:`UpdatePeriod.ordinal` for calendar periods."""
+    if period is UpdatePeriod.DAILY:
+        return day.toordinal()
+    if period is UpdatePeriod.WEEKLY:
+        return (day.toordinal() - 1) // 7
+    if period is UpdatePeriod.MONTHLY:
+        return day.year * 12 + day.month - 1
+    if period is UpdatePeriod.QUARTERLY:
+        return day.year * 4 + (day.month - 1) // 3
+    return day.year
+
+
+def _calendar_start(period: UpdatePeriod, ordinal: int) -> int:
+    """The proleptic day number on which calendar partition ``ordinal`` starts."""
+    if period is UpdatePeriod.DAILY:
+        return ordinal
+    if period is UpdatePeriod.WEEKLY:
+        return ordinal * 7 + 1
+    if period is UpdatePeriod.MONTHLY:
+        return dt.date(ordinal // 12, ordinal % 12 + 1, 1).toordinal()
+    if period is UpdatePeriod.QUARTERLY:
+        return dt.date(ordinal // 4, (ordinal % 4) * 3 + 1, 1).toordinal()
+    return dt.date(ordinal, 1, 1).toordinal()
