@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from airflow_partitions.cli_commands import definitions, partitions, timelines
+from airflow_partitions.cli_commands import coverage, definitions, partitions, timelines
 
 #: In the order their commands appear in ``airflow-partitions --help``.
-COMMAND_MODULES: tuple[ModuleType, ...] = (definitions, partitions, timelines)
+COMMAND_MODULES: tuple[ModuleType, ...] = (definitions, partitions, timelines, coverage)
 
 __all__ = ["COMMAND_MODULES"]
