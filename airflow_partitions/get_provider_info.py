@@ -1,6 +1,8 @@
 """Provider metadata for Airflow's ``apache_airflow_provider`` entry point.
 
 No ``airflow`` import here: Airflow calls this while its configuration is still loading.
+The dict must validate against ``airflow/provider_info.schema.json``: an invalid provider info
+breaks discovery for every provider (``tests/airflow/test_provider_info.py`` checks it).
 """
 
 from __future__ import annotations
@@ -9,15 +11,107 @@ from typing import Any
 
 from airflow_partitions import __version__
 
+INTEGRATION = "Airflow Partitions"
+CONN_TYPE = "partition_catalog"
+
+_STRING_OR_NULL = {"type": ["string", "null"]}
+
+
+def _field(label: str, description: str, default: str | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = dict(_STRING_OR_NULL)
+    if default is not None:
+        schema["default"] = default
+    return {"label": label, "description": description, "schema": schema}
+
+
+#: Extra fields of a ``partition_catalog`` connection (stored in the connection's extra).
+CONN_FIELDS: dict[str, dict[str, Any]] = {
+    "backend": _field(
+        "Backend",
+        "sqlite (embedded, the default) or hbase (an HBase Thrift1 server: Host and Port).",
+        "sqlite",
+    ),
+    "sqlite_path": _field(
+        "SQLite path",
+        "Absolute path of the catalog database for the sqlite backend "
+        "(default: $AIRFLOW_HOME/partitions.db).",
+    ),
+    "table_prefix": _field(
+        "HBase table prefix", "Prefix of the catalog's HBase tables (namespacing).",
+    ),
+    "transport": _field("HBase Thrift transport", "buffered or framed.", "buffered"),
+    "protocol": _field("HBase Thrift protocol", "binary or compact.", "binary"),
+    "store_url": _field(
+        "Store URL",
+        "A full store URL (sqlite:///path.db or hbase://host:9090?...); overrides the fields "
+        "above.",
+    ),
+    "data_root": _field(
+        "Data root",
+        "Where partitions live when a storage table has no location template "
+        "(default: $AIRFLOW_HOME/partitions-data).",
+    ),
+}
+
 
 def get_provider_info() -> dict[str, Any]:
     """Return the provider info dict that ``airflow providers list`` reads."""
     return {
         "package-name": "airflow-partitions",
-        "name": "Airflow Partitions",
+        "name": INTEGRATION,
         "description": (
             "Partition catalog, partition timelines and exact time-range covers for "
             "partition-aware Spark pipelines."
         ),
         "versions": [__version__],
+        "integrations": [
+            {
+                "integration-name": INTEGRATION,
+                "tags": ["software"],
+            }
+        ],
+        "hooks": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": ["airflow_partitions.hooks.catalog"],
+            }
+        ],
+        "sensors": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": ["airflow_partitions.sensors.coverage"],
+            }
+        ],
+        "triggers": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": ["airflow_partitions.triggers.coverage"],
+            }
+        ],
+        "operators": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": [
+                    "airflow_partitions.operators.partitions",
+                    "airflow_partitions.operators.spark",
+                ],
+            }
+        ],
+        "connection-types": [
+            {
+                "hook-class-name": "airflow_partitions.hooks.catalog.PartitionCatalogHook",
+                "hook-name": "Partition Catalog",
+                "connection-type": CONN_TYPE,
+                "ui-field-behaviour": {
+                    "hidden-fields": ["schema", "login", "password", "extra"],
+                    "relabeling": {"host": "HBase Thrift host", "port": "HBase Thrift port"},
+                    "placeholders": {
+                        "host": "hbase-thrift.example.com (hbase backend only)",
+                        "port": "9090",
+                        "sqlite_path": "/opt/airflow/partitions.db",
+                    },
+                },
+                "conn-fields": CONN_FIELDS,
+            }
+        ],
     }

@@ -1,0 +1,126 @@
+"""``PartitionCatalogHook``: open the partition catalog from an Airflow connection.
+
+Resolving the store (DESIGN.md): an explicit ``store_url``; else the connection
+(``partitions_default`` unless told otherwise); else ``$AIRFLOW_PARTITIONS_STORE``; else
+``sqlite:///$AIRFLOW_HOME/partitions.db``. A missing *default* connection falls back; a missing
+connection the caller named is an error (a typo must not silently open another catalog).
+
+One :class:`~airflow_partitions.catalog.Catalog` per (store URL, data root) per process: every
+hook, sensor and trigger of a worker or triggerer shares its store connection and its timeline
+cache, so a warm check costs one round trip.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from airflow.sdk import BaseHook
+from airflow.sdk.exceptions import AirflowNotFoundException
+
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.hooks.connection import CONN_TYPE, extra_field, store_url_from_fields
+from airflow_partitions.kv import default_store_url
+
+_CATALOGS: dict[tuple[str, str | None], Catalog] = {}
+_CATALOGS_LOCK = threading.Lock()
+
+
+def shared_catalog(store_url: str, data_root: str | None = None) -> Catalog:
+    """This process's catalog for a store (created, and its tables ensured, on first use)."""
+    key = (store_url, data_root)
+    with _CATALOGS_LOCK:
+        catalog = _CATALOGS.get(key)
+        if catalog is None:
+            catalog = Catalog(store_url, data_root=data_root)
+            _CATALOGS[key] = catalog
+        return catalog
+
+
+def forget_catalogs() -> None:
+    """Close and forget this process's catalogs (tests; a store URL that changed meaning)."""
+    with _CATALOGS_LOCK:
+        for catalog in _CATALOGS.values():
+            catalog.close()
+        _CATALOGS.clear()
+
+
+class PartitionCatalogHook(BaseHook):
+    """Open the partition catalog named by a ``partition_catalog`` connection.
+
+    :param catalog_conn_id: the connection; ``partitions_default`` may be absent (then the
+        environment decides, see the module doc).
+    :param store_url: an explicit store URL, which wins over the connection.
+    :param data_root: where partitions of storages without a location template live.
+    """
+
+    conn_name_attr = "catalog_conn_id"
+    default_conn_name = "partitions_default"
+    conn_type = CONN_TYPE
+    hook_name = "Partition Catalog"
+
+    def __init__(
+        self,
+        catalog_conn_id: str | None = default_conn_name,
+        *,
+        store_url: str | None = None,
+        data_root: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.catalog_conn_id = catalog_conn_id
+        self.store_url = store_url
+        self.data_root = data_root
+
+    def _from_connection(self, conn: Any) -> tuple[str, str | None]:
+        extras = conn.extra_dejson or {}
+        url = store_url_from_fields(conn.host, conn.port, extras)
+        return url, self.data_root or extra_field(extras, "data_root")
+
+    def _fallback(self, error: AirflowNotFoundException) -> tuple[str, str | None]:
+        if self.catalog_conn_id != self.default_conn_name:
+            raise error
+        return default_store_url(), self.data_root
+
+    def resolve(self) -> tuple[str, str | None]:
+        """(store URL, data root) to open, following the resolution order."""
+        if self.store_url:
+            return self.store_url, self.data_root
+        if not self.catalog_conn_id:
+            return default_store_url(), self.data_root
+        try:
+            conn = self.get_connection(self.catalog_conn_id)
+        except AirflowNotFoundException as exc:
+            return self._fallback(exc)
+        return self._from_connection(conn)
+
+    async def aresolve(self) -> tuple[str, str | None]:
+        """:meth:`resolve` for the triggerer's event loop (the connection is read async)."""
+        if self.store_url:
+            return self.store_url, self.data_root
+        if not self.catalog_conn_id:
+            return default_store_url(), self.data_root
+        try:
+            conn = await self.aget_connection(self.catalog_conn_id)
+        except AirflowNotFoundException as exc:
+            return self._fallback(exc)
+        return self._from_connection(conn)
+
+    def get_conn(self) -> Catalog:
+        """The process-wide catalog of the resolved store."""
+        url, data_root = self.resolve()
+        return shared_catalog(url, data_root)
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.get_conn()
+
+    def test_connection(self) -> tuple[bool, str]:
+        """Open the store and list the facts (the UI's "Test" button)."""
+        try:
+            url, data_root = self.resolve()
+            catalog = shared_catalog(url, data_root)
+            facts = catalog.list_facts()
+        except Exception as exc:
+            return False, f"{type(exc).__name__}: {exc}"
+        return True, f"Connected to {url}: {len(facts)} fact(s)"

@@ -1,0 +1,142 @@
+"""``RegisterPartitionsOperator`` and ``DropPartitionsOperator``: update the catalog after a job.
+
+Both are idempotent (a retried task is harmless) and, given ``outlets=[Asset(...)]``, emit one
+asset event per asset carrying the partitions' keys (``outlet_events[asset].add_partitions``),
+so ``PartitionedAssetTimetable`` DAGs can follow. Keys: see
+:func:`airflow_partitions.operators.values.partition_key`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import Asset, BaseOperator
+from airflow.sdk.exceptions import AirflowFailException
+
+from airflow_partitions.catalog import WriteResult
+from airflow_partitions.errors import InvalidInput
+from airflow_partitions.hooks.catalog import PartitionCatalogHook
+from airflow_partitions.operators.values import KEY_STYLES, expand_values, partition_keys
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+    from airflow_partitions.catalog import Catalog
+
+
+class _PartitionsOperator(BaseOperator):
+    """Shared arguments: which partitions, which catalog, which asset keys."""
+
+    template_fields: Sequence[str] = ("storage", "period", "values", "catalog_conn_id")
+    template_fields_renderers = {"values": "json"}
+    action = ""
+
+    def __init__(
+        self,
+        *,
+        storage: str,
+        period: str,
+        values: Any,
+        catalog_conn_id: str = PartitionCatalogHook.default_conn_name,
+        partition_key: str = "start",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if partition_key not in KEY_STYLES:
+            raise ValueError(f"partition_key must be one of {KEY_STYLES}, not {partition_key!r}")
+        self.storage = storage
+        self.period = period
+        self.values = values
+        self.catalog_conn_id = catalog_conn_id
+        self.partition_key = partition_key
+
+    @cached_property
+    def hook(self) -> PartitionCatalogHook:
+        return PartitionCatalogHook(self.catalog_conn_id)
+
+    def write(self, catalog: Catalog, parts: list[dict[str, str]]) -> WriteResult:
+        raise NotImplementedError
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        catalog = self.hook.get_conn()
+        try:
+            sdef = catalog.get_storage(self.storage)
+            parts = expand_values(self.values, sdef, self.period)
+            keys = partition_keys(parts, sdef, self.period, self.partition_key)
+            if not parts:
+                self.log.info("no partitions to %s", self.action)
+                return {"storage": self.storage, "period": self.period, "changed": 0,
+                        "unchanged": 0, "keys": []}
+            result = self.write(catalog, parts)
+        except InvalidInput as exc:
+            raise AirflowFailException(f"{self.task_id}: {exc}") from exc
+        self.log.info(
+            "%s %s %s: %d partition(s), %d changed, %d already so (%s..%s)",
+            self.action, self.storage, self.period, len(parts), result.changed,
+            result.unchanged, keys[0], keys[-1],
+        )
+        self._emit(context, keys, result)
+        return {"storage": self.storage, "period": self.period, "changed": result.changed,
+                "unchanged": result.unchanged, "keys": keys if len(keys) <= 100 else
+                [*keys[:100], f"... {len(keys) - 100} more"]}
+
+    def _emit(self, context: Context, keys: list[str], result: WriteResult) -> None:
+        """One event per Asset outlet, carrying every key (also when nothing changed: a retry
+        after a crash past the write must still tell downstream DAGs)."""
+        assets = [o for o in self.outlets if isinstance(o, Asset)]
+        if not assets:
+            return
+        events = context["outlet_events"]
+        for asset in assets:
+            accessor = events[asset]
+            accessor.add_partitions(keys)
+            accessor.extra["airflow_partitions"] = {
+                "action": self.action, "storage": self.storage, "period": self.period,
+                "partitions": len(keys), "changed": result.changed,
+            }
+        self.log.info("asset partition keys for %s: %d", [a.name for a in assets], len(keys))
+
+
+class RegisterPartitionsOperator(_PartitionsOperator):
+    """Register partitions of a storage table (idempotent).
+
+    :param storage: the storage table. (templated)
+    :param period: the update period (``HOURLY``, ``DAILY``...). (templated)
+    :param values: the partitions: a mapping, a list of mappings or a range, see
+        :mod:`airflow_partitions.operators.values`. (templated)
+    :param location: an explicit location (one partition only); default: the storage's
+        location template. (templated)
+    :param overwrite: move partitions registered at another location.
+    :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
+    :param partition_key: asset partition key style: ``start`` (default), ``value``, ``columns``.
+    """
+
+    template_fields: Sequence[str] = (*_PartitionsOperator.template_fields, "location")
+    action = "register"
+    ui_color = "#bbdefb"
+
+    def __init__(self, *, location: str | None = None, overwrite: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.location = location
+        self.overwrite = overwrite
+
+    def write(self, catalog: Catalog, parts: list[dict[str, str]]) -> WriteResult:
+        return catalog.register(self.storage, self.period, parts, location=self.location or None,
+                                overwrite=self.overwrite)
+
+
+class DropPartitionsOperator(_PartitionsOperator):
+    """Drop partitions of a storage table from the catalog (idempotent; data is not deleted).
+
+    Takes the same ``storage``, ``period``, ``values``, ``catalog_conn_id`` and
+    ``partition_key`` arguments as :class:`RegisterPartitionsOperator`.
+    """
+
+    action = "drop"
+    ui_color = "#ffcdd2"
+
+    def write(self, catalog: Catalog, parts: list[dict[str, str]]) -> WriteResult:
+        return catalog.drop(self.storage, self.period, parts)

@@ -1,0 +1,187 @@
+"""``CoveredSparkSubmitOperator``: spark-submit on a verified cover, passed as a manifest file.
+
+The cover comes from an upstream ``PartitionCoverageSensor`` (``cover_from``) or from the
+operator's own ``fact``/``start``/``end``. Either way it is recomputed and verified against the
+partition rows right before launch (DESIGN.md invariant 1), then written as a manifest (see
+:mod:`airflow_partitions.spark.manifest`) whose path reaches the application as
+``--partitions-manifest PATH``: never a partition list on the command line.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
+
+from airflow_partitions.cover import Cover
+from airflow_partitions.errors import InvalidInput
+from airflow_partitions.hooks.catalog import PartitionCatalogHook
+from airflow_partitions.hooks.request import CoverRequest, missing_list, status_line
+from airflow_partitions.spark.manifest import (
+    MANIFEST_ARG,
+    MANIFEST_CONF,
+    Manifest,
+    build_manifest,
+    write_manifest,
+)
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+
+class UncoverableRange(AirflowException):
+    """The catalog cannot cover the range (and ``allow_partial`` is off, or nothing is covered)."""
+
+
+class CoveredSparkSubmitOperator(SparkSubmitOperator):
+    """Run ``spark-submit`` on exactly the registered partitions that cover a time range.
+
+    :param cover_from: task id of an upstream ``PartitionCoverageSensor`` whose XCom cover
+        gives the range (and, unless given here, the storages and periods). (templated)
+    :param fact: the fact, when not taken from ``cover_from``. (templated)
+    :param start: range start; default the data interval start. (templated)
+    :param end: range end (exclusive); default the data interval end. (templated)
+    :param time_column: the time partition column (default: the fact's first). (templated)
+    :param periods: restrict the cover to these update periods. (templated)
+    :param storages: restrict the cover to these storage tables. (templated)
+    :param align: the cover's alignment policy. (templated)
+    :param allow_partial: launch on the covered part of an uncoverable range (logged, and the
+        manifest lists what is missing) instead of failing.
+    :param residual_filter: the filter the job must still apply, written into the manifest.
+        (templated)
+    :param manifest_dir: where the manifest file goes (default: a temp dir); it must be
+        readable by the Spark driver. (templated)
+    :param manifest_conf: also pass the path as spark conf ``spark.airflow_partitions.manifest``.
+    :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
+
+    Every other argument is ``SparkSubmitOperator``'s. The manifest path is also pushed to
+    XCom under the key ``manifest``.
+    """
+
+    template_fields: Sequence[str] = (
+        *SparkSubmitOperator.template_fields,
+        "cover_from", "fact", "start", "end", "time_column", "periods", "storages", "align",
+        "residual_filter", "manifest_dir", "catalog_conn_id",
+    )
+
+    def __init__(
+        self,
+        *,
+        cover_from: str | None = None,
+        fact: str | None = None,
+        start: str | dt.datetime | None = None,
+        end: str | dt.datetime | None = None,
+        time_column: str | None = None,
+        periods: Sequence[str] | str | None = None,
+        storages: Sequence[str] | str | None = None,
+        align: str | None = None,
+        allow_partial: bool = False,
+        residual_filter: str | None = None,
+        manifest_dir: str | None = None,
+        manifest_conf: bool = False,
+        catalog_conn_id: str = PartitionCatalogHook.default_conn_name,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if cover_from is None and fact is None:
+            raise ValueError("CoveredSparkSubmitOperator needs cover_from= or fact=")
+        self.cover_from = cover_from
+        self.fact = fact
+        if cover_from is None:
+            start = "{{ data_interval_start }}" if start is None else start
+            end = "{{ data_interval_end }}" if end is None else end
+        self.start = start
+        self.end = end
+        self.time_column = time_column
+        self.periods = periods
+        self.storages = storages
+        self.align = align
+        self.allow_partial = allow_partial
+        self.residual_filter = residual_filter
+        self.manifest_dir = manifest_dir
+        self.manifest_conf = manifest_conf
+        self.catalog_conn_id = catalog_conn_id
+        self.manifest_path: str | None = None
+
+    @cached_property
+    def catalog_hook(self) -> PartitionCatalogHook:
+        return PartitionCatalogHook(self.catalog_conn_id)
+
+    def _request(self, context: Context) -> CoverRequest:
+        """The rendered arguments, completed from the upstream sensor's cover if asked."""
+        fact, start, end = self.fact, self.start, self.end
+        periods, storages = self.periods, self.storages
+        if self.cover_from:
+            pushed = context["ti"].xcom_pull(task_ids=self.cover_from)
+            if not pushed:
+                raise AirflowFailException(f"task {self.cover_from!r} pushed no cover to XCom")
+            upstream = Cover.from_json(pushed)
+            self.log.info("cover from %s: %s", self.cover_from, status_line(upstream))
+            fact = fact or upstream.fact
+            start = upstream.start if start is None else start
+            end = upstream.end if end is None else end
+            if periods is None and upstream.partitions:
+                periods = sorted({p.period.name for p in upstream.partitions})
+            if storages is None and upstream.partitions:
+                storages = sorted({p.storage for p in upstream.partitions})
+        return CoverRequest.of(
+            fact or "", start, end, time_column=self.time_column, periods=periods,
+            storages=storages, align=self.align,
+        )
+
+    def build_manifest(self, context: Context) -> Manifest:
+        """Compute and verify the cover now, and turn it into a manifest (or fail)."""
+        try:
+            request = self._request(context)
+            catalog = self.catalog_hook.get_conn()
+            verified = request.cover_with_partitions(catalog)
+            column = request.time_column or catalog.get_fact(request.fact).time_columns[0]
+        except InvalidInput as exc:
+            raise AirflowFailException(f"{self.task_id}: {exc}") from exc
+        cover = verified.cover
+        self.log.info("%s (verified)", status_line(cover))
+        missing = missing_list(cover, shown=50)
+        if not cover.coverable:
+            if not self.allow_partial:
+                raise UncoverableRange(
+                    f"{self.task_id}: {request.fact} cannot be covered; missing: "
+                    + "; ".join(missing) + " (allow_partial=True launches on the covered part)"
+                )
+            if not verified.partitions:
+                raise UncoverableRange(f"{self.task_id}: nothing of {request.fact} is covered")
+            self.log.warning(
+                "allow_partial: launching on %.1f%% of the range; missing: %s",
+                100 * cover.covered_fraction, "; ".join(missing),
+            )
+        return build_manifest(
+            request.fact, request.start.isoformat(), request.end.isoformat(),
+            (p.to_json() for p in verified.partitions), column,
+            residual=self.residual_filter or None, missing=missing if missing else (),
+        )
+
+    def prepare_submit(self, context: Context) -> str:
+        """Write the manifest and point ``application_args`` (and ``conf``) at it."""
+        manifest = self.build_manifest(context)
+        ti = context["ti"]
+        prefix = f"{ti.dag_id}.{ti.task_id}.{ti.run_id}.{ti.try_number}"
+        path = write_manifest(manifest, self.manifest_dir, prefix)
+        self.manifest_path = path
+        self.log.info("manifest: %s (%d partition(s))", path, len(manifest.partitions))
+        args = [str(a) for a in (self.application_args or [])]
+        if MANIFEST_ARG in args:  # a retry of the same operator instance: replace, not append
+            i = args.index(MANIFEST_ARG)
+            del args[i : i + 2]
+        self.application_args = [*args, MANIFEST_ARG, path]
+        if self.manifest_conf:
+            self.conf = {**(self.conf or {}), MANIFEST_CONF: path}
+        self._hook = None  # built from the arguments above
+        ti.xcom_push(key="manifest", value=path)
+        return path
+
+    def execute(self, context: Context) -> None:
+        self.prepare_submit(context)
+        super().execute(context)

@@ -1,0 +1,141 @@
+"""Partition values as operators take them, and the asset partition keys they emit. Pure.
+
+``values`` is one of:
+
+* a mapping ``{"dt": "2024-01-01-05", "region": "eu"}``; a list value expands to one partition
+  per item (``{"dt": ..., "region": ["eu", "us"]}`` is two partitions);
+* a list of such mappings;
+* a range ``{"range": [a, b], "region": "eu"}``: every partition of the period in ``[a, b)`` of
+  the storage's time column (``"range_column"`` names it when the storage has several). ``a``
+  and ``b`` are partition values (``2024-01-01-00``) or aligned instants (datetimes, or ISO text
+  such as a rendered ``{{ data_interval_start }}``), in the storage's zone;
+* JSON text of any of these (a rendered template).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from airflow_partitions.catalog_model import StorageDef
+from airflow_partitions.errors import InvalidInput
+from airflow_partitions.hooks.request import to_instant
+from airflow_partitions.periods import TimePartition, TimePartitionRange, UpdatePeriod
+
+#: Asset partition key styles (see docs/airflow.md, "Asset partition keys").
+KEY_STYLES: Final = ("start", "value", "columns")
+MAX_KEY_LENGTH: Final = 250
+
+
+def _bound(period: UpdatePeriod, value: Any, tz: str, what: str) -> TimePartition:
+    if isinstance(value, dt.datetime):
+        return TimePartition.of(period, to_instant(value, what), tz)
+    text = str(value).strip()
+    try:
+        return TimePartition.of(period, text, tz)
+    except InvalidInput as as_value:
+        try:
+            instant = to_instant(text, what)
+        except InvalidInput:
+            raise as_value from None
+        return TimePartition.of(period, instant, tz)
+
+
+def _texts(column: str, value: Any) -> list[str]:
+    items = value if isinstance(value, list | tuple) else [value]
+    out = []
+    for item in items:
+        if item is None or isinstance(item, dict | list | tuple):
+            raise InvalidInput(f"value of column {column!r} must be text, got {item!r}")
+        out.append(str(item))
+    return out
+
+
+def _expand_one(item: Mapping[str, Any], sdef: StorageDef, period: UpdatePeriod) -> list[
+        dict[str, str]]:
+    item = dict(item)
+    columns: dict[str, list[str]] = {}
+    if "range" in item:
+        bounds = item.pop("range")
+        column = item.pop("range_column", None)
+        if column is None:
+            if len(sdef.time_columns) != 1:
+                raise InvalidInput(
+                    f"storage {sdef.name!r} has time columns {list(sdef.time_columns)}: "
+                    "say which one the range is of with 'range_column'"
+                )
+            column = sdef.time_columns[0]
+        if column not in sdef.time_columns:
+            raise InvalidInput(f"range_column {column!r} is not a time column of {sdef.name!r}")
+        if not isinstance(bounds, list | tuple) or len(bounds) != 2:
+            raise InvalidInput(f"'range' must be [start, end), got {bounds!r}")
+        begin = _bound(period, bounds[0], sdef.tz, "range start")
+        end = _bound(period, bounds[1], sdef.tz, "range end")
+        columns[column] = [p.value for p in TimePartitionRange(begin, end)]
+    for column, value in item.items():
+        columns[str(column)] = _texts(str(column), value)
+    names = list(columns)
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(
+        *(columns[n] for n in names))]
+
+
+def expand_values(values: Any, sdef: StorageDef, period: UpdatePeriod | str) -> list[
+        dict[str, str]]:
+    """Every partition (column -> text) that ``values`` names, in order, without duplicates."""
+    period = UpdatePeriod.of(period)
+    if isinstance(values, str):
+        try:
+            values = json.loads(values)
+        except ValueError:
+            raise InvalidInput(f"values {values!r} is not a mapping, a list or JSON") from None
+    if isinstance(values, Mapping):
+        batch: Iterable[Any] = [values]
+    elif isinstance(values, list | tuple):
+        batch = values
+    else:
+        raise InvalidInput(f"values must be a mapping or a list of mappings, not {values!r}")
+    out: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+    for item in batch:
+        if not isinstance(item, Mapping):
+            raise InvalidInput(f"each partition must be a mapping, not {item!r}")
+        for part in _expand_one(item, sdef, period):
+            out.setdefault(tuple(sorted(part.items())), part)
+    return list(out.values())
+
+
+def partition_key(part: Mapping[str, str], sdef: StorageDef, period: UpdatePeriod,
+                  style: str) -> str:
+    """The asset partition key of one partition.
+
+    * ``start``: the time partition's start in the storage's zone, ``%Y-%m-%dT%H:%M:%S``
+      (what Airflow's temporal partition mappers parse by default);
+    * ``value``: the time partition value (``2024-01-01-05``);
+    * ``columns``: every partition column, ``dt=2024-01-01-05,region=eu`` in column order.
+    """
+    column = sdef.time_columns[0]
+    if style == "start":
+        return period.parse(part[column], sdef.tz).strftime("%Y-%m-%dT%H:%M:%S")
+    if style == "value":
+        return part[column]
+    if style == "columns":
+        return ",".join(f"{c}={part[c]}" for c in sdef.column_names if c in part)
+    raise InvalidInput(f"partition key style {style!r} is not one of {', '.join(KEY_STYLES)}")
+
+
+def partition_keys(parts: Iterable[Mapping[str, str]], sdef: StorageDef,
+                   period: UpdatePeriod | str, style: str) -> list[str]:
+    """Distinct keys in order; each checked against Airflow's 250-character limit."""
+    period = UpdatePeriod.of(period)
+    keys: dict[str, None] = {}
+    for part in parts:
+        key = partition_key(part, sdef, period, style)
+        if len(key) > MAX_KEY_LENGTH:
+            raise InvalidInput(
+                f"asset partition key {key[:60]!r}... is {len(key)} characters; Airflow allows "
+                f"{MAX_KEY_LENGTH}: use partition_key='start' or 'value'"
+            )
+        keys.setdefault(key, None)
+    return list(keys)

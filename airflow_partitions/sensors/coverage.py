@@ -1,0 +1,190 @@
+"""``PartitionCoverageSensor``: wait until registered partitions cover ``[start, end)``.
+
+Each poke makes one cache check (``catalog.fact_state``: one round trip when warm) and computes
+the cover only when the fact's generation changed since the last poke of this process. Success
+returns the verified cover (``Cover.to_json()``) as the task's XCom return value.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import pendulum
+from airflow.sdk import BaseSensorOperator, PokeReturnValue
+from airflow.sdk.configuration import conf
+from airflow.sdk.exceptions import (
+    AirflowException,
+    AirflowFailException,
+    AirflowSensorTimeout,
+    AirflowSkipException,
+)
+
+from airflow_partitions.cover import Cover
+from airflow_partitions.errors import InvalidInput
+from airflow_partitions.hooks.catalog import PartitionCatalogHook
+from airflow_partitions.hooks.request import (
+    CoverageWatch,
+    CoverRequest,
+    missing_list,
+    status_line,
+    to_instant,
+)
+from airflow_partitions.kv import StoreUnavailable
+from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+#: How long past the trigger's own deadline Airflow waits before it times the deferral out.
+DEFERRAL_GRACE = dt.timedelta(minutes=2)
+
+
+class PartitionCoverageSensor(BaseSensorOperator):
+    """Wait until the catalog can cover ``[start, end)`` of ``fact`` with registered partitions.
+
+    :param fact: the fact to cover. (templated)
+    :param start: the range start, a datetime or ISO text with an offset; default the data
+        interval start. (templated)
+    :param end: the range end (exclusive); default the data interval end. (templated)
+    :param time_column: the time partition column (default: the fact's first). (templated)
+    :param periods: restrict the cover to these update periods. (templated)
+    :param storages: restrict the cover to these storage tables. (templated)
+    :param align: the cover's alignment policy, passed to ``catalog.cover``. (templated)
+    :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
+    :param deferrable: wait in the triggerer (no worker slot) between the first and last check.
+    """
+
+    template_fields: Sequence[str] = (
+        "fact", "start", "end", "time_column", "periods", "storages", "align", "catalog_conn_id",
+    )
+    ui_color = "#c8e6c9"
+
+    def __init__(
+        self,
+        *,
+        fact: str,
+        start: str | dt.datetime = "{{ data_interval_start }}",
+        end: str | dt.datetime = "{{ data_interval_end }}",
+        time_column: str | None = None,
+        periods: Sequence[str] | str | None = None,
+        storages: Sequence[str] | str | None = None,
+        align: str | None = None,
+        catalog_conn_id: str = PartitionCatalogHook.default_conn_name,
+        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.fact = fact
+        self.start = start
+        self.end = end
+        self.time_column = time_column
+        self.periods = periods
+        self.storages = storages
+        self.align = align
+        self.catalog_conn_id = catalog_conn_id
+        self.deferrable = deferrable
+        self._watch: CoverageWatch | None = None
+
+    @cached_property
+    def hook(self) -> PartitionCatalogHook:
+        return PartitionCatalogHook(self.catalog_conn_id)
+
+    @cached_property
+    def request(self) -> CoverRequest:
+        """The rendered arguments, validated once (rendering happens before execute)."""
+        try:
+            return CoverRequest.of(
+                self.fact, self.start, self.end, time_column=self.time_column,
+                periods=self.periods, storages=self.storages, align=self.align,
+            )
+        except InvalidInput as exc:
+            raise AirflowFailException(f"{self.task_id}: {exc}") from exc
+
+    def poke(self, context: Context) -> bool | PokeReturnValue:
+        if self._watch is None:
+            self._watch = CoverageWatch(self.request)
+        try:
+            cover = self._watch.check(self.hook.get_conn())
+        except StoreUnavailable as exc:
+            self.log.warning("partition catalog unreachable, will retry: %s", exc)
+            return False
+        except InvalidInput as exc:  # unknown fact, misaligned range, ...: waiting cannot help
+            raise AirflowFailException(f"{self.task_id}: {exc}") from exc
+        self.log.info("%s", status_line(cover))
+        if cover.coverable:
+            return PokeReturnValue(is_done=True, xcom_value=cover.to_json())
+        return False
+
+    @property
+    def last_cover(self) -> Cover | None:
+        """The cover the last successful check computed (None before any)."""
+        return self._watch.cover if self._watch is not None else None
+
+    def _still_missing(self) -> str:
+        if self.last_cover is None:
+            return "the catalog was never reached"
+        return "still missing: " + "; ".join(missing_list(self.last_cover))
+
+    def execute(self, context: Context) -> Any:
+        if self.deferrable:
+            result = self.poke(context)
+            if result:
+                return result.xcom_value if isinstance(result, PokeReturnValue) else None
+            self._defer(pendulum.now("UTC").add(seconds=self.timeout))
+        try:
+            return super().execute(context)
+        except AirflowSensorTimeout as exc:
+            raise AirflowSensorTimeout(f"{exc} {self.fact}: {self._still_missing()}") from exc
+        except AirflowSkipException as exc:
+            if "timed out" not in str(exc):
+                raise
+            raise AirflowSkipException(f"{exc} {self.fact}: {self._still_missing()}") from exc
+
+    def _defer(self, deadline: pendulum.DateTime) -> None:
+        remaining = max((deadline - pendulum.now("UTC")).total_seconds(), 0.0)
+        self.defer(
+            trigger=PartitionCoverageTrigger(
+                request=self.request.to_json(),
+                catalog_conn_id=self.catalog_conn_id,
+                poke_interval=self.poke_interval,
+                deadline=deadline.isoformat(),
+            ),
+            method_name="execute_complete",
+            timeout=dt.timedelta(seconds=remaining) + DEFERRAL_GRACE,
+        )
+
+    def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
+        """Resume after the trigger fired: re-verify the cover before succeeding."""
+        event = event or {}
+        status = event.get("status")
+        if status == "timeout":
+            missing = "; ".join(event.get("missing") or []) or "unknown"
+            raise AirflowSensorTimeout(
+                f"{self.task_id}: timed out waiting for {self.fact}; still missing: {missing}"
+            )
+        if status != "success":
+            raise AirflowException(
+                f"{self.task_id}: the coverage trigger failed: {event.get('message', event)}"
+            )
+        try:
+            cover = self.request.cover(self.hook.get_conn(), verify=True)
+        except StoreUnavailable as exc:
+            self.log.warning("partition catalog unreachable after the trigger fired: %s", exc)
+            cover = None
+        except InvalidInput as exc:
+            raise AirflowFailException(f"{self.task_id}: {exc}") from exc
+        if cover is not None and cover.coverable:
+            self.log.info("%s (re-verified)", status_line(cover))
+            return cover.to_json()
+        if cover is not None:
+            self._watch = CoverageWatch(self.request)
+            self._watch.cover = cover
+            self.log.warning("coverable in the triggerer, not any more: %s", status_line(cover))
+        deadline = to_instant(event["deadline"], "deadline") if event.get("deadline") else None
+        if deadline is None or pendulum.now("UTC") >= deadline:
+            raise AirflowSensorTimeout(f"{self.task_id}: {self.fact}: {self._still_missing()}")
+        self._defer(deadline)
+        return None  # unreachable: defer raises

@@ -1,0 +1,34 @@
+"""The PySpark side: read the partitions a manifest lists (see docs/airflow.md, "The manifest").
+
+``load_manifest`` is pure; ``read_manifest`` imports pyspark when called, so this package can be
+imported where pyspark is not installed.
+"""
+
+from airflow_partitions.spark.manifest import (
+    MANIFEST_ARG,
+    MANIFEST_CONF,
+    MANIFEST_VERSION,
+    Manifest,
+    ManifestError,
+    ManifestPartition,
+    UnsupportedManifestVersion,
+    build_manifest,
+    load_manifest,
+    write_manifest,
+)
+from airflow_partitions.spark.reader import SOURCE_COLUMNS, read_manifest
+
+__all__ = [
+    "MANIFEST_ARG",
+    "MANIFEST_CONF",
+    "MANIFEST_VERSION",
+    "SOURCE_COLUMNS",
+    "Manifest",
+    "ManifestError",
+    "ManifestPartition",
+    "UnsupportedManifestVersion",
+    "build_manifest",
+    "load_manifest",
+    "read_manifest",
+    "write_manifest",
+]

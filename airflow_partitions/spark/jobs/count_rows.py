@@ -1,0 +1,60 @@
+"""Count the rows of every partition a manifest lists; write them as JSON.
+
+    spark-submit count_rows.py --partitions-manifest PATH --output OUT.json [--format parquet]
+
+The output (written by the driver, so a local path) is::
+
+    {"fact", "start", "end", "total": N,
+     "partitions": [{"storage", "period", "value", "values", "location", "rows"}, ...]}
+
+in manifest order, including partitions with no rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from airflow_partitions.spark.manifest import MANIFEST_ARG, load_manifest
+from airflow_partitions.spark.reader import read_manifest
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="count_rows", description=__doc__.splitlines()[0])
+    parser.add_argument(MANIFEST_ARG, dest="manifest", required=True)
+    parser.add_argument("--output", required=True)
+    parser.add_argument("--format", default="parquet")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    manifest = load_manifest(args.manifest)
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.appName(f"count_rows {manifest.fact}").getOrCreate()
+    try:
+        df = read_manifest(spark, manifest, args.format, include_source=True)
+        rows = df.groupBy("_location").count().collect()
+        counts = {row["_location"]: int(row["count"]) for row in rows}
+    finally:
+        spark.stop()
+    partitions = [{**p.to_json(), "rows": counts.get(p.location, 0)} for p in manifest.partitions]
+    result = {
+        "fact": manifest.fact,
+        "start": manifest.start,
+        "end": manifest.end,
+        "total": sum(p["rows"] for p in partitions),
+        "partitions": partitions,
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    with open(args.output, "w", encoding="utf-8") as out:
+        json.dump(result, out, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

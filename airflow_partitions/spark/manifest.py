@@ -1,0 +1,186 @@
+"""The partition manifest: the contract between ``CoveredSparkSubmitOperator`` and a Spark job.
+
+Version 1 (JSON, UTF-8)::
+
+    {
+      "version": 1,
+      "fact": "events",
+      "start": "2024-01-01T00:00:00+00:00",          # the covered range, [start, end)
+      "end": "2024-01-02T00:00:00+00:00",
+      "partitions": [                                # one entry per registered partition row
+        {"storage": "raw", "period": "HOURLY", "value": "2024-01-01-00",
+         "values": {"dt": "2024-01-01-00", "region": "eu"},
+         "location": "/data/events/raw/HOURLY/dt=2024-01-01-00/region=eu"},
+        ...
+      ],
+      "residual": "country = 'FR'" | null,           # the filter the job must still apply
+      "missing": ["missing 2024-01-01T23:00/...", ...]  # non-empty only with allow_partial
+    }
+
+``value`` is the time partition value of the cover's time column; ``values`` holds every
+partition column (as text). Readers ignore keys they do not know; a new layout bumps
+``version``. Pure: no ``airflow``, no ``pyspark``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from airflow_partitions.errors import InvalidInput
+
+MANIFEST_VERSION: Final = 1
+SUPPORTED_VERSIONS: Final = frozenset({1})
+MANIFEST_ARG: Final = "--partitions-manifest"
+MANIFEST_CONF: Final = "spark.airflow_partitions.manifest"
+
+
+class ManifestError(InvalidInput):
+    """A manifest is unreadable or malformed; the message names the bad part."""
+
+
+class UnsupportedManifestVersion(ManifestError):
+    """The manifest was written by a newer (or unknown) layout."""
+
+
+@dataclass(frozen=True)
+class ManifestPartition:
+    """One registered partition row to read."""
+
+    storage: str
+    period: str
+    value: str
+    values: Mapping[str, str]
+    location: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "storage": self.storage,
+            "period": self.period,
+            "value": self.value,
+            "values": dict(self.values),
+            "location": self.location,
+        }
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A validated manifest."""
+
+    fact: str
+    start: str
+    end: str
+    partitions: tuple[ManifestPartition, ...]
+    residual: str | None = None
+    missing: tuple[str, ...] = ()
+    version: int = MANIFEST_VERSION
+
+    @property
+    def locations(self) -> list[str]:
+        return [p.location for p in self.partitions]
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.missing)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "fact": self.fact,
+            "start": self.start,
+            "end": self.end,
+            "partitions": [p.to_json() for p in self.partitions],
+            "residual": self.residual,
+            "missing": list(self.missing),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "manifest") -> Manifest:
+        if not isinstance(data, Mapping):
+            raise ManifestError(f"{where}: expected a JSON object, got {type(data).__name__}")
+        version = data.get("version")
+        if version not in SUPPORTED_VERSIONS:
+            raise UnsupportedManifestVersion(
+                f"{where}: version {version!r} is not supported (this reader knows "
+                f"{sorted(SUPPORTED_VERSIONS)}); upgrade airflow-partitions on the Spark side"
+            )
+        fact, start, end = (_text(data, k, where) for k in ("fact", "start", "end"))
+        parts = data.get("partitions")
+        if not isinstance(parts, list):
+            raise ManifestError(f"{where}: 'partitions' must be a list")
+        residual = data.get("residual")
+        if residual is not None and not isinstance(residual, str):
+            raise ManifestError(f"{where}: 'residual' must be a string or null")
+        missing = data.get("missing") or []
+        if not isinstance(missing, list) or not all(isinstance(m, str) for m in missing):
+            raise ManifestError(f"{where}: 'missing' must be a list of strings")
+        return cls(
+            fact, start, end,
+            tuple(_partition(p, f"{where}: partitions[{i}]") for i, p in enumerate(parts)),
+            residual, tuple(missing), int(version),
+        )
+
+
+def _text(data: Mapping[str, Any], key: str, where: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise ManifestError(f"{where}: {key!r} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _partition(data: Any, where: str) -> ManifestPartition:
+    if not isinstance(data, Mapping):
+        raise ManifestError(f"{where}: expected an object")
+    values = data.get("values")
+    if not isinstance(values, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in values.items()
+    ):
+        raise ManifestError(f"{where}: 'values' must map column names to strings")
+    return ManifestPartition(
+        _text(data, "storage", where), _text(data, "period", where),
+        _text(data, "value", where), dict(values), _text(data, "location", where),
+    )
+
+
+def build_manifest(
+    fact: str, start: str, end: str, partitions: Iterable[Mapping[str, Any]],
+    time_column: str, *, residual: str | None = None, missing: Iterable[str] = (),
+) -> Manifest:
+    """A manifest from ``Partition.to_json()`` rows (``value`` = the time column's value)."""
+    rows = tuple(
+        ManifestPartition(
+            p["storage"], p["period"], p["values"][time_column], dict(p["values"]), p["location"]
+        )
+        for p in partitions
+    )
+    return Manifest(fact, start, end, rows, residual, tuple(missing))
+
+
+def write_manifest(manifest: Manifest, directory: str | None = None, prefix: str = "") -> str:
+    """Write the manifest atomically to a new file in ``directory``; return its path."""
+    directory = directory or os.path.join(tempfile.gettempdir(), "airflow_partitions_manifests")
+    os.makedirs(directory, exist_ok=True)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in prefix)[:120]
+    fd, path = tempfile.mkstemp(prefix=f"{safe}-" if safe else "manifest-", suffix=".json",
+                                dir=directory)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(manifest.to_json(), out, indent=1, sort_keys=True)
+        out.write("\n")
+    os.chmod(path, 0o644)
+    return path
+
+
+def load_manifest(path: str) -> Manifest:
+    """Read and validate a manifest file; raises :class:`ManifestError`."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as exc:
+        raise ManifestError(f"cannot read manifest {path!r}: {exc}") from exc
+    except ValueError as exc:
+        raise ManifestError(f"manifest {path!r} is not valid JSON: {exc}") from exc
+    return Manifest.from_json(data, where=f"manifest {path!r}")

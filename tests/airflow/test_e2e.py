@@ -1,0 +1,220 @@
+"""End to end through a real metadata DB: ``airflow`` subprocesses in one migrated home.
+
+* the provider is listed, and its connection type accepted;
+* a poke-mode sensor waits while partitions get registered, then a deferrable sensor
+  completes through its trigger (one ``airflow dags test``);
+* ``CoveredSparkSubmitOperator`` runs a real ``spark-submit --master local[1]`` job that reads
+  the manifest (one ``airflow dags test``, one JVM).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.cover import Cover
+from airflow_partitions.spark.jobs import job_path
+from airflow_partitions.timeline_cache import TimelineCache
+from tests.airflow.conftest import AirflowHome
+
+pytestmark = pytest.mark.e2e
+
+
+def open_catalog(airflow_home: AirflowHome) -> Catalog:
+    return Catalog(airflow_home.store_url, data_root=str(airflow_home.home / "data"),
+                   cache=TimelineCache())
+
+
+def test_providers_list_shows_the_provider(airflow_home: AirflowHome) -> None:
+    listed = airflow_home.airflow("providers", "list")
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    assert "airflow-partitions" in listed.stdout
+
+
+def test_connections_add_accepts_the_type(airflow_home: AirflowHome) -> None:
+    extra = json.dumps({"backend": "hbase", "table_prefix": "prod_"})
+    added = airflow_home.airflow(
+        "connections", "add", "partitions_e2e", "--conn-type", "partition_catalog",
+        "--conn-host", "thrift.example.com", "--conn-port", "9090", "--conn-extra", extra)
+    assert added.returncode == 0, added.stderr[-3000:]
+    got = airflow_home.airflow("connections", "get", "partitions_e2e", "-o", "json")
+    assert got.returncode == 0, got.stderr[-3000:]
+    [conn] = json.loads(got.stdout)
+    assert conn["conn_type"] == "partition_catalog" and conn["host"] == "thrift.example.com"
+
+
+REGISTRAR = '''
+"""Registers the rest of the range when a sensor signals that it saw it missing."""
+import sys, time
+from pathlib import Path
+from airflow_partitions.catalog import Catalog
+
+signals, url = Path(sys.argv[1]), sys.argv[2]
+deadline = time.monotonic() + 240
+for signal, hours in (("poke", (2, 3)), ("deferred", (4, 5))):
+    while not (signals / signal).exists():
+        if time.monotonic() > deadline:
+            sys.exit(1)
+        time.sleep(0.2)
+    with Catalog(url) as catalog:
+        catalog.register("raw", "HOURLY", [{"dt": f"2024-01-01-{h:02d}", "region": "eu"}
+                                           for h in hours])
+    (signals / f"{signal}.registered").touch()
+'''
+
+WAIT_DAG = '''
+import subprocess, sys
+from pathlib import Path
+
+import pendulum
+from airflow.sdk import DAG, Asset, task
+
+from airflow_partitions.operators.partitions import RegisterPartitionsOperator
+from airflow_partitions.sensors.coverage import PartitionCoverageSensor
+
+SIGNALS = Path({signals!r})
+
+
+class SignallingSensor(PartitionCoverageSensor):
+    """Touches a file whenever a poke finds the range uncovered (the registrar waits on it)."""
+
+    def __init__(self, *, signal, **kwargs):
+        super().__init__(**kwargs)
+        self.signal = signal
+
+    def poke(self, context):
+        result = super().poke(context)
+        if not result:
+            (SIGNALS / self.signal).touch()
+        return result
+
+
+with DAG("partitions_wait", schedule=None, start_date=pendulum.datetime(2024, 1, 1, tz="UTC")):
+    register = RegisterPartitionsOperator(
+        task_id="register_first", storage="raw", period="HOURLY",
+        values={{"range": ["{{{{ logical_date }}}}",
+                           "{{{{ logical_date + macros.timedelta(hours=2) }}}}"],
+                "region": "eu"}},
+        outlets=[Asset(name="events_raw", uri="file:///data/events/raw")],
+    )
+
+    @task
+    def start_registrar():
+        subprocess.Popen([sys.executable, {registrar!r}, str(SIGNALS), {store!r}],
+                         start_new_session=True)
+
+    wait_poke = SignallingSensor(
+        task_id="wait_poke", signal="poke", fact="events", poke_interval=0.5, timeout=200,
+        start="{{{{ logical_date }}}}", end="{{{{ logical_date + macros.timedelta(hours=4) }}}}",
+    )
+    wait_deferred = SignallingSensor(
+        task_id="wait_deferred", signal="deferred", fact="events", deferrable=True,
+        poke_interval=0.5, timeout=200,
+        start="{{{{ logical_date }}}}", end="{{{{ logical_date + macros.timedelta(hours=6) }}}}",
+    )
+
+    @task
+    def report(ti=None):
+        Path({result!r}).write_text(__import__("json").dumps({{
+            "poke": ti.xcom_pull(task_ids="wait_poke"),
+            "deferred": ti.xcom_pull(task_ids="wait_deferred"),
+            "registered": ti.xcom_pull(task_ids="register_first"),
+        }}))
+
+    register >> start_registrar() >> wait_poke >> wait_deferred >> report()
+'''
+
+
+def test_sensors_wait_for_registrations(airflow_home: AirflowHome, tmp_path: Path) -> None:
+    with open_catalog(airflow_home) as catalog:
+        catalog.create_fact("events")
+        catalog.create_storage("events", "raw", ["HOURLY"], columns=["dt", "region"])
+    signals = tmp_path / "signals"
+    signals.mkdir()
+    registrar = tmp_path / "registrar.py"
+    registrar.write_text(REGISTRAR)
+    result = tmp_path / "result.json"
+    output = airflow_home.test_dag("partitions_wait", WAIT_DAG.format(
+        signals=str(signals), registrar=str(registrar), store=airflow_home.store_url,
+        result=str(result)))
+    # both sensors saw the range uncovered first, then the registrar filled it
+    assert (signals / "poke.registered").exists() and (signals / "deferred.registered").exists()
+    assert "missing 2024-01-01T02:00/04:00: no HOURLY 2024-01-01-02..03 (2)" in output
+    assert "PartitionCoverageTrigger" in output  # the deferrable sensor went through it
+    pushed = json.loads(result.read_text())
+    assert pushed["registered"]["keys"] == ["2024-01-01T00:00:00", "2024-01-01T01:00:00"]
+    poke, deferred = Cover.from_json(pushed["poke"]), Cover.from_json(pushed["deferred"])
+    assert poke.coverable and [p.value for p in poke.partitions] == [
+        f"2024-01-01-{h:02d}" for h in range(4)]
+    assert deferred.coverable and len(deferred.partitions) == 6
+
+
+SPARK_DAG = '''
+import pendulum
+from airflow.sdk import DAG
+
+from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
+from airflow_partitions.sensors.coverage import PartitionCoverageSensor
+
+with DAG("partitions_spark", schedule=None, start_date=pendulum.datetime(2024, 1, 1, tz="UTC")):
+    wait = PartitionCoverageSensor(
+        task_id="wait", fact="sales", poke_interval=1, timeout=60,
+        start="{{{{ logical_date }}}}",
+        end="{{{{ logical_date + macros.timedelta(days=1, hours=3) }}}}",
+    )
+    count = CoveredSparkSubmitOperator(
+        task_id="count_rows", cover_from="wait", application={job!r},
+        application_args=["--output", {output!r}], residual_filter="amount > 0",
+        manifest_dir={manifests!r}, name="count_rows",
+        conf={{"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"}},
+    )
+    wait >> count
+'''
+
+
+def write_parquet(location: str, rows: list[dict[str, Any]]) -> None:
+    Path(location).mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows), f"{location}/part-0.parquet")
+
+
+def test_covered_spark_submit_reads_exactly_the_manifest(
+        airflow_home: AirflowHome, tmp_path: Path) -> None:
+    data = tmp_path / "sales"
+    with open_catalog(airflow_home) as catalog:
+        catalog.create_fact("sales")
+        catalog.create_storage("sales", "sales_hourly", ["HOURLY"], columns=["dt", "region"],
+                               location=f"{data}/hourly/dt={{dt}}/region={{region}}")
+        catalog.create_storage("sales", "sales_daily", ["DAILY"], priority=5,
+                               location=f"{data}/daily/dt={{dt}}")
+        expected: dict[str, int] = {}
+        daily = f"{data}/daily/dt=2024-01-01"  # another schema: a 'source' column, no region
+        write_parquet(daily, [{"id": i, "amount": 1.5, "source": "pos"} for i in range(5)])
+        catalog.register("sales_daily", "DAILY", {"dt": "2024-01-01"})
+        expected[daily] = 5
+        for hour in range(3):
+            for n, region in enumerate(("eu", "us"), start=1):
+                location = f"{data}/hourly/dt=2024-01-02-{hour:02d}/region={region}"
+                write_parquet(location, [{"id": i, "amount": 2.0} for i in range(hour + n)])
+                expected[location] = hour + n
+        catalog.register("sales_hourly", "HOURLY", [
+            {"dt": f"2024-01-02-{h:02d}", "region": r} for h in range(3) for r in ("eu", "us")])
+        # data that is NOT registered must never be read: a sibling region, a later hour
+        write_parquet(f"{data}/hourly/dt=2024-01-02-00/region=ap", [{"id": 0, "amount": 9.0}])
+        write_parquet(f"{data}/hourly/dt=2024-01-02-03/region=eu", [{"id": 0, "amount": 9.0}])
+    output = tmp_path / "counts.json"
+    airflow_home.test_dag("partitions_spark", SPARK_DAG.format(
+        job=job_path("count_rows"), output=str(output), manifests=str(tmp_path / "manifests")),
+        timeout=400)
+    counts = json.loads(output.read_text())
+    assert counts["fact"] == "sales" and counts["total"] == sum(expected.values())
+    assert {p["location"]: p["rows"] for p in counts["partitions"]} == expected
+    assert [p["storage"] for p in counts["partitions"]] == ["sales_daily"] + ["sales_hourly"] * 6
+    assert counts["partitions"][1]["values"] == {"dt": "2024-01-02-00", "region": "eu"}
+    [manifest] = (tmp_path / "manifests").iterdir()
+    assert json.loads(manifest.read_text())["residual"] == "amount > 0"

@@ -1,0 +1,140 @@
+"""CoveredSparkSubmitOperator: verified cover -> manifest file -> --partitions-manifest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk.exceptions import AirflowFailException
+
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.operators.spark import CoveredSparkSubmitOperator, UncoverableRange
+from airflow_partitions.spark.manifest import MANIFEST_CONF, load_manifest
+from tests.airflow.conftest import T0, register_hours
+
+
+class FakeTI:
+    dag_id, task_id, run_id, try_number = "dag", "spark", "manual__2024-01-01T00:00:00", 1
+
+    def __init__(self, xcom: dict[str, Any] | None = None) -> None:
+        self.xcom = dict(xcom or {})
+        self.pushed: dict[str, Any] = {}
+
+    def xcom_pull(self, task_ids: str) -> Any:
+        return self.xcom.get(task_ids)
+
+    def xcom_push(self, key: str, value: Any) -> None:
+        self.pushed[key] = value
+
+
+@pytest.fixture
+def launched(monkeypatch: pytest.MonkeyPatch) -> list[CoveredSparkSubmitOperator]:
+    """Operators that reached SparkSubmitOperator.execute (nothing is really submitted)."""
+    calls: list[CoveredSparkSubmitOperator] = []
+    monkeypatch.setattr(SparkSubmitOperator, "execute", lambda self, context: calls.append(self))
+    return calls
+
+
+def operator(tmp_path: Path, **kwargs: Any) -> CoveredSparkSubmitOperator:
+    args: dict[str, Any] = {"task_id": "spark", "application": "job.py", "fact": "events",
+                            "start": T0, "end": T0.add(hours=3),
+                            "manifest_dir": str(tmp_path / "manifests")}
+    args.update(kwargs)
+    return CoveredSparkSubmitOperator(**args)
+
+
+def test_manifest_lists_every_registered_row(
+        events: Catalog, tmp_path: Path, launched: list[Any]) -> None:
+    register_hours(events, 0, 2, regions=("eu", "us"))
+    op = operator(tmp_path, application_args=["--output", "/out"], residual_filter="n > 1")
+    ti = FakeTI()
+    op.execute({"ti": ti})  # type: ignore[arg-type]
+    assert launched == [op]
+    path = ti.pushed["manifest"]
+    assert op.application_args == ["--output", "/out", "--partitions-manifest", path]
+    raw = json.loads(Path(path).read_text())
+    assert raw["version"] == 1 and raw["fact"] == "events" and raw["residual"] == "n > 1"
+    assert (raw["start"], raw["end"]) == ("2024-01-01T00:00:00+00:00", "2024-01-01T03:00:00+00:00")
+    assert raw["partitions"][:2] == [
+        {"storage": "raw", "period": "HOURLY", "value": "2024-01-01-00",
+         "values": {"dt": "2024-01-01-00", "region": region},
+         "location": f"{events.data_root}/events/raw/HOURLY/dt=2024-01-01-00/region={region}"}
+        for region in ("eu", "us")
+    ]
+    manifest = load_manifest(path)
+    assert len(manifest.partitions) == 6 and not manifest.partial
+    assert {p.values["region"] for p in manifest.partitions} == {"eu", "us"}
+
+
+def test_the_command_line_carries_the_path_only(
+        events: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(
+        {"conn_type": "spark", "host": "local[1]", "extra": {"deploy-mode": "client"}}))
+    events.register("raw", "HOURLY", [{"dt": f"2024-01-01-{h:02d}", "region": f"r{i}"}
+                                      for h in range(3) for i in range(300)])
+    op = operator(tmp_path, manifest_conf=True)
+    ti = FakeTI()
+    op.prepare_submit({"ti": ti})  # type: ignore[arg-type]
+    command = op._get_hook()._build_spark_submit_command(op.application)
+    path = ti.pushed["manifest"]
+    assert command[-3:] == ["job.py", "--partitions-manifest", path]
+    assert f"{MANIFEST_CONF}={path}" in command
+    assert max(len(word) for word in command) < 1000
+    assert len(load_manifest(path).partitions) == 900
+
+
+def test_an_uncoverable_range_fails_with_the_missing_list(
+        events: Catalog, tmp_path: Path, launched: list[Any]) -> None:
+    register_hours(events, 0, 1)
+    with pytest.raises(UncoverableRange, match="missing 2024-01-01T02:00/03:00: no HOURLY"):
+        operator(tmp_path).execute({"ti": FakeTI()})  # type: ignore[arg-type]
+    assert not launched and not (tmp_path / "manifests").exists()
+
+
+def test_allow_partial_launches_on_the_covered_part(
+        events: Catalog, tmp_path: Path, launched: list[Any]) -> None:
+    register_hours(events, 0, 1)
+    ti = FakeTI()
+    op = operator(tmp_path, allow_partial=True)
+    op.execute({"ti": ti})  # type: ignore[arg-type]
+    manifest = load_manifest(ti.pushed["manifest"])
+    assert [p.value for p in manifest.partitions] == ["2024-01-01-00", "2024-01-01-01"]
+    assert manifest.partial and "no HOURLY 2024-01-01-02" in manifest.missing[0]
+    with pytest.raises(UncoverableRange, match="nothing"):  # nothing covered: nothing to run
+        operator(tmp_path, allow_partial=True, start=T0.add(days=1),
+                 end=T0.add(days=1, hours=1)).execute({"ti": FakeTI()})  # type: ignore[arg-type]
+
+
+def test_cover_from_an_upstream_sensor_is_reverified(
+        events: Catalog, tmp_path: Path, launched: list[Any]) -> None:
+    register_hours(events, 0, 2)
+    pushed = events.cover("events", T0, T0.add(hours=3), storages=["raw"]).to_json()
+    op = CoveredSparkSubmitOperator(task_id="spark", application="job.py", cover_from="wait",
+                                    manifest_dir=str(tmp_path))
+    ti = FakeTI({"wait": pushed})
+    op.execute({"ti": ti})  # type: ignore[arg-type]
+    assert len(load_manifest(ti.pushed["manifest"]).partitions) == 3
+    events.drop("raw", "HOURLY", {"dt": "2024-01-01-01", "region": "eu"})  # gone since the poke
+    with pytest.raises(UncoverableRange, match="no HOURLY 2024-01-01-01"):
+        op.execute({"ti": FakeTI({"wait": pushed})})  # type: ignore[arg-type]
+    assert len(launched) == 1
+    with pytest.raises(AirflowFailException, match="no cover"):
+        op.execute({"ti": FakeTI()})  # type: ignore[arg-type]
+
+
+def test_templating_and_defaults(tmp_path: Path) -> None:
+    op = CoveredSparkSubmitOperator(task_id="spark", application="{{ params.app }}",
+                                    fact="{{ params.fact }}", residual_filter="{{ params.f }}")
+    assert (op.start, op.end) == ("{{ data_interval_start }}", "{{ data_interval_end }}")
+    assert {"application", "application_args", "fact", "start", "end", "time_column", "periods",
+            "storages", "align", "residual_filter", "manifest_dir", "cover_from"} <= set(
+        op.template_fields)
+    op.render_template_fields({"params": {"app": "a.py", "fact": "events", "f": "x = 1"},
+                               "data_interval_start": T0, "data_interval_end": T0.add(days=1)})
+    assert (op.application, op.fact, op.residual_filter) == ("a.py", "events", "x = 1")
+    assert op.start == "2024-01-01 00:00:00+00:00"
+    with pytest.raises(ValueError, match="cover_from= or fact="):
+        CoveredSparkSubmitOperator(task_id="x", application="a.py")

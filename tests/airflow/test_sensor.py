@@ -1,0 +1,197 @@
+"""PartitionCoverageSensor: one cache check per poke, compact logs, verified XCom, deferral."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pendulum
+import pytest
+from airflow.sdk import PokeReturnValue
+from airflow.sdk.exceptions import (
+    AirflowException,
+    AirflowFailException,
+    AirflowSensorTimeout,
+    AirflowSkipException,
+    TaskDeferred,
+)
+from structlog.testing import capture_logs
+
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.cover import Cover
+from airflow_partitions.hooks.request import CoverRequest
+from airflow_partitions.kv import StoreUnavailable
+from airflow_partitions.sensors.coverage import PartitionCoverageSensor
+from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
+from tests.airflow.conftest import T0, register_hours
+
+
+def sensor(**kwargs: Any) -> PartitionCoverageSensor:
+    args: dict[str, Any] = {"task_id": "wait", "fact": "events", "start": T0,
+                            "end": T0.add(hours=4), "poke_interval": 0, "timeout": 0}
+    args.update(kwargs)
+    return PartitionCoverageSensor(**args)
+
+
+@pytest.fixture
+def cover_calls(monkeypatch: pytest.MonkeyPatch) -> list[CoverRequest]:
+    """Every cover the sensor computes."""
+    calls: list[CoverRequest] = []
+    original = CoverRequest.cover
+
+    def spy(self: CoverRequest, catalog: Catalog, *, verify: bool = True) -> Cover:
+        calls.append(self)
+        assert verify, "the sensor only computes verified covers"
+        return original(self, catalog, verify=verify)
+
+    monkeypatch.setattr(CoverRequest, "cover", spy)
+    return calls
+
+
+def test_an_idle_poke_with_a_warm_cache_is_one_round_trip(events: Catalog) -> None:
+    register_hours(events, 0, 1)
+    task = sensor()
+    assert task.poke({}) is False  # computes the cover (the cache is cold)
+    events.stats.reset()
+    assert task.poke({}) is False
+    assert events.stats.round_trips == 1
+
+
+def test_the_cover_is_computed_only_when_something_changed(
+        events: Catalog, cover_calls: list[CoverRequest]) -> None:
+    task = sensor()
+    for _ in range(3):
+        assert not task.poke({})
+    assert len(cover_calls) == 1
+    register_hours(events, 0, 1)
+    assert not task.poke({})
+    assert not task.poke({})
+    assert len(cover_calls) == 2
+    register_hours(events, 2, 3)
+    result = task.poke({})
+    assert len(cover_calls) == 3
+    assert isinstance(result, PokeReturnValue) and result.is_done
+
+
+def test_each_poke_logs_one_compact_line(events: Catalog) -> None:
+    register_hours(events, 0, 1)
+    with capture_logs() as logs:
+        sensor().poke({})
+    assert len(logs) == 1
+    line = logs[0]["event"]
+    assert "50.0% covered" in line
+    assert "missing 2024-01-01T02:00/04:00: no HOURLY 2024-01-01-02..03 (2)" in line
+
+
+def test_only_the_first_missing_ranges_are_logged(events: Catalog) -> None:
+    register_hours(events, 0, 0)
+    register_hours(events, 2, 2)
+    register_hours(events, 4, 4)
+    register_hours(events, 6, 6)
+    with capture_logs() as logs:
+        sensor(end=T0.add(hours=9)).poke({})
+    line = logs[0]["event"]
+    assert line.startswith("events [2024-01-01T00:00, 09:00): 44.4% covered by 4 partition(s); ")
+    assert line.count("missing 2024") == 3 and line.endswith("(+1 more missing ranges)")
+
+
+def test_success_pushes_the_verified_cover(events: Catalog) -> None:
+    register_hours(events, 0, 3, regions=("eu", "us"))
+    result = sensor().poke({})
+    assert isinstance(result, PokeReturnValue) and result.is_done
+    cover = Cover.from_json(result.xcom_value)
+    assert cover.coverable and cover.fact == "events"
+    assert [p.value for p in cover.partitions] == [f"2024-01-01-{h:02d}" for h in range(4)]
+    assert sensor().execute({}) == result.xcom_value  # poke mode: execute returns it
+
+
+def test_an_advertised_partition_without_a_row_is_not_success(events: Catalog) -> None:
+    """Invariant 1: the timelines say hour 3 exists, its row is gone: keep waiting."""
+    register_hours(events, 0, 3)
+    task = sensor()
+    assert task.poke({})
+    sdef = events.get_storage("raw")
+    [(_, key)] = events._specs(sdef, "HOURLY", {"dt": "2024-01-01-03", "region": "eu"})
+    events.io.partitions.delete(key)  # behind the catalog's back: the timeline over-reports
+    events.io.bump_generation("events")
+    assert sensor().poke({}) is False
+
+
+def test_an_unreachable_store_is_logged_and_retried(
+        events: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    register_hours(events, 0, 3)
+
+    def down(*args: Any, **kwargs: Any) -> Any:
+        raise StoreUnavailable("hbase://h:9090", "reading the generation", "connection refused")
+
+    monkeypatch.setattr(Catalog, "fact_state", down)
+    task = sensor()
+    with capture_logs() as logs:
+        assert task.poke({}) is False
+    assert logs[0]["log_level"] == "warning" and "connection refused" in logs[0]["event"]
+    with pytest.raises(AirflowSensorTimeout, match="the catalog was never reached"):
+        task.execute({})
+
+
+def test_timeout_lists_what_is_missing(events: Catalog) -> None:
+    register_hours(events, 0, 1)
+    with pytest.raises(AirflowSensorTimeout) as failure:
+        sensor().execute({})
+    assert "still missing: missing 2024-01-01T02:00/04:00: no HOURLY" in str(failure.value)
+    with pytest.raises(AirflowSkipException, match="still missing: missing 2024-01-01T02:00"):
+        sensor(soft_fail=True).execute({})
+
+
+def test_an_unknown_fact_fails_at_once(events: Catalog) -> None:
+    with pytest.raises(AirflowFailException, match="nope"):
+        sensor(fact="nope").poke({})
+    with pytest.raises(AirflowFailException, match="no UTC offset"):
+        sensor(start="2024-01-01T00:00:00").poke({})
+    with pytest.raises(AirflowFailException, match="empty or reversed"):  # a manual run's interval
+        sensor(start="2024-01-01 00:00:00+00:00", end="2024-01-01T00:00:00Z").poke({})
+
+
+def test_templates_default_to_the_data_interval() -> None:
+    task = PartitionCoverageSensor(task_id="w", fact="{{ params.fact }}",
+                                   periods="{{ params.period }}")
+    assert set(task.template_fields) >= {"fact", "start", "end", "time_column", "periods",
+                                         "storages", "align", "catalog_conn_id"}
+    assert task.deferrable is False  # [operators] default_deferrable
+    task.render_template_fields({
+        "data_interval_start": T0, "data_interval_end": T0.add(days=1),
+        "params": {"fact": "events", "period": "HOURLY,DAILY"},
+    })
+    assert task.request == CoverRequest("events", T0, T0.add(days=1), periods=("HOURLY", "DAILY"))
+
+
+def test_deferrable_defers_with_the_trigger(events: Catalog) -> None:
+    register_hours(events, 0, 1)
+    task = sensor(deferrable=True, poke_interval=5, timeout=600)
+    with pytest.raises(TaskDeferred) as deferred:
+        task.execute({})
+    trigger = deferred.value.trigger
+    assert isinstance(trigger, PartitionCoverageTrigger)
+    assert deferred.value.method_name == "execute_complete"
+    assert deferred.value.timeout is not None and deferred.value.timeout.total_seconds() > 600
+    path, kwargs = trigger.serialize()
+    assert path == "airflow_partitions.triggers.coverage.PartitionCoverageTrigger"
+    assert kwargs["request"]["fact"] == "events" and kwargs["poke_interval"] == 5
+    register_hours(events, 2, 3)  # coverable at once: no deferral at all
+    assert sensor(deferrable=True).execute({})["coverable"] is True
+
+
+def test_execute_complete_reverifies(events: Catalog) -> None:
+    task = sensor(deferrable=True)
+    future = pendulum.now("UTC").add(hours=1).isoformat()
+    past = pendulum.now("UTC").subtract(seconds=1).isoformat()
+    register_hours(events, 0, 1)
+    # the trigger saw coverage but it is gone now: wait again, or time out at the deadline
+    with pytest.raises(TaskDeferred):
+        task.execute_complete({}, {"status": "success", "deadline": future})
+    with pytest.raises(AirflowSensorTimeout, match=r"no HOURLY 2024-01-01-02\.\.03"):
+        task.execute_complete({}, {"status": "success", "deadline": past})
+    register_hours(events, 2, 3)
+    assert task.execute_complete({}, {"status": "success", "deadline": future})["coverable"]
+    with pytest.raises(AirflowSensorTimeout, match="still missing: missing X"):
+        task.execute_complete({}, {"status": "timeout", "missing": ["missing X"]})
+    with pytest.raises(AirflowException, match="boom"):
+        task.execute_complete({}, {"status": "error", "message": "boom"})
