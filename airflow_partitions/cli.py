@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import sys
 import traceback
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, NoReturn
-from urllib.parse import urlencode
 
 from rich_argparse import RawDescriptionRichHelpFormatter
 
@@ -23,12 +23,11 @@ from airflow_partitions import __version__
 from airflow_partitions.cli_commands import COMMAND_MODULES
 from airflow_partitions.cli_commands.base import Context, UsageError, add_global_options
 from airflow_partitions.errors import InvalidInput, PartitionsError
+from airflow_partitions.hooks.connection import InvalidConnection, store_url_from_fields
 from airflow_partitions.kv import InvalidStoreURL, KVError, default_store_url
 
 PROG: Final = "airflow-partitions"
 CONNECTION_ID: Final = "partitions_default"
-#: Connection extras passed on as hbase:// URL parameters.
-HBASE_EXTRAS: Final = ("table_prefix", "transport", "protocol", "pool_size", "timeout")
 
 EXAMPLES: Final = f"""\
 examples:
@@ -70,33 +69,47 @@ def build_parser() -> CliParser:
 # -- store resolution (DESIGN.md "Resolving the store") -------------------------------------------
 
 
-def connection_store_url(host: str | None, port: int | None, extra: Mapping[str, Any]
-                         ) -> str | None:
-    """The store a ``partitions_default`` connection names: its ``store_url`` extra, else
-    ``hbase://host:port`` with the hbase extras as URL parameters."""
-    if extra.get("store_url"):
-        return str(extra["store_url"])
-    if not host:
+def _json_connection(text: str) -> tuple[str | None, int | None, dict[str, Any]] | None:
+    """(host, port, extra) of a JSON ``AIRFLOW_CONN_*`` value; None for the URI form."""
+    try:
+        data = json.loads(text)
+    except ValueError:
         return None
-    params = {k: str(extra[k]) for k in HBASE_EXTRAS if extra.get(k) not in (None, "")}
-    query = f"?{urlencode(params)}" if params else ""
-    return f"hbase://{host}{f':{port}' if port else ''}{query}"
+    if not isinstance(data, dict):
+        return None
+    extra = data.get("extra") or {}
+    if isinstance(extra, str):
+        extra = json.loads(extra or "{}")
+    port = data.get("port")
+    return data.get("host"), int(port) if port else None, dict(extra)
 
 
-def airflow_connection_url(conn_id: str = CONNECTION_ID) -> str | None:
-    """The store URL of the Airflow connection, or None when airflow or the connection is absent.
+def airflow_connection_url(conn_id: str = CONNECTION_ID,
+                           environ: Mapping[str, str] = os.environ) -> str | None:
+    """The store URL of the Airflow connection, or None when there is none.
 
-    Airflow is imported here only, and quietly: its import logs to stdout, which carries JSON.
+    A JSON ``AIRFLOW_CONN_PARTITIONS_DEFAULT`` is read without importing Airflow. Airflow itself
+    is imported (quietly: it logs to stdout, which carries JSON) only when it could know the
+    connection: a URI-form variable, or a configured ``$AIRFLOW_HOME/airflow.cfg``. That keeps
+    the CLI fast and never creates an Airflow database as a side effect.
     """
+    env_value = environ.get(f"AIRFLOW_CONN_{conn_id.upper()}")
+    if env_value:
+        fields = _json_connection(env_value)
+        if fields is not None:
+            return store_url_from_fields(*fields, environ=environ)
+    home = environ.get("AIRFLOW_HOME") or os.path.join(os.path.expanduser("~"), "airflow")
+    if not env_value and not os.path.exists(os.path.join(home, "airflow.cfg")):
+        return None
     sink = io.StringIO()
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             from airflow.models.connection import Connection
 
             conn = Connection.get_connection_from_secrets(conn_id)
-            return connection_store_url(conn.host, conn.port, conn.extra_dejson)
     except Exception:  # no airflow, no connection, no metadata DB: fall through silently
         return None
+    return store_url_from_fields(conn.host, conn.port, conn.extra_dejson, environ=environ)
 
 
 def resolve_store_url(explicit: str | None, environ: Mapping[str, str] = os.environ) -> str:
@@ -155,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         ctx = Context(resolve_store_url(args.store), data_root=args.data_root, debug=args.debug)
         return int(args.handler(args, ctx))
-    except (InvalidInput, InvalidStoreURL) as exc:
+    except (InvalidInput, InvalidStoreURL, InvalidConnection) as exc:
         return _fail(exc, 2, debug)
     except (PartitionsError, KVError) as exc:
         return _fail(exc, 1, debug)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from airflow_partitions import __version__, cli
-from airflow_partitions.cli import connection_store_url, main, resolve_store_url
+from airflow_partitions.cli import airflow_connection_url, main, resolve_store_url
 from airflow_partitions.cli_commands import partitions as partition_commands
 
 SCRIPT = Path(sys.executable).with_name("airflow-partitions")
@@ -540,12 +540,18 @@ def test_version(run: Run) -> None:
     assert result.code == 0 and result.out.strip() == f"airflow-partitions {__version__}"
 
 
-def test_connection_store_url() -> None:
-    assert connection_store_url(None, None, {"store_url": "sqlite:///x.db"}) == "sqlite:///x.db"
-    assert connection_store_url("hb", 9091, {"table_prefix": "p", "transport": "framed"}) == (
-        "hbase://hb:9091?table_prefix=p&transport=framed")
-    assert connection_store_url("hb", None, {}) == "hbase://hb"
-    assert connection_store_url(None, None, {}) is None
+def test_connection_from_a_json_env_var_needs_no_airflow(tmp_path: Path) -> None:
+    env = {"AIRFLOW_HOME": str(tmp_path), "AIRFLOW_CONN_PARTITIONS_DEFAULT": json.dumps(
+        {"conn_type": "partition_catalog", "host": "hb", "port": 9091,
+         "extra": {"table_prefix": "p", "transport": "framed"}})}
+    assert airflow_connection_url(environ=env) == "hbase://hb:9091?table_prefix=p&transport=framed"
+    env["AIRFLOW_CONN_PARTITIONS_DEFAULT"] = json.dumps(
+        {"conn_type": "partition_catalog", "extra": {"backend": "sqlite",
+                                                     "sqlite_path": "/x/p.db"}})
+    assert airflow_connection_url(environ=env) == "sqlite:///x/p.db"
+    # No variable and no configured Airflow home: Airflow is not consulted (nor initialised).
+    assert airflow_connection_url(environ={"AIRFLOW_HOME": str(tmp_path)}) is None
+    assert not (tmp_path / "airflow.db").exists()
 
 
 def test_store_resolution_order(monkeypatch: pytest.MonkeyPatch) -> None:
