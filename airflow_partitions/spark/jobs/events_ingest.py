@@ -27,16 +27,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--location-template", required=True,
                         help="where an hour goes; {dt} is its HOURLY value (yyyy-MM-dd-HH)")
     parser.add_argument("--seed", type=int, default=7, help="synthetic data seed")
+    parser.add_argument("--skip", action="append", default=[], metavar="VALUE",
+                        help="an HOURLY value not to write (a late hour); repeatable")
     return parser.parse_args(argv)
 
 
 def write_hours(spark: Any, start: dt.datetime, end: dt.datetime, template: str,
-                seed: int = 7) -> list[str]:
+                seed: int = 7, skip: frozenset[str] = frozenset()) -> list[str]:
     """Write each hour to its location; returns the HOURLY values written."""
     written = []
     hourly: UpdatePeriod = UpdatePeriod.HOURLY
     for hour in hours(start, end):
         value = hourly.format(hour, "UTC")
+        if value in skip:
+            continue
         rows = [(e.event_time, e.user_id, e.region, e.amount_cents)
                 for e in events_for_hour(hour, seed)]
         frame = spark.createDataFrame(rows, SCHEMA)
@@ -54,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         start = dt.datetime.fromisoformat(args.start.replace("Z", "+00:00"))
         end = dt.datetime.fromisoformat(args.end.replace("Z", "+00:00"))
-        write_hours(spark, start, end, args.location_template, args.seed)
+        write_hours(spark, start, end, args.location_template, args.seed, frozenset(args.skip))
     finally:
         spark.stop()
     return 0

@@ -1,0 +1,56 @@
+"""events_daily_rollup: once a day is fully ingested, roll its hours up into one partition.
+
+The coverage sensor waits (in reschedule mode, holding no worker slot between pokes) until the
+day is coverable from ``events_raw``; each poke logs what is still missing, e.g. a late hour.
+The covered Spark job aggregates exactly the hours in the manifest and overwrites the DAILY
+partition of ``events_rollup``, which is then registered (idempotent on re-runs).
+"""
+
+from __future__ import annotations
+
+import pendulum
+from airflow.sdk import DAG, CronDataIntervalTimetable
+from events_common import FACT, MACROS, RAW, ROLLUP, ROLLUP_LOCATION, SPARK_CONF
+
+from airflow_partitions.operators.partitions import RegisterPartitionsOperator
+from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
+from airflow_partitions.sensors.coverage import PartitionCoverageSensor
+from airflow_partitions.spark.jobs import job_path
+
+DAY = "{{ period_value(logical_date, 'DAILY') }}"
+OUTPUT = ROLLUP_LOCATION.format(period="DAILY", dt=DAY)
+
+with DAG(
+    dag_id="events_daily_rollup",
+    schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
+    start_date=pendulum.datetime(2015, 1, 1, tz="UTC"),
+    catchup=False,
+    user_defined_macros=MACROS,
+    tags=["airflow-partitions", "example"],
+):
+    wait = PartitionCoverageSensor(
+        task_id="wait_for_hours",
+        fact=FACT,
+        storages=[RAW],
+        start="{{ logical_date }}",
+        end="{{ period_end(logical_date, 'DAILY') }}",
+        mode="reschedule",
+        poke_interval=300,
+        timeout=12 * 3600,
+    )
+    rollup = CoveredSparkSubmitOperator(
+        task_id="rollup_day",
+        cover_from="wait_for_hours",
+        application=job_path("events_aggregate"),
+        application_args=["--output", OUTPUT, "--format", "parquet"],
+        conf=SPARK_CONF,
+        name="events_daily_rollup",
+    )
+    register = RegisterPartitionsOperator(
+        task_id="register_day",
+        storage=ROLLUP,
+        period="DAILY",
+        values={"dt": DAY},
+        location=OUTPUT,
+    )
+    wait >> rollup >> register

@@ -1,0 +1,55 @@
+"""events_monthly_rollup: roll a month up from whatever mix covers it (daily, else hourly).
+
+The sensor waits until the month is coverable from the raw hours and the daily rollups; the
+covered job reads that mix and writes the MONTHLY partition of ``events_rollup``.
+"""
+
+from __future__ import annotations
+
+import pendulum
+from airflow.sdk import DAG, CronDataIntervalTimetable
+from events_common import FACT, MACROS, RAW, ROLLUP, ROLLUP_LOCATION, SPARK_CONF
+
+from airflow_partitions.operators.partitions import RegisterPartitionsOperator
+from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
+from airflow_partitions.sensors.coverage import PartitionCoverageSensor
+from airflow_partitions.spark.jobs import job_path
+
+MONTH = "{{ period_value(logical_date, 'MONTHLY') }}"
+OUTPUT = ROLLUP_LOCATION.format(period="MONTHLY", dt=MONTH)
+
+with DAG(
+    dag_id="events_monthly_rollup",
+    schedule=CronDataIntervalTimetable("0 0 1 * *", timezone="UTC"),
+    start_date=pendulum.datetime(2015, 1, 1, tz="UTC"),
+    catchup=False,
+    user_defined_macros=MACROS,
+    tags=["airflow-partitions", "example"],
+):
+    wait = PartitionCoverageSensor(
+        task_id="wait_for_month",
+        fact=FACT,
+        storages=[RAW, ROLLUP],
+        periods=["HOURLY", "DAILY"],
+        start="{{ logical_date }}",
+        end="{{ period_end(logical_date, 'MONTHLY') }}",
+        mode="reschedule",
+        poke_interval=1800,
+        timeout=3 * 24 * 3600,
+    )
+    rollup = CoveredSparkSubmitOperator(
+        task_id="rollup_month",
+        cover_from="wait_for_month",
+        application=job_path("events_aggregate"),
+        application_args=["--output", OUTPUT, "--format", "parquet"],
+        conf=SPARK_CONF,
+        name="events_monthly_rollup",
+    )
+    register = RegisterPartitionsOperator(
+        task_id="register_month",
+        storage=ROLLUP,
+        period="MONTHLY",
+        values={"dt": MONTH},
+        location=OUTPUT,
+    )
+    wait >> rollup >> register
