@@ -73,7 +73,8 @@ def plan(days: int) -> DemoPlan:
 
 
 def hourly(instant: dt.datetime) -> str:
-    return UpdatePeriod.HOURLY.format(instant, "UTC")
+    period: UpdatePeriod = UpdatePeriod.HOURLY  # typed: mypy mistakes Enum.format for str.format
+    return period.format(instant, "UTC")
 
 
 def iso(instant: dt.datetime) -> str:
@@ -158,8 +159,7 @@ class Demo:
         self.airflow("migrate the Airflow metadata DB", "db", "migrate")
         self.airflow("load the example DAGs", "dags", "reserialize")
         os.environ["AIRFLOW_PARTITIONS_DATA_ROOT"] = str(self.data)  # read by events_common
-        sys.path.insert(0, str(self.dags))
-        from events_common import ensure_catalog
+        from airflow_partitions.examples.events import ensure_catalog
 
         ensure_catalog(self.open_catalog())
         self.console.print("  ✓ fact events: storages events_raw (HOURLY), events_rollup "
@@ -169,7 +169,7 @@ class Demo:
         p = self.plan
         self.step(2, f"ingest {p.days * 24} hours from {hourly(p.first_day)} with Spark, "
                      f"{hourly(p.late_hour)} late")
-        from events_common import RAW, RAW_LOCATION
+        from airflow_partitions.examples.events import RAW, RAW_LOCATION
 
         self.run(f"spark-submit events_ingest ({p.days * 24 - 1} hours)", [
             str(VENV_BIN / "spark-submit"), "--master", "local[*]",
@@ -187,7 +187,7 @@ class Demo:
         p = self.plan
         late_day = UpdatePeriod.DAILY.truncate(p.late_hour)
         self.step(3, "the late hour holds back its day")
-        from events_common import FACT, RAW
+        from airflow_partitions.examples.events import FACT, RAW
 
         catalog = self.open_catalog()
         if catalog.get_partition(RAW, "HOURLY", {"dt": hourly(p.late_hour)}) is not None:
@@ -225,7 +225,7 @@ class Demo:
         output = "demo_report.json"
         self.dag_test("airflow dags test events_report (mixed cover)", "events_report", start,
                       conf={"start": iso(start), "end": iso(end), "output": output})
-        from events_common import REPORTS
+        from airflow_partitions.examples.events import REPORTS
 
         doc: dict[str, Any] = json.loads(Path(REPORTS, output).read_text())
         return doc
@@ -233,7 +233,7 @@ class Demo:
     def summarise(self, doc: dict[str, Any]) -> None:
         start, end = self.plan.report_range
         self.step(7, "summary")
-        from events_common import FACT
+        from airflow_partitions.examples.events import FACT
 
         catalog = self.open_catalog()
         catalog.cache.invalidate()

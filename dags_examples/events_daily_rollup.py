@@ -10,8 +10,15 @@ from __future__ import annotations
 
 import pendulum
 from airflow.sdk import DAG, CronDataIntervalTimetable
-from events_common import FACT, MACROS, RAW, ROLLUP, ROLLUP_LOCATION, SPARK_CONF
 
+from airflow_partitions.examples.events import (
+    FACT,
+    MACROS,
+    RAW,
+    ROLLUP,
+    ROLLUP_LOCATION,
+    SPARK_CONF,
+)
 from airflow_partitions.operators.partitions import RegisterPartitionsOperator
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor

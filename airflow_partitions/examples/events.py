@@ -1,4 +1,4 @@
-"""Shared settings of the ``events`` example DAGs: the fact, its storages, where data lives.
+"""Shared settings of the ``events`` example DAGs (dags_examples/): fact, storages, data.
 
 The layout (created idempotently by :func:`ensure_catalog`):
 

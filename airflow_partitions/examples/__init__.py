@@ -1,0 +1,1 @@
+"""Settings shared by the example DAGs in dags_examples/ (importable wherever they are copied)."""

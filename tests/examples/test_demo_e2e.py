@@ -1,0 +1,62 @@
+"""A shortened ``make demo`` (2 days), checked against values computed here, independently."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.spark.synthetic import expected_totals
+from airflow_partitions.timeline_cache import TimelineCache
+
+D0 = dt.datetime(2015, 1, 30, tzinfo=dt.UTC)
+HOUR = dt.timedelta(hours=1)
+
+
+def _table_totals(path: Path) -> dict[str, tuple[int, int]]:
+    rows = pq.read_table(path).to_pylist()
+    return {r["region"]: (r["events"], r["amount_cents"]) for r in sorted(
+        rows, key=lambda r: r["region"])}
+
+
+@pytest.mark.e2e
+def test_shortened_demo(tmp_path: Path) -> None:
+    root = tmp_path / "demo"
+    done = subprocess.run(
+        [sys.executable, "-m", "airflow_partitions.demo", "--root", str(root), "--days", "2"],
+        capture_output=True, text=True, timeout=1500, check=False,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-5000:]
+    assert "demo complete" in done.stdout
+
+    catalog = Catalog(f"sqlite:///{root}/partitions.db", data_root=str(root / "data"),
+                      cache=TimelineCache())
+    hours = sorted(p.values["dt"] for p in catalog.list_partitions("events_raw", "HOURLY"))
+    assert hours == [(D0 + i * HOUR).strftime("%Y-%m-%d-%H") for i in range(48)]
+    days = [p.values["dt"] for p in catalog.list_partitions("events_rollup", "DAILY")]
+    assert days == ["2015-01-30", "2015-01-31"]
+
+    # Each daily rollup equals the raw events of its day.
+    for day in days:
+        start = dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC)
+        part = catalog.get_partition("events_rollup", "DAILY", {"dt": day})
+        assert part is not None
+        assert _table_totals(Path(part.location)) == expected_totals(start, start + 24 * HOUR)
+
+    # The report's range needs a mixed cover: 12 hours of the first day, then the second day.
+    start, end = D0 + 12 * HOUR, D0 + 48 * HOUR
+    cover = catalog.cover("events", start, end)
+    assert [(p.storage, p.period.name, p.value) for p in cover.partitions] == [
+        ("events_raw", "HOURLY", f"2015-01-30-{h:02d}") for h in range(12, 24)
+    ] + [("events_rollup", "DAILY", "2015-01-31")]
+    report = json.loads((root / "data" / "reports" / "demo_report.json").read_text())
+    assert report["partitions_read"] == {"HOURLY": 12, "DAILY": 1}
+    got = {r: (t["events"], t["amount_cents"]) for r, t in report["totals"].items()}
+    assert got == expected_totals(start, end)
+    assert (root / "coverage.png").read_bytes()[:4] == b"\x89PNG"
