@@ -22,7 +22,7 @@ OUTPUT = f"{REPORTS}/{{{{ params.output or 'events_report_' ~ ts_nodash ~ '.json
 
 with DAG(
     dag_id="events_report",
-    schedule=CronDataIntervalTimetable("0 6 * * *", timezone="UTC"),
+    schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
     start_date=pendulum.datetime(2015, 1, 1, tz="UTC"),
     catchup=False,
     user_defined_macros=MACROS,
