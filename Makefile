@@ -27,8 +27,15 @@ demo: venv
 demo-clean:
 	rm -rf .demo
 
+# Re-measure every benchmark (several minutes) and rebuild docs/benchmarks.md.
 bench: venv
-	$(PY) benchmarks/timelines.py
+	$(PY) benchmarks/timelines.py --write docs/benchmarks-timelines.md
+	$(PY) benchmarks/kv.py --write docs/benchmarks-kv.md
+	$(PY) benchmarks/catalog.py --write docs/benchmarks-catalog.md
+	$(PY) benchmarks/cover.py --write docs/benchmarks-cover.md
+	$(PY) benchmarks/filters.py --write docs/benchmarks-filters.md
+	$(PY) benchmarks/pruning.py --write docs/benchmarks-pruning.md
+	$(PY) benchmarks/collect.py
 
 clean: demo-clean
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -121,7 +121,15 @@ def main(argv: list[str] | None = None) -> int:
         f"| {r['ratio']} |"
         for r in rows
     ]
-    text = f"Command: `{command.strip()}`\n\n" + "\n".join(lines) + "\n"
+    text = (
+        "## Catalog (`benchmarks/catalog.py`)\n\n"
+        f"Command: `{command.strip()}`\n\n"
+        "Bulk registration is one `register` call (rows in batches of 1,000, then one timeline "
+        "update). The warm check is the cache's generation read. The cold load is a new "
+        "process's view (fact row + storage rows) answering which hours of a month exist; the "
+        "baseline asks the store for each of those partitions one by one, in the same run.\n\n"
+        + "\n".join(lines) + "\n"
+    )
     print(text)
     if args.write:
         args.write.write_text(text)
