@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final
 
+from airflow_partitions import catalog_repair
 from airflow_partitions.catalog_cover import VerifiedCover, cover_fact
 from airflow_partitions.catalog_model import (
     FactDef,
@@ -34,14 +34,17 @@ from airflow_partitions.catalog_model import (
     make_spec,
     render_location,
 )
+from airflow_partitions.catalog_repair import ReconcileReport, TimelineDiff
 from airflow_partitions.catalog_store import (
     DEF,
     DROPPING,
     LIVE,
     LOC,
+    MAX_SWAP_ATTEMPTS,
     STAMP,
     STATE,
     CatalogStore,
+    backoff,
     encoded_cell_column,
     fact_row,
     member_column,
@@ -49,7 +52,7 @@ from airflow_partitions.catalog_store import (
     value_cell_column,
 )
 from airflow_partitions.cover import Cover
-from airflow_partitions.errors import InvalidInput, PartitionsError
+from airflow_partitions.errors import ConcurrentUpdateError, InvalidInput
 from airflow_partitions.keys import FIRST_VALUE_FIELD, ColumnType, field_bytes
 from airflow_partitions.kv import default_store_url, open_store
 from airflow_partitions.kv.base import Cells, KVStore
@@ -67,14 +70,10 @@ from airflow_partitions.timeline_cache import (
 from airflow_partitions.timelines import (
     PartitionTimeline,
     StoreAllTimeline,
-    convert,
-    new_timeline,
-    runs,
     timeline_class,
 )
 
 CRASH_ENV: Final = "AIRFLOW_PARTITIONS_CRASH_AT"
-MAX_SWAP_ATTEMPTS: Final = 200
 
 
 class AlreadyExists(InvalidInput):
@@ -83,10 +82,6 @@ class AlreadyExists(InvalidInput):
 
 class PartitionConflict(InvalidInput):
     """A partition is registered with another location and ``overwrite`` was not given."""
-
-
-class ConcurrentUpdateError(PartitionsError):
-    """A timeline cell kept changing under us; nothing was lost, the caller may retry."""
 
 
 #: In-process observers of write steps, for tests that break the store at an exact step.
@@ -126,51 +121,6 @@ class WriteResult:
 
     changed: int
     unchanged: int
-
-
-@dataclass
-class TimelineDiff:
-    """How one stored timeline differed from the rebuild of its partition rows."""
-
-    storage: str
-    period: UpdatePeriod
-    column: str
-    under_reported: list[str] = field(default_factory=list)
-    over_reported: list[str] = field(default_factory=list)
-
-    @property
-    def consistent(self) -> bool:
-        return not self.under_reported and not self.over_reported
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "storage": self.storage,
-            "period": self.period.name,
-            "column": self.column,
-            "under_reported": self.under_reported,
-            "over_reported": self.over_reported,
-        }
-
-
-@dataclass
-class ReconcileReport:
-    """The result of ``reconcile``: differences found (and repaired), half-dropped rows removed."""
-
-    storage: str
-    diffs: list[TimelineDiff]
-    finished_drops: int
-
-    @property
-    def consistent(self) -> bool:
-        return all(d.consistent for d in self.diffs) and not self.finished_drops
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "storage": self.storage,
-            "consistent": self.consistent,
-            "finished_drops": self.finished_drops,
-            "timelines": [d.to_json() for d in self.diffs],
-        }
 
 
 def default_data_root(environ: Mapping[str, str] = os.environ) -> str:
@@ -527,7 +477,7 @@ class Catalog:
             if self.io.swap_timeline_cell(sdef.name, period, column, cell, new):
                 return changed
             self.stats.note("swap_retry")
-            time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 20)))  # noqa: S311 - jitter
+            backoff(attempt)
         raise ConcurrentUpdateError(
             f"the {period.name} {column} timeline of {sdef.name!r} kept changing during "
             f"{MAX_SWAP_ATTEMPTS} attempts; the partition rows are safe, retry the operation"
@@ -568,95 +518,18 @@ class Catalog:
                 f"storage {storage!r} has no {period_.name} timeline for column {column!r}"
             ) from None
 
-    def _stored_timelines(self, sdef: StorageDef) -> tuple[dict[TimelineKey, Any], dict[
-            TimelineKey, PartitionTimeline]]:
-        """The raw timeline cells and their decoded timelines, read fresh from the store."""
-        cells = {}
-        timelines: dict[TimelineKey, PartitionTimeline] = {}
-        for period in sdef.periods:
-            for column in sdef.time_columns:
-                cell = self.io.read_timeline_cell(sdef.name, period, column)
-                timeline = timeline_from_cell(self.io, sdef, period, column, cell)
-                if isinstance(timeline, SlicedStoreAllTimeline):
-                    timeline = timeline.load_all()
-                cells[(period, column)] = cell
-                timelines[(period, column)] = timeline
-        return cells, timelines
-
-    def _timelines_from_rows(self, sdef: StorageDef) -> tuple[
-            dict[TimelineKey, set[int]], list[Partition]]:
-        """Time ordinals of every live row, and the partitions whose drop was interrupted."""
-        found: dict[TimelineKey, set[int]] = {
-            (p, c): set() for p in sdef.periods for c in sdef.time_columns
-        }
-        dropping: list[Partition] = []
-        for period in sdef.periods:
-            prefix = self.io.period_prefix(sdef, period)
-            for _, cells in self.io.partitions.scan(prefix=prefix):
-                if cells.get(STATE) != LIVE:
-                    dropping.append(self._partition_from_cells(sdef, period, cells))
-                    continue
-                for column in sdef.time_columns:
-                    text = cells[value_cell_column(column)].decode()
-                    found[(period, column)].add(period.parse_ordinal(text, sdef.tz))
-        return found, dropping
-
     def rebuild(self, storage: str) -> dict[TimelineKey, PartitionTimeline]:
         """Recompute every timeline of a storage from its partition rows and store them."""
-        return self._rebuild(self.get_storage(storage))[1]
-
-    def _rebuild(self, sdef: StorageDef) -> tuple[dict[TimelineKey, PartitionTimeline],
-                                                   dict[TimelineKey, PartitionTimeline],
-                                                   list[Partition]]:
-        for attempt in range(MAX_SWAP_ATTEMPTS):
-            cells, stored = self._stored_timelines(sdef)
-            found, dropping = self._timelines_from_rows(sdef)
-            rebuilt: dict[TimelineKey, PartitionTimeline] = {}
-            ok = True
-            for (period, column), ordinals in found.items():
-                kind = cells[(period, column)].kind or sdef.timeline_kind(period, column)
-                timeline = new_timeline(kind, period, column, sdef.tz)
-                timeline.add_ordinal_ranges(runs(sorted(ordinals)))
-                rebuilt[(period, column)] = timeline
-                cell = cells[(period, column)]
-                if isinstance(timeline, StoreAllTimeline):
-                    old = set(o for b, e in stored[(period, column)].ordinal_ranges()
-                              for o in range(b, e))
-                    formatted = {o: period.format_ordinal(o, sdef.tz) for o in ordinals - old}
-                    self.io.write_values(sdef.name, period, column, ordinals - old,
-                                         old - ordinals, formatted)
-                    new = cell.encode_next(kind, {})
-                else:
-                    new = cell.encode_next(kind, timeline.to_properties())
-                if not self.io.swap_timeline_cell(sdef.name, period, column, cell, new):
-                    ok = False
-                    break
-            if ok:
-                self.io.set_present(sdef.name, True)
-                self.io.bump_generation(sdef.fact)
-                self.cache.invalidate(sdef.fact)
-                return stored, rebuilt, dropping
-            time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 20)))  # noqa: S311
-        raise ConcurrentUpdateError(f"timelines of {sdef.name!r} kept changing during rebuild")
+        return catalog_repair.rebuild(self, self.get_storage(storage))[1]
 
     def reconcile(self, storage: str) -> ReconcileReport:
         """Rebuild from the rows, report what the stored timelines got wrong, finish drops."""
-        sdef = self.get_storage(storage)
-        _, dropping = self._timelines_from_rows(sdef)
-        for part in dropping:  # finish interrupted drops first: they are idempotent
-            self.drop(storage, part.period, part.values)
-        stored, rebuilt, _ = self._rebuild(sdef)
-        diffs = []
-        for key, fresh in rebuilt.items():
-            period, column = key
-            old = {o for b, e in stored[key].ordinal_ranges() for o in range(b, e)}
-            new = {o for b, e in fresh.ordinal_ranges() for o in range(b, e)}
-            diffs.append(TimelineDiff(
-                storage, period, column,
-                under_reported=[period.format_ordinal(o, sdef.tz) for o in sorted(new - old)],
-                over_reported=[period.format_ordinal(o, sdef.tz) for o in sorted(old - new)],
-            ))
-        return ReconcileReport(storage, diffs, len(dropping))
+        return catalog_repair.reconcile(self, self.get_storage(storage))
+
+    def migrate_timeline(self, storage: str, period: UpdatePeriod | str, column: str | None,
+                         to: str) -> PartitionTimeline:
+        """Switch one timeline's implementation without reading the partitions."""
+        return catalog_repair.migrate_timeline(self, self.get_storage(storage), period, column, to)
 
     def cover(
         self,
@@ -703,37 +576,6 @@ class Catalog:
         """Lens-compatible properties of one timeline, whatever its storage layout."""
         return self.timeline(storage, period, column).to_properties()
 
-    def migrate_timeline(self, storage: str, period: UpdatePeriod | str, column: str | None,
-                         to: str) -> PartitionTimeline:
-        """Switch one timeline's implementation without reading the partitions."""
-        sdef = self.get_storage(storage)
-        period_ = UpdatePeriod.of(period)
-        column = column or sdef.time_columns[0]
-        if column not in sdef.time_columns or period_ not in sdef.periods:
-            raise InvalidInput(f"storage {storage!r} has no {period_.name} timeline for {column!r}")
-        target_kind = timeline_class(to).kind
-        for attempt in range(MAX_SWAP_ATTEMPTS):
-            cell = self.io.read_timeline_cell(sdef.name, period_, column)
-            current = timeline_from_cell(self.io, sdef, period_, column, cell)
-            if isinstance(current, SlicedStoreAllTimeline):
-                current = current.load_all()
-            target = convert(current, target_kind)
-            all_values = {o for b, e in current.ordinal_ranges() for o in range(b, e)}
-            if isinstance(target, StoreAllTimeline):
-                formatted = {o: period_.format_ordinal(o, sdef.tz) for o in all_values}
-                self.io.write_values(sdef.name, period_, column, all_values, (), formatted)
-                new = cell.encode_next(target_kind, {})
-            else:
-                new = cell.encode_next(target_kind, target.to_properties())
-            if self.io.swap_timeline_cell(sdef.name, period_, column, cell, new):
-                if isinstance(current, StoreAllTimeline) and not isinstance(
-                        target, StoreAllTimeline):
-                    self.io.write_values(sdef.name, period_, column, (), all_values, {})
-                self.io.bump_generation(sdef.fact)
-                self.cache.invalidate(sdef.fact)
-                return target
-            time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 20)))  # noqa: S311
-        raise ConcurrentUpdateError(f"the timeline of {storage!r} kept changing during migration")
 
 
 __all__ = [

@@ -21,7 +21,9 @@ Two KV tables:
 from __future__ import annotations
 
 import json
+import random
 import struct
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -54,8 +56,14 @@ STATE: Final = b"p:state"
 STAMP: Final = b"p:ts"
 LIVE: Final = b"live"
 DROPPING: Final = b"dropping"
+MAX_SWAP_ATTEMPTS: Final = 200
 _ORDINAL: Final = struct.Struct(">Q")
 _SIGN: Final = 1 << 63
+
+
+def backoff(attempt: int) -> None:
+    """A short random pause before retrying a lost check-and-put race (jitter spreads writers)."""
+    time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 20)))  # noqa: S311 - not crypto
 
 
 def fact_row(fact: str) -> bytes:

@@ -41,3 +41,7 @@ class MixedPeriods(InvalidInput):
 
 class CorruptTimeline(PartitionsError):
     """Stored timeline properties are inconsistent; they are reported, never half-used."""
+
+
+class ConcurrentUpdateError(PartitionsError):
+    """A timeline cell kept changing under us; nothing was lost, the caller may retry."""
