@@ -5,7 +5,8 @@ check-and-put:
 
 * register: write the partition rows, then add their time values to the timelines (CAS loop),
   then bump the fact's generation. A crash in between under-reports, never over-reports.
-* drop: mark the rows ``dropping`` (readers ignore them), remove time values that no other live
+* drop: mark the rows ``dropping`` (so concurrent droppers of siblings do not count them; a
+  partition stays registered until its row is deleted), remove time values that no other live
   row still has (CAS loop), bump the generation, re-check for live rows added meanwhile and
   re-advertise them, and only then delete the rows.
 * rebuild: read the timeline cells, scan the rows, and swap each cell only if it is unchanged
