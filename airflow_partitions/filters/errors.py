@@ -1,0 +1,36 @@
+"""Typed errors of the filter language: every one is an ``InvalidInput`` (CLI exit code 2)."""
+
+from __future__ import annotations
+
+from airflow_partitions.errors import InvalidInput
+
+
+class FilterError(InvalidInput):
+    """Base of every error a filter string can cause."""
+
+
+class FilterSyntaxError(FilterError):
+    """The text is not a filter; ``position`` is the 0-based character offset of the problem.
+
+    ``str()`` shows the text with a caret line under the offending character, so a human sees
+    where the parser stopped without counting characters.
+    """
+
+    def __init__(self, message: str, text: str, position: int) -> None:
+        self.message = message
+        self.text = text
+        self.position = max(0, min(position, len(text)))
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        # Control characters would shift or break the caret line: show each as one space.
+        shown = "".join(ch if ch.isprintable() else " " for ch in self.text)
+        return f"{shown}\n{' ' * self.position}^ {self.message}"
+
+
+class FilterTypeError(FilterError):
+    """The filter parses but does not fit the storage's columns (a literal of the wrong type)."""
+
+
+class UnknownColumnError(FilterTypeError):
+    """The filter names a column the storage does not have (and unknown columns are not allowed)."""
