@@ -94,6 +94,7 @@ def get_provider_info() -> dict[str, Any]:
                 "python-modules": [
                     "airflow_partitions.operators.partitions",
                     "airflow_partitions.operators.spark",
+                    "airflow_partitions.operators.pruned_spark",
                 ],
             }
         ],

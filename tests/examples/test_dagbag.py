@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-EXPECTED = ["events_daily_rollup", "events_hourly_ingest", "events_monthly_rollup",
-            "events_report"]
+EXPECTED = ["events_by_region_pruned", "events_daily_rollup", "events_hourly_ingest",
+            "events_monthly_rollup", "events_report"]
 
 
 def test_example_dags_import_without_errors(tmp_path: Path) -> None:

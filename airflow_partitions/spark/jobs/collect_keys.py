@@ -1,0 +1,168 @@
+"""Collect the DISTINCT values of small tables' join-key columns (partition pruning, step 1).
+
+Only the key columns are read (``select`` before ``distinct``, so Parquet/ORC read just those
+columns). Each column stops at ``--max-values + 1`` distinct values and is then flagged
+``overflow``: the pruning bails out for it without Spark ever collecting a huge set.
+
+    spark-submit collect_keys.py --source /data/dims/regions --column region \\
+        [--source db.shops --column id --column kind] --output keys.json [--format parquet]
+
+``--source`` starts a group; the ``--column``/``--name``/``--format`` after it belong to it. A
+source is read as a table when ``--kind table`` is given or it has no ``/`` and ``:`` (e.g.
+``db.shops``), else as files. The output (JSON, written by the driver, so on a cluster give a
+path the operator can read, e.g. a shared mount)::
+
+    {"version": 1, "max_values": 10000,
+     "sources": [{"name", "source", "kind", "format",
+                  "columns": {col: {"type", "values", "has_null", "overflow"}}}]}
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import decimal
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+DEFAULT_MAX_VALUES: Final = 10_000
+
+
+@dataclass
+class Source:
+    """One small table to read, and the key columns wanted from it."""
+
+    source: str
+    columns: list[str] = field(default_factory=list)
+    name: str | None = None
+    format: str = "parquet"
+    kind: str = "auto"
+
+    @property
+    def label(self) -> str:
+        return self.name or self.source
+
+    @property
+    def is_table(self) -> bool:
+        if self.kind != "auto":
+            return self.kind == "table"
+        return "/" not in self.source and ":" not in self.source
+
+
+class _Group(argparse.Action):
+    """``--source`` opens a group; the options after it fill that group in."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        groups: list[Source] = getattr(namespace, "sources", None) or []
+        if self.dest == "source":
+            groups.append(Source(str(values), format=namespace.default_format))
+        elif not groups:
+            parser.error(f"{option_string} must follow a --source")
+        elif self.dest == "column":
+            groups[-1].columns.append(str(values))
+        else:
+            setattr(groups[-1], self.dest, str(values))
+        namespace.sources = groups
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="collect_keys", description=__doc__.split("\n\n")[0])
+    parser.set_defaults(sources=[], default_format="parquet")
+    parser.add_argument("--source", action=_Group, required=True,
+                        help="a small table: a path (files) or a table name; repeatable")
+    parser.add_argument("--column", action=_Group, help="a key column of the last --source")
+    parser.add_argument("--name", action=_Group, help="the label of the last --source")
+    parser.add_argument("--format", action=_Group,
+                        help="the file format of the last --source (default parquet)")
+    parser.add_argument("--kind", action=_Group, choices=["auto", "path", "table"],
+                        help="read the last --source as files or as a table")
+    parser.add_argument("--output", required=True, help="where to write the JSON key sets")
+    parser.add_argument("--max-values", type=int, default=DEFAULT_MAX_VALUES,
+                        help="stop a column after this many distinct values (then overflow)")
+    args = parser.parse_args(argv)
+    for source in args.sources:
+        if not source.columns:
+            parser.error(f"--source {source.source} has no --column")
+    if args.max_values < 1:
+        parser.error("--max-values must be at least 1")
+    return args
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:  # Spark returns session-local naive datetimes: mark them UTC
+            value = value.astimezone(dt.UTC)
+        return value.isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, bytes | bytearray):
+        return value.hex()
+    return value
+
+
+def collect(spark: Any, sources: Sequence[Source], max_values: int = DEFAULT_MAX_VALUES
+            ) -> dict[str, Any]:
+    """The key sets document (see the module docstring); each column is its own small job."""
+    out = []
+    for src in sources:
+        if src.is_table:
+            frame = spark.table(src.source)
+        else:
+            frame = spark.read.format(src.format).load(src.source)
+        frame = frame.select(*src.columns)  # read only the key columns
+        columns: dict[str, Any] = {}
+        for column in src.columns:
+            distinct = frame.select(column).distinct().limit(max_values + 2)
+            values = [row[0] for row in distinct.collect()]
+            has_null = any(v is None for v in values)
+            present = [v for v in values if v is not None]
+            overflow = len(present) > max_values
+            columns[column] = {
+                "type": frame.schema[column].dataType.simpleString(),
+                "values": [] if overflow else sorted((_json(v) for v in present), key=repr),
+                "distinct": len(present),
+                "has_null": has_null,
+                "overflow": overflow,
+            }
+        out.append({"name": src.label, "source": src.source,
+                    "kind": "table" if src.is_table else "path", "format": src.format,
+                    "columns": columns})
+    return {"version": 1, "max_values": max_values, "sources": out}
+
+
+def write_json(doc: dict[str, Any], path: str) -> None:
+    """Write atomically (the operator may be polling for the file)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.appName("collect_keys").getOrCreate()
+    try:
+        doc = collect(spark, args.sources, args.max_values)
+        write_json(doc, args.output)
+        for src in doc["sources"]:
+            sizes = ", ".join(f"{c}: {'overflow' if i['overflow'] else len(i['values'])}"
+                              for c, i in src["columns"].items())
+            print(f"collect_keys: {src['name']}: {sizes}", flush=True)
+    finally:
+        spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
