@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final
 
-from airflow_partitions import catalog_repair
+from airflow_partitions import catalog_repair, filters
 from airflow_partitions.catalog_cover import VerifiedCover, cover_fact
 from airflow_partitions.catalog_model import (
     FactDef,
@@ -54,6 +54,7 @@ from airflow_partitions.catalog_store import (
 )
 from airflow_partitions.cover import Cover
 from airflow_partitions.errors import ConcurrentUpdateError, InvalidInput
+from airflow_partitions.filters import Explain, QueryStats
 from airflow_partitions.keys import FIRST_VALUE_FIELD, ColumnType, field_bytes
 from airflow_partitions.kv import default_store_url, open_store
 from airflow_partitions.kv.base import Cells, KVStore
@@ -439,11 +440,12 @@ class Catalog:
             prefix = self.io.period_prefix(sdef, period_)
             for _, cells in self.io.partitions.scan(prefix=prefix):
                 if LOC in cells:
-                    yield self._partition_from_cells(sdef, period_, cells)
+                    yield self.partition_from_cells(sdef, period_, cells)
 
-    def _partition_from_cells(
+    def partition_from_cells(
         self, sdef: StorageDef, period: UpdatePeriod, cells: Cells
     ) -> Partition:
+        """A Partition from the cells of its row (for readers of raw scans: filters, covers)."""
         values = {c: cells.get(value_cell_column(c), b"").decode() for c in sdef.column_names}
         return Partition(sdef.name, period, values, cells[LOC].decode())
 
@@ -571,6 +573,22 @@ class Catalog:
             self, fact, start, end, time_column=time_column, periods=periods,
             storages=storages, align=align, verify=verify,
         )
+
+    def get_partitions_by_filter(
+        self, storage: str, filter: str, period: UpdatePeriod | str | None = None,
+        max_parts: int | None = None, *, stats: QueryStats | None = None,
+        allow_unknown: bool = False,
+    ) -> list[Partition]:
+        """Registered partitions matching a filter string (docs/filters.md); the residual is
+        applied here, so the answer always equals a full-scan evaluation."""
+        return filters.get_partitions_by_filter(
+            self, storage, filter, period, max_parts, stats=stats, allow_unknown=allow_unknown
+        )
+
+    def explain(self, storage: str, filter: str, period: UpdatePeriod | str | None = None,
+                *, allow_unknown: bool = False) -> Explain:
+        """How a filter is read: scans with server filters, gets, the residual."""
+        return filters.explain(self, storage, filter, period, allow_unknown=allow_unknown)
 
     def timeline_properties(self, storage: str, period: UpdatePeriod | str,
                             column: str | None = None) -> dict[str, str]:

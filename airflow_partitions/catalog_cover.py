@@ -152,7 +152,7 @@ def _collect(catalog: Catalog, found: dict[PartKey, list[Partition]], sdef: Stor
     if LOC not in cells:
         return
     value = cells.get(value_cell_column(column), b"").decode()
-    part = catalog._partition_from_cells(sdef, period, cells)
+    part = catalog.partition_from_cells(sdef, period, cells)
     found.setdefault((sdef.name, period.name, value), []).append(part)
 
 

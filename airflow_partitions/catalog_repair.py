@@ -109,7 +109,7 @@ def timelines_from_rows(catalog: Catalog, sdef: StorageDef) -> tuple[
         prefix = catalog.io.period_prefix(sdef, period)
         for _, cells in catalog.io.partitions.scan(prefix=prefix):
             if cells.get(STATE) != LIVE:
-                dropping.append(catalog._partition_from_cells(sdef, period, cells))
+                dropping.append(catalog.partition_from_cells(sdef, period, cells))
                 continue
             for column in sdef.time_columns:
                 text = cells[value_cell_column(column)].decode()

@@ -11,9 +11,17 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from airflow_partitions.cli_commands import coverage, definitions, partitions, timelines
+from airflow_partitions.cli_commands import (
+    coverage,
+    definitions,
+    filters,
+    partitions,
+    timelines,
+)
 
 #: In the order their commands appear in ``airflow-partitions --help``.
-COMMAND_MODULES: tuple[ModuleType, ...] = (definitions, partitions, timelines, coverage)
+COMMAND_MODULES: tuple[ModuleType, ...] = (
+    definitions, partitions, timelines, coverage, filters,
+)
 
 __all__ = ["COMMAND_MODULES"]

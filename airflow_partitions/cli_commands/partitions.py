@@ -22,6 +22,7 @@ from airflow_partitions.cli_commands.base import (
     progress,
     say,
 )
+from airflow_partitions.cli_commands.filters import add_filter_arguments, filtered_partitions
 from airflow_partitions.cli_commands.partition_input import (
     Item,
     conflicts,
@@ -87,16 +88,19 @@ def register(sub: SubParsers) -> None:
 
     listing = add_command(
         group, "list", help="list registered partitions",
-        description="List the live partitions of a storage table in key order.",
+        description="List the registered partitions of a storage table in key order, or those "
+                    "matching --filter (planned as key-range scans, gets and server-side "
+                    "filters; see docs/filters.md).",
         examples=["airflow-partitions partition list events_raw",
-                  "airflow-partitions partition list events_raw --period DAILY --json"],
+                  "airflow-partitions partition list events_raw --period DAILY --json",
+                  "airflow-partitions partition list events_raw --filter "
+                  "\"dt >= '2015-01-30' and region like 'us%'\" --stats"],
         handler=partition_list,
     )
     listing.add_argument("storage", metavar="STORAGE", help="storage table name")
     listing.add_argument("--period", metavar="PERIOD", help="only this update period")
     add_json_flag(listing)
-    # Later: `--filter EXPR` (airflow_partitions.filters) is added here and applied in
-    # selected_partitions().
+    add_filter_arguments(listing)
 
 
 def _add_selection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -182,12 +186,14 @@ def partition_drop(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def selected_partitions(args: argparse.Namespace, ctx: Context) -> Iterator[Partition]:
-    """The partitions ``partition list`` shows; the place where ``--filter`` will narrow them."""
+    """The partitions ``partition list`` shows, narrowed by ``--filter`` when given."""
     sdef = ctx.catalog.get_storage(args.storage)
     period = UpdatePeriod.of(args.period) if args.period is not None else None
     if period is not None and period not in sdef.periods:
         raise UsageError(f"storage {sdef.name!r} has no {period.name} partitions "
                          f"(its periods: {', '.join(p.name for p in sdef.periods)})")
+    if args.filter is not None:
+        return iter(filtered_partitions(args, ctx))
     return ctx.catalog.list_partitions(sdef.name, period)
 
 

@@ -284,7 +284,7 @@ def execute_plan(
                            for n, t, c in columns}
                     if not check(row):
                         continue
-                out.append(catalog._partition_from_cells(sdef, pplan.period, cells))
+                out.append(catalog.partition_from_cells(sdef, pplan.period, cells))
         return out
     finally:
         stats.rows_returned = len(out)

@@ -1,9 +1,8 @@
-"""CLI pieces for partition filters: ``explain`` and the ``--filter`` of ``partition list``.
+"""Partition filters on the command line: ``explain`` and ``partition list --filter``.
 
-The lead wires these in: ``register(sub)`` (or ``add_filter_commands(sub)``) adds
-``explain STORAGE --filter "..." [--period P] [--json] [--stats]``; the ``partition list``
-handler calls :func:`add_filter_arguments` on its parser and, when ``args.filter`` is set,
-:func:`filtered_partitions` instead of listing everything.
+``register(sub)`` adds ``explain STORAGE --filter "..." [--period P] [--json] [--stats]``; the
+``partition`` group calls :func:`add_filter_arguments` on its ``list`` parser and
+:func:`filtered_partitions` when ``--filter`` is given.
 """
 
 from __future__ import annotations
