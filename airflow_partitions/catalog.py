@@ -244,14 +244,19 @@ class Catalog:
         )
         body = encode_json(sdef.to_json())
         row = storage_row(name)
-        if not self.io.catalog.check_and_put(row, DEF, None, body):
+        created = self.io.catalog.check_and_put(row, DEF, None, body)
+        if not created:
             existing = self.get_storage(name)
             if not (exist_ok and existing == sdef):
                 raise AlreadyExists(f"storage {name!r} already exists: {existing.to_json()}")
-        # No partition rows can exist yet, so empty timelines are the truth: present = true.
-        self.io.set_present(name, True)
-        self.io.catalog.put(fact_row(fact), {member_column(name): b"1"})
-        self.io.bump_generation(fact)
+        else:  # no partition rows can exist yet, so empty timelines are the truth
+            self.io.set_present(name, True)
+        member = member_column(name)
+        # An identical re-create (exist_ok) changes nothing, so readers' caches stay warm; it
+        # only finishes a create that stopped before the fact listed the storage.
+        if created or member not in self.io.catalog.get(fact_row(fact), [member]):
+            self.io.catalog.put(fact_row(fact), {member: b"1"})
+            self.io.bump_generation(fact)
         self._defs[name] = sdef
         return sdef
 

@@ -64,3 +64,12 @@ def test_cold_store_all_reader_reads_only_the_queried_slice(catalog: Catalog) ->
     assert len(timeline._values) == 6
     assert timeline.ordinal_ranges(lo + 1, hi - 1) == [(lo + 1, hi - 1)]
     assert cold.stats.round_trips == spent  # served from the loaded window
+
+
+def test_an_identical_recreate_keeps_caches_warm(events: Catalog) -> None:
+    events.fact_state("events")
+    before = events.fact_state("events").generation
+    events.create_storage("events", "raw", ["HOURLY"], columns=["dt", "region"], exist_ok=True)
+    events.stats.reset()
+    assert events.fact_state("events").generation == before
+    assert events.stats.round_trips == 1
