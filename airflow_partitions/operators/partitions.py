@@ -57,7 +57,8 @@ class _PartitionsOperator(BaseOperator):
         return PartitionCatalogHook(self.catalog_conn_id)
 
     def write(self, catalog: Catalog, parts: list[dict[str, str]]) -> WriteResult:
-        raise NotImplementedError
+        """Register or drop ``parts``; each concrete operator says which (abstract here)."""
+        raise NotImplementedError(f"{type(self).__name__} must define write()")
 
     def execute(self, context: Context) -> dict[str, Any]:
         catalog = self.hook.get_conn()
