@@ -1,8 +1,10 @@
-"""Catalog tests run on every backend: sqlite, and happybase against the HBase test double."""
+"""Catalog tests run on every backend: sqlite, happybase against the HBase test double, and a
+real HBase Thrift server when ``AIRFLOW_PARTITIONS_TEST_HBASE=host:port`` is set."""
 
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,14 +13,20 @@ import pytest
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.timeline_cache import TimelineCache
+from tests.kv.conftest import REAL_HBASE_ENV, REAL_HBASE_SKIP
 
 _counter = itertools.count()
 
 
-@pytest.fixture(params=["sqlite", "hbase-testserver"])
+@pytest.fixture(params=["sqlite", "hbase-testserver", "hbase-real"])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path}/catalog.db"
+    if request.param == "hbase-real":
+        real = os.environ.get(REAL_HBASE_ENV)
+        if not real:
+            pytest.skip(REAL_HBASE_SKIP)
+        return f"hbase://{real}?table_prefix=apcat{os.getpid()}x{next(_counter)}"
     server: Any = request.getfixturevalue("hbase_test_server")
     return f"{server.url}?table_prefix=cat{next(_counter)}_"
 
