@@ -32,6 +32,7 @@ from rich.table import Table
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.coverage_view import coverage_lanes, plot_coverage
+from airflow_partitions.hooks.request import status_line
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.synthetic import expected_totals
@@ -198,8 +199,8 @@ class Demo:
         for gap in cover.missing:
             self.console.print(f"  ✗ {late_day:%Y-%m-%d} is not coverable: {gap.describe()}")
             self.story.append(f"at first: {gap.describe()}")
-        self.console.print(f"  ({cover.covered_fraction:.1%} of the day covered: the daily "
-                           "rollup's sensor would keep waiting and log exactly this)")
+        self.console.print("  events_daily_rollup's sensor keeps waiting; each poke logs:\n"
+                           f"    {status_line(cover)}")
 
     def late_hour(self) -> None:
         p = self.plan
