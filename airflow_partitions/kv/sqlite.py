@@ -353,7 +353,6 @@ class SQLiteTable(KVTable):
             plan.lower.append((rng.start, True))
         if rng.stop is not None:
             plan.upper.append((rng.stop, False))
-        row_clauses, row_params = plan.row_sql()
         col_clauses, col_params = plan.column_sql(columns)
         order = "DESC" if reverse else "ASC"
         remaining = rng.limit
@@ -364,11 +363,10 @@ class SQLiteTable(KVTable):
             want = rng.batch_size
             if remaining is not None and plan.residual is None:
                 want = min(want, remaining)
-            page_clauses = list(row_clauses)
-            page_params = list(row_params)
-            if last is not None:
-                page_clauses.append("row < ?" if reverse else "row > ?")
-                page_params.append(last)
+            resume = (last, False) if last is not None else None
+            page_clauses, page_params = plan.row_sql(
+                after=None if reverse else resume, before=resume if reverse else None
+            )
             inner_where = " AND ".join(page_clauses + col_clauses) or "1"
             outer_where = " AND ".join(["row IN (SELECT r FROM page)", *col_clauses])
             sql = (

@@ -34,15 +34,25 @@ class ScanPlan:
     column_ranges: list[ColumnRange] = field(default_factory=list)
     residual: ScanFilter | None = None
 
-    def row_sql(self) -> tuple[list[str], list[bytes]]:
+    def row_sql(self, after: Bound | None = None, before: Bound | None = None
+                ) -> tuple[list[str], list[bytes]]:
+        """At most one lower and one upper ``row`` bound: the tightest of each.
+
+        SQLite ranges its primary-key search on one bound per side and merely checks any
+        other, so two lower bounds (a scan's start and a page's resume point) would make every
+        page search from the start: quadratic scans. ``after``/``before`` add a page's resume
+        point on the scan's direction.
+        """
         clauses: list[str] = []
         params: list[bytes] = []
-        for key, inclusive in self.lower:
-            clauses.append("row >= ?" if inclusive else "row > ?")
-            params.append(key)
-        for key, inclusive in self.upper:
-            clauses.append("row <= ?" if inclusive else "row < ?")
-            params.append(key)
+        lower = _tightest([*self.lower, *([after] if after else [])], lower=True)
+        upper = _tightest([*self.upper, *([before] if before else [])], lower=False)
+        if lower is not None:
+            clauses.append("row >= ?" if lower[1] else "row > ?")
+            params.append(lower[0])
+        if upper is not None:
+            clauses.append("row <= ?" if upper[1] else "row < ?")
+            params.append(upper[0])
         return clauses, params
 
     def column_sql(self, columns: tuple[bytes, ...] | None) -> tuple[list[str], list[bytes]]:
@@ -55,6 +65,16 @@ class ScanPlan:
                 clauses.append(f"{_QUALIFIER_SQL} {'<=' if cr.max_inclusive else '<'} ?")
                 params.append(cr.max)
         return clauses, params
+
+
+def _tightest(bounds: list[Bound], *, lower: bool) -> Bound | None:
+    """The most restrictive bound: the largest lower (the smallest upper); at equal keys an
+    exclusive bound is tighter than an inclusive one."""
+    if not bounds:
+        return None
+    if lower:
+        return max(bounds, key=lambda b: (b[0], not b[1]))
+    return min(bounds, key=lambda b: (b[0], b[1]))
 
 
 def columns_sql(columns: tuple[bytes, ...] | None) -> tuple[list[str], list[bytes]]:
