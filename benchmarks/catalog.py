@@ -20,9 +20,9 @@ from pathlib import Path
 import pendulum
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.testing.hbase_server import HBaseTestServer
-from airflow_partitions.timeline_cache import TimelineCache
+from airflow_partitions.testing.hbase.server import HBaseTestServer
 
 HOURLY = UpdatePeriod.HOURLY
 START = pendulum.datetime(2015, 1, 1)

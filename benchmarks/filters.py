@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog_store import (
+from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.catalog.rows import (
     LIVE,
     LOC,
     STAMP,
@@ -50,7 +51,6 @@ from airflow_partitions.filters.execute import (
 from airflow_partitions.filters.parser import parse_filter
 from airflow_partitions.filters.types import Binder, typed_from_text
 from airflow_partitions.keys import FIRST_VALUE_FIELD, encode_key, field_bytes
-from airflow_partitions.timeline_cache import TimelineCache
 
 STORAGE = "hits"
 FILTERS: list[tuple[str, str]] = [

@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
             if backend == "sqlite":
                 url, server_cm = f"sqlite://{Path(tmp) / 'bench.db'}", nullcontext()
             elif backend == "hbase":
-                from airflow_partitions.testing.hbase_server import HBaseTestServer
+                from airflow_partitions.testing.hbase.server import HBaseTestServer
 
                 server_cm = HBaseTestServer()
                 url = ""

@@ -38,12 +38,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.pruning import JoinSpec, prune
-from airflow_partitions.pruning_values import key_sets_from_json
+from airflow_partitions.pruning.values import key_sets_from_json
 from airflow_partitions.spark.jobs.collect_keys import Source, collect
 from airflow_partitions.spark.manifest import build_manifest
 from airflow_partitions.spark.reader import read_manifest
-from airflow_partitions.timeline_cache import TimelineCache
 
 DAY0 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 

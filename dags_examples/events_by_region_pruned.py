@@ -13,7 +13,7 @@ import pendulum
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, CronDataIntervalTimetable, task
 
-from airflow_partitions.examples.pruning import (
+from airflow_partitions.demo.pruning import (
     ALL_REGIONS,
     DIMENSION,
     FACT,

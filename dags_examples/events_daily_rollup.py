@@ -11,7 +11,7 @@ from __future__ import annotations
 import pendulum
 from airflow.sdk import DAG, CronDataIntervalTimetable
 
-from airflow_partitions.examples.events import (
+from airflow_partitions.demo.events import (
     FACT,
     MACROS,
     RAW,

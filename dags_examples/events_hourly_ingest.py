@@ -12,7 +12,7 @@ import pendulum
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, task
 
-from airflow_partitions.examples.events import MACROS, RAW, RAW_LOCATION, SPARK_CONF, ensure_catalog
+from airflow_partitions.demo.events import MACROS, RAW, RAW_LOCATION, SPARK_CONF, ensure_catalog
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.operators.partitions import RegisterPartitionsOperator
 from airflow_partitions.spark.jobs import job_path

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pendulum
 from airflow.sdk import DAG, CronDataIntervalTimetable, Param
 
-from airflow_partitions.examples.events import FACT, MACROS, REPORTS, SPARK_CONF
+from airflow_partitions.demo.events import FACT, MACROS, REPORTS, SPARK_CONF
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
 from airflow_partitions.spark.jobs import job_path

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from airflow_partitions import __version__, cli
-from airflow_partitions.cli import airflow_connection_url, main, resolve_store_url
-from airflow_partitions.cli_commands import partitions as partition_commands
+from airflow_partitions import __version__
+from airflow_partitions.cli import airflow_connection_url, entry_point, main, resolve_store_url
+from airflow_partitions.cli import base as cli_base
+from airflow_partitions.cli import partitions as partition_commands
 
 SCRIPT = Path(sys.executable).with_name("airflow-partitions")
 LENS = "cube.storagetable.partition.timeline.cache"
@@ -503,7 +504,7 @@ def test_unexpected_errors_are_one_line_exit_1(run: Run, monkeypatch: pytest.Mon
     def boom(*_: object) -> None:
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr(cli.Context, "catalog", property(boom))
+    monkeypatch.setattr(cli_base.Context, "catalog", property(boom))
     line = one_error_line(run("fact", "list"), 1)
     assert "unexpected RuntimeError: kaboom" in line and "--debug" in line
 
@@ -555,12 +556,12 @@ def test_connection_from_a_json_env_var_needs_no_airflow(tmp_path: Path) -> None
 
 
 def test_store_resolution_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "airflow_connection_url", lambda: None)
+    monkeypatch.setattr(entry_point, "airflow_connection_url", lambda: None)
     env = {"AIRFLOW_PARTITIONS_STORE": "sqlite:///env.db", "AIRFLOW_HOME": "/ah"}
     assert resolve_store_url("sqlite:///explicit.db", env) == "sqlite:///explicit.db"
     assert resolve_store_url(None, env) == "sqlite:///env.db"
     assert resolve_store_url(None, {"AIRFLOW_HOME": "/ah"}) == "sqlite:///ah/partitions.db"
-    monkeypatch.setattr(cli, "airflow_connection_url", lambda: "sqlite:///conn.db")
+    monkeypatch.setattr(entry_point, "airflow_connection_url", lambda: "sqlite:///conn.db")
     assert resolve_store_url(None, env) == "sqlite:///conn.db"
     assert resolve_store_url("sqlite:///explicit.db", env) == "sqlite:///explicit.db"
 

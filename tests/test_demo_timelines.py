@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from airflow_partitions.demo_timelines import example_timelines, render
+from airflow_partitions.demo.timelines import example_timelines, render
 from airflow_partitions.periods import UpdatePeriod
 
 

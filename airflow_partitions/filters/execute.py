@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from airflow_partitions.catalog_model import StorageDef
-from airflow_partitions.catalog_store import LOC, value_cell_column
+from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.rows import LOC, value_cell_column
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.filters import ast
 from airflow_partitions.filters.decompose import StorageSplit, split_for_storage
@@ -26,7 +26,7 @@ from airflow_partitions.kv.scan_filters import render_hbase
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog import Catalog, Partition
+    from airflow_partitions.catalog.facade import Catalog, Partition
 
 #: Rows per scan page (one round trip each).
 SCAN_BATCH = 5000

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_partitions.catalog_model import StorageDef
-from airflow_partitions.catalog_store import encoded_cell_column, value_cell_column
+from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.rows import encoded_cell_column, value_cell_column
 from airflow_partitions.filters.normalise import (
     ColCmp,
     ColPrefix,

@@ -18,7 +18,7 @@ from typing import Any
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
-from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.hooks.connection import CONN_TYPE, extra_field, store_url_from_fields
 from airflow_partitions.kv import default_store_url
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pendulum
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog_cover import VerifiedCover
-from airflow_partitions.cover import Cover
-from airflow_partitions.cover_model import format_instant
+from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.catalog.verified_cover import VerifiedCover
+from airflow_partitions.cover.compute import Cover
+from airflow_partitions.cover.model import format_instant
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
-from airflow_partitions.catalog import WriteResult
+from airflow_partitions.catalog.facade import WriteResult
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.operators.values import KEY_STYLES, expand_values, partition_keys
@@ -23,7 +23,7 @@ from airflow_partitions.operators.values import KEY_STYLES, expand_values, parti
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from airflow_partitions.catalog import Catalog
+    from airflow_partitions.catalog.facade import Catalog
 
 
 class _PartitionsOperator(BaseOperator):

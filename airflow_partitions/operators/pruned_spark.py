@@ -5,7 +5,7 @@ Seed 003 as three steps before the launch (see docs/pruning.md):
 1. collect the DISTINCT join-key values of the small tables: the bundled ``collect_keys`` job,
    spark-submitted through the same connection as the main job (``collect_in_process=True``
    uses a local SparkSession instead, for tests and tiny dimensions);
-2. prune the verified cover with :func:`airflow_partitions.pruning.prune` (catalog IN-set
+2. prune the verified cover with :func:`airflow_partitions.pruning.prune.prune` (catalog IN-set
    query intersected with the cover), or bail out to the whole cover, saying why;
 3. write the manifest with the decision record under ``"pruning"`` and launch the job on it.
 
@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk.exceptions import AirflowFailException
 
-from airflow_partitions.catalog import Partition
+from airflow_partitions.catalog.facade import Partition
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.pruning import (
+from airflow_partitions.pruning.prune import (
     DEFAULT_MAX_VALUES,
     KeyValues,
     PruneResult,
@@ -35,9 +35,9 @@ from airflow_partitions.pruning import (
     load_key_file,
     prune,
 )
-from airflow_partitions.pruning_query import part_key
-from airflow_partitions.pruning_spec import JoinSpec, join_specs
-from airflow_partitions.pruning_values import key_sets_from_json
+from airflow_partitions.pruning.query import part_key
+from airflow_partitions.pruning.spec import JoinSpec, join_specs
+from airflow_partitions.pruning.values import key_sets_from_json
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.jobs.collect_keys import Source
 from airflow_partitions.spark.manifest import Manifest
@@ -91,7 +91,7 @@ def collect_args(sources: Sequence[Source], output: str, max_values: int) -> lis
 class PrunedSparkSubmitOperator(CoveredSparkSubmitOperator):
     """``CoveredSparkSubmitOperator`` whose cover is pruned by the small tables' join keys.
 
-    :param joins: the joins of the big table, as :class:`~airflow_partitions.pruning.JoinSpec`
+    :param joins: the joins of the big table, as :class:`~airflow_partitions.pruning.prune.JoinSpec`
         or their JSON (``{"small": "dim", "on": {"region": "region"}, "how": "inner",
         "big_side": "left"}``). (templated)
     :param small_tables: small table name -> a path or table, or ``{"source", "format",

@@ -20,7 +20,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from airflow_partitions.catalog_model import StorageDef
+from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.request import to_instant
 from airflow_partitions.periods import TimePartition, TimePartitionRange, UpdatePeriod

@@ -22,7 +22,7 @@ from airflow.sdk.exceptions import (
     AirflowSkipException,
 )
 
-from airflow_partitions.cover import Cover
+from airflow_partitions.cover.compute import Cover
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.hooks.request import (

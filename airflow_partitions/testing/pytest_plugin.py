@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from airflow_partitions.testing.hbase_server import HBaseTestServer
+    from airflow_partitions.testing.hbase.server import HBaseTestServer
 
 __all__ = ["hbase_server_factory", "hbase_test_server"]
 
@@ -24,7 +24,7 @@ def hbase_test_server() -> Iterator[HBaseTestServer]:
 
     It is shared: use unique table names (or a ``table_prefix``) per test, or call ``clear()``.
     """
-    from airflow_partitions.testing.hbase_server import HBaseTestServer
+    from airflow_partitions.testing.hbase.server import HBaseTestServer
 
     server = HBaseTestServer()
     server.start()
@@ -41,7 +41,7 @@ def hbase_server_factory() -> Iterator[Callable[..., HBaseTestServer]]:
     Call it like the constructor: ``hbase_server_factory()``, ``hbase_server_factory(port=9091)``
     or ``hbase_server_factory(transport="framed", protocol="compact")``.
     """
-    from airflow_partitions.testing.hbase_server import HBaseTestServer
+    from airflow_partitions.testing.hbase.server import HBaseTestServer
 
     started: list[HBaseTestServer] = []
 

@@ -18,9 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.cover import Cover
 from airflow_partitions.spark.jobs import job_path
-from airflow_partitions.timeline_cache import TimelineCache
 from tests.airflow.conftest import AirflowHome
 
 pytestmark = pytest.mark.e2e

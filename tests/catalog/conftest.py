@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.timeline_cache import TimelineCache
+from airflow_partitions.catalog.cache import TimelineCache
 from tests.kv.conftest import REAL_HBASE_ENV, REAL_HBASE_SKIP
 
 _counter = itertools.count()

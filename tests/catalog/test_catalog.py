@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from airflow_partitions.catalog import AlreadyExists, Catalog, PartitionConflict
-from airflow_partitions.catalog_model import InvalidDefinition, InvalidPartitionSpec, UnsafeLocation
+from airflow_partitions.catalog.cache import UnknownFact, UnknownStorage
+from airflow_partitions.catalog.model import InvalidDefinition, InvalidPartitionSpec, UnsafeLocation
 from airflow_partitions.errors import InvalidPartitionValue
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timeline_cache import UnknownFact, UnknownStorage
 from tests.catalog.conftest import rows_truth, stored_values
 
 HOURS = [f"2015-01-01-{h:02d}" for h in range(24)]

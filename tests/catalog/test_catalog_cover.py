@@ -6,8 +6,8 @@ import pendulum
 import pytest
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.periods import TimePartitionRange
-from airflow_partitions.timeline_cache import TimelineCache
 
 START = pendulum.datetime(2015, 1, 29, 6)
 END = pendulum.datetime(2015, 3, 1, 6)

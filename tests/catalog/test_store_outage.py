@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from airflow_partitions import catalog as catalog_module
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog import facade as catalog_module
+from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.kv.errors import StoreUnavailable
-from airflow_partitions.timeline_cache import TimelineCache
 from tests.catalog.conftest import rows_truth, stored_values
 from tests.catalog.test_crash_safety import CASES, INITIAL
 from tests.catalog.workers import CRASH_DROP, CRASH_REGISTER

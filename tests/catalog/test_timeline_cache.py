@@ -5,8 +5,8 @@ from __future__ import annotations
 import pendulum
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timeline_cache import TimelineCache
 
 HOURLY = UpdatePeriod.HOURLY
 

@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.spark.synthetic import expected_totals
-from airflow_partitions.timeline_cache import TimelineCache
 
 D0 = dt.datetime(2015, 1, 30, tzinfo=dt.UTC)
 HOUR = dt.timedelta(hours=1)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.timeline_cache import TimelineCache
+from airflow_partitions.catalog.cache import TimelineCache
 
 _counter = itertools.count()
 

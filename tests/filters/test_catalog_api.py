@@ -9,9 +9,9 @@ import json
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog_store import DROPPING, STATE
-from airflow_partitions.cli_commands.base import Context
-from airflow_partitions.cli_commands.filters import (
+from airflow_partitions.catalog.rows import DROPPING, STATE
+from airflow_partitions.cli.base import Context
+from airflow_partitions.cli.filters import (
     add_filter_arguments,
     add_filter_commands,
     filtered_partitions,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_partitions.catalog_model import StorageDef
+from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.filters import ast
 from airflow_partitions.filters.decompose import decompose

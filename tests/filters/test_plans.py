@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog_model import StorageDef
-from airflow_partitions.catalog_store import encoded_cell_column, value_cell_column
+from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.rows import encoded_cell_column, value_cell_column
 from airflow_partitions.filters.execute import (
     QueryStats,
     get_partitions_by_filter,

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog_store import (
+from airflow_partitions.catalog.rows import (
     LIVE,
     LOC,
     STAMP,
@@ -32,7 +32,7 @@ from airflow_partitions.kv.scan_filters import (
     SingleColumnValue,
     render_hbase_bytes,
 )
-from airflow_partitions.testing import hbase_filter_language as hfl
+from airflow_partitions.testing.hbase import filter_language as hfl
 from tests.filters.conftest import unique
 
 HOSTILE = [

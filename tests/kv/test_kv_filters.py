@@ -22,8 +22,8 @@ from airflow_partitions.kv.scan_filters import (
     render_hbase,
     render_hbase_bytes,
 )
-from airflow_partitions.testing.hbase_filter_language import Cell, parse_filter
-from airflow_partitions.testing.hbase_filter_language import apply_filter as server_apply
+from airflow_partitions.testing.hbase.filter_language import Cell, parse_filter
+from airflow_partitions.testing.hbase.filter_language import apply_filter as server_apply
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.timeline_cache import TimelineCache
+from airflow_partitions.catalog.cache import TimelineCache
 
 _counter = itertools.count()
 REGIONS = ("ap", "eu", "sa", "us")

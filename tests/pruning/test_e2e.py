@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.examples.pruning import FACT, STORAGE, ensure_catalog
+from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.demo.pruning import FACT, STORAGE, ensure_catalog
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.jobs.regional_join import join_totals
 from airflow_partitions.spark.manifest import build_manifest
-from airflow_partitions.timeline_cache import TimelineCache
 from tests.airflow.conftest import AirflowHome
 from tests.pruning.data import expected, write_dimension, write_regional
 

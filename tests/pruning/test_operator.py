@@ -13,7 +13,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk.exceptions import AirflowFailException
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.examples.pruning import FACT, STORAGE, ensure_catalog
+from airflow_partitions.demo.pruning import FACT, STORAGE, ensure_catalog
 from airflow_partitions.hooks.catalog import shared_catalog
 from airflow_partitions.operators.pruned_spark import PrunedSparkSubmitOperator
 from airflow_partitions.pruning import JoinSpec

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.examples.pruning import ensure_catalog
+from airflow_partitions.demo.pruning import ensure_catalog
 from airflow_partitions.pruning import JoinSpec, prune
-from airflow_partitions.pruning_values import key_sets_from_json
+from airflow_partitions.pruning.values import key_sets_from_json
 from airflow_partitions.spark.jobs.collect_keys import Source, collect, parse_args
 from airflow_partitions.spark.jobs.regional_join import join_totals
 from airflow_partitions.spark.manifest import build_manifest

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from airflow_partitions.testing.hbase_filter_language import (
+from airflow_partitions.testing.hbase.filter_language import (
     And,
     Cell,
     FilterArgumentError,

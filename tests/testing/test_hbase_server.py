@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
-from airflow_partitions.testing.hbase_server import HBaseTestServer
+from airflow_partitions.testing.hbase.server import HBaseTestServer
 
 HbaseIOError = Hbase_thrift.IOError
 _names = itertools.count()
@@ -561,7 +561,7 @@ def test_module_entry_point_prints_ready_line_and_serves() -> None:
     port = _free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "airflow_partitions.testing.hbase_server", "--port", str(port)],
+        [sys.executable, "-m", "airflow_partitions.testing.hbase.server", "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -584,7 +584,7 @@ def test_module_entry_point_prints_ready_line_and_serves() -> None:
 
 def test_module_help() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "airflow_partitions.testing.hbase_server", "--help"],
+        [sys.executable, "-m", "airflow_partitions.testing.hbase.server", "--help"],
         capture_output=True,
         text=True,
         timeout=60,

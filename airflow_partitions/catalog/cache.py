@@ -1,0 +1,187 @@
+"""The per-process timeline cache (seed 002), made cheap on both the warm and the cold path.
+
+* Warm: one small read of the fact's generation counter says whether anything changed.
+* Cold (a reschedule-mode sensor is always cold): one read of the fact row, one batched read
+  of its storage rows; never a scan of partition rows. StoreAll timelines, stored one column
+  per value, are read lazily, a column-range slice at a time.
+* Timelines that were never stored (or whose ``present`` flag is off) are rebuilt from the
+  partition rows by the catalog and stored, once.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from airflow_partitions.catalog.model import FactDef, StorageDef
+from airflow_partitions.catalog.rows import (
+    DEF,
+    PRESENT,
+    CatalogStore,
+    TimelineCell,
+    timeline_column,
+)
+from airflow_partitions.errors import InvalidInput
+from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.timelines import (
+    OrdinalRange,
+    PartitionTimeline,
+    StoreAllTimeline,
+    new_timeline,
+    runs,
+    timeline_class,
+)
+
+TimelineKey = tuple[UpdatePeriod, str]
+
+
+class UnknownFact(InvalidInput):
+    """The fact is not in the catalog."""
+
+
+class UnknownStorage(InvalidInput):
+    """The storage table is not in the catalog."""
+
+
+class SlicedStoreAllTimeline(StoreAllTimeline):
+    """A StoreAll timeline that reads its values from the store only for the windows asked."""
+
+    def __init__(self, period: UpdatePeriod, column: str, tz: str,
+                 loader: Callable[[int | None, int | None], list[int]]):
+        super().__init__(period, column, tz)
+        self._loader = loader
+        self._loaded: list[OrdinalRange] = []
+        self._everything = False
+
+    def _ensure(self, lo: int | None, hi: int | None) -> None:
+        if self._everything:
+            return
+        if lo is not None and hi is not None and any(
+            b <= lo and hi <= e for b, e in self._loaded
+        ):
+            return
+        values = self._loader(lo, hi)
+        self._values.update(values)
+        if lo is None or hi is None:
+            self._everything = True
+        else:
+            self._loaded.append((lo, hi))
+
+    def ordinal_ranges(self, lo: int | None = None, hi: int | None = None) -> list[OrdinalRange]:
+        self._ensure(lo, hi)
+        return super().ordinal_ranges(lo, hi)
+
+    def exists_ordinal(self, ordinal: int) -> bool:
+        self._ensure(ordinal, ordinal + 1)
+        return super().exists_ordinal(ordinal)
+
+    def load_all(self) -> StoreAllTimeline:
+        """A plain, fully loaded copy."""
+        self._ensure(None, None)
+        full = StoreAllTimeline(self.period, self.column, self.tz)
+        full.add_ordinal_ranges(runs(self._values))
+        return full
+
+    def first_ordinal(self) -> int | None:
+        self._ensure(None, None)
+        return super().first_ordinal()
+
+    def latest_ordinal(self) -> int | None:
+        self._ensure(None, None)
+        return super().latest_ordinal()
+
+    def __len__(self) -> int:
+        self._ensure(None, None)
+        return super().__len__()
+
+
+@dataclass
+class StorageState:
+    """One storage table as the cache knows it."""
+
+    definition: StorageDef
+    present: bool
+    timelines: dict[TimelineKey, PartitionTimeline] = field(default_factory=dict)
+
+
+@dataclass
+class FactState:
+    """One fact as the cache knows it, valid while the stored generation is unchanged."""
+
+    definition: FactDef
+    generation: int
+    storages: dict[str, StorageState]
+
+
+class TimelineCache:
+    """Fact -> storages -> (period, column) -> timeline, refreshed by generation."""
+
+    _per_store: dict[str, TimelineCache] = {}
+    _registry_lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self._facts: dict[str, FactState] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_store(cls, url: str) -> TimelineCache:
+        """The process-wide cache of one store."""
+        with cls._registry_lock:
+            return cls._per_store.setdefault(url, cls())
+
+    def invalidate(self, fact: str | None = None) -> None:
+        with self._lock:
+            if fact is None:
+                self._facts.clear()
+            else:
+                self._facts.pop(fact, None)
+
+    def fact(self, io: CatalogStore, fact: str, *, refresh: bool = False) -> FactState:
+        """The fact's timelines: one round trip when warm, two plus slices when cold."""
+        with self._lock:
+            cached = self._facts.get(fact)
+        if cached is not None and not refresh:
+            if io.read_generation(fact) == cached.generation:
+                return cached
+        state = self._load(io, fact)
+        with self._lock:
+            self._facts[fact] = state
+        return state
+
+    def _load(self, io: CatalogStore, fact: str) -> FactState:
+        definition, generation, storages = io.read_fact(fact)
+        if definition is None:
+            raise UnknownFact(f"fact {fact!r} is not in the catalog")
+        rows = io.read_storage_rows(storages) if storages else {}
+        states: dict[str, StorageState] = {}
+        for name in storages:
+            cells = rows.get(name, {})
+            if DEF not in cells:
+                continue  # a storage still being created
+            sdef = StorageDef.from_json(json.loads(cells[DEF]))
+            state = StorageState(sdef, cells.get(PRESENT) == b"true")
+            for period in sdef.periods:
+                for column in sdef.time_columns:
+                    col = timeline_column(period, column)
+                    cell = TimelineCell.parse(cells.get(col), f"{name}/{col.decode()}")
+                    state.timelines[(period, column)] = timeline_from_cell(io, sdef, period,
+                                                                           column, cell)
+            states[name] = state
+        return FactState(definition, generation, states)
+
+
+def timeline_from_cell(io: CatalogStore, sdef: StorageDef, period: UpdatePeriod, column: str,
+                       cell: TimelineCell) -> PartitionTimeline:
+    """Decode one stored timeline cell (StoreAll reads its value columns lazily)."""
+    kind = cell.kind or sdef.timeline_kind(period, column)
+    cls = timeline_class(kind)
+    if cls is StoreAllTimeline:
+        def loader(lo: int | None, hi: int | None) -> list[int]:
+            return io.read_values(sdef.name, period, column, lo, hi)
+
+        return SlicedStoreAllTimeline(period, column, sdef.tz, loader)
+    if cell.raw is None:
+        return new_timeline(kind, period, column, sdef.tz)
+    return cls.from_properties(cell.properties, period, column, sdef.tz)

@@ -1,0 +1,175 @@
+"""Covers drawn from the catalog's cached timelines, verified against the partition rows.
+
+DESIGN.md invariant 1: a cover is checked against the partition rows in one batched read before
+anyone acts on it. A value the cache advertises but no row backs means the cache is stale (then
+it is refreshed) or the stored timeline over-reports (then it is repaired, the first reader that
+sees it fixes it); either way the cover is recomputed, never returned wrong.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import posixpath
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.rows import LOC, value_cell_column
+from airflow_partitions.cover.compute import Cover, CoverPartition, CoverSource, compute_cover
+from airflow_partitions.errors import InvalidInput, PartitionsError
+from airflow_partitions.keys import prefix_successor
+from airflow_partitions.kv.base import Cells
+from airflow_partitions.periods import UpdatePeriod
+
+if TYPE_CHECKING:
+    from airflow_partitions.catalog.facade import Catalog, Partition
+
+log = logging.getLogger(__name__)
+MAX_VERIFY_ROUNDS = 3
+PartKey = tuple[str, str, str]  # (storage, period name, time value)
+
+
+class CoverVerificationError(PartitionsError):
+    """The cached timelines and the partition rows kept disagreeing."""
+
+
+@dataclass(frozen=True)
+class VerifiedCover:
+    """A cover plus every registered partition row behind it, in cover order."""
+
+    cover: Cover
+    partitions: tuple[Partition, ...]
+
+
+def cover_fact(
+    catalog: Catalog,
+    fact: str,
+    start: dt.datetime,
+    end: dt.datetime,
+    *,
+    time_column: str | None = None,
+    periods: Iterable[UpdatePeriod | str] | None = None,
+    storages: Iterable[str] | None = None,
+    align: str | None = None,
+    verify: bool = True,
+) -> VerifiedCover:
+    """The best cover of ``[start, end)`` from every storage of ``fact``."""
+    periods = list(periods) if periods is not None else None
+    storages = list(storages) if storages is not None else None
+    refresh = False
+    for _ in range(MAX_VERIFY_ROUNDS):
+        state = catalog.fact_state(fact, refresh=refresh)
+        column = time_column or state.definition.time_columns[0]
+        if column not in state.definition.time_columns:
+            raise InvalidInput(
+                f"{column!r} is not a time column of fact {fact!r} "
+                f"({', '.join(state.definition.time_columns)})"
+            )
+        sources = [
+            CoverSource(name, s.definition.priority, period, s.timelines[(period, column)])
+            for name, s in sorted(state.storages.items())
+            if column in s.definition.time_columns
+            for period in s.definition.periods
+        ]
+        cover = compute_cover(
+            sources, start, end, tz=state.definition.tz, periods=periods, storages=storages,
+            align=align,
+        )
+        cover.fact = fact
+        defs = {name: s.definition for name, s in state.storages.items()}
+        if not verify:
+            return VerifiedCover(cover, ())
+        rows = _read_rows(catalog, defs, cover, column)
+        unbacked = [p for p in cover.partitions if not rows.get(_key(p))]
+        if not unbacked:
+            located = cover.with_locations({k: _common_location(v) for k, v in rows.items()})
+            located.fact = fact
+            ordered = tuple(part for p in cover.partitions for part in rows[_key(p)])
+            return VerifiedCover(located, ordered)
+        if refresh:  # fresh timelines still advertise them: repair the over-report
+            _repair(catalog, defs, column, unbacked)
+        log.warning(
+            "cover of %s: %d partition(s) advertised without a registered row (e.g. %s %s %s); "
+            "%s and recomputing",
+            fact, len(unbacked), unbacked[0].storage, unbacked[0].period.name, unbacked[0].value,
+            "repairing the timeline" if refresh else "refreshing the cache",
+        )
+        refresh = True
+    raise CoverVerificationError(
+        f"the timelines of {fact!r} and its partition rows kept disagreeing; run "
+        "`airflow-partitions reconcile` on its storages"
+    )
+
+
+def _key(part: CoverPartition) -> PartKey:
+    return (part.storage, part.period.name, part.value)
+
+
+def _common_location(partitions: list[Partition]) -> str:
+    """One location for a time value: the row's, or the directory all its rows share."""
+    if len(partitions) == 1:
+        return partitions[0].location
+    return posixpath.commonpath([p.location for p in partitions])
+
+
+def _read_rows(
+    catalog: Catalog, defs: dict[str, StorageDef], cover: Cover, column: str
+) -> dict[PartKey, list[Partition]]:
+    """Every registered row behind the cover: gets when the key is the time value alone, else
+    one range scan per run of consecutive values (the time column leads the key)."""
+    found: dict[PartKey, list[Partition]] = {}
+    point_keys: dict[bytes, tuple[StorageDef, UpdatePeriod]] = {}
+    for run in cover.runs:
+        sdef = defs[run.storage]
+        first = run.period.format_ordinal(run.first, sdef.tz)
+        last = run.period.format_ordinal(run.end - 1, sdef.tz)
+        if sdef.column_names == (column,):
+            for ordinal in range(run.first, run.end):
+                value = run.period.format_ordinal(ordinal, sdef.tz)
+                key = catalog.io.partition_key(sdef, run.period, (value,))
+                point_keys[key] = (sdef, run.period)
+            continue
+        if sdef.column_names[0] == column:
+            low = catalog.io.period_prefix(sdef, run.period, (first,))
+            high = prefix_successor(catalog.io.period_prefix(sdef, run.period, (last,)))
+            rows = catalog.io.partitions.scan(start=low, stop=high)
+        else:
+            rows = catalog.io.partitions.scan(prefix=catalog.io.period_prefix(sdef, run.period))
+        for _, cells in rows:
+            _collect(catalog, found, sdef, run.period, column, cells)
+    keys = list(point_keys)
+    for i in range(0, len(keys), 1000):
+        for key, cells in catalog.io.partitions.get_many(keys[i : i + 1000]).items():
+            sdef, period = point_keys[key]
+            _collect(catalog, found, sdef, period, column, cells)
+    return found
+
+
+def _collect(catalog: Catalog, found: dict[PartKey, list[Partition]], sdef: StorageDef,
+             period: UpdatePeriod, column: str, cells: Cells) -> None:
+    if LOC not in cells:
+        return
+    value = cells.get(value_cell_column(column), b"").decode()
+    part = catalog.partition_from_cells(sdef, period, cells)
+    found.setdefault((sdef.name, period.name, value), []).append(part)
+
+
+def _repair(catalog: Catalog, defs: dict[str, StorageDef], column: str,
+            unbacked: list[CoverPartition]) -> None:
+    """Un-advertise values that no row backs (the stored timeline over-reported)."""
+    by_timeline: dict[tuple[str, UpdatePeriod], set[int]] = {}
+    for part in unbacked:
+        storage, period_name, value = _key(part)
+        period = UpdatePeriod.of(period_name)
+        by_timeline.setdefault((storage, period), set()).add(
+            period.parse_ordinal(value, defs[storage].tz)
+        )
+    for (storage, period), ordinals in by_timeline.items():
+        sdef = defs[storage]
+        values = {period.format_ordinal(o, sdef.tz) for o in ordinals}
+        still = catalog._live_time_values(sdef, period, column, values)
+        gone = {period.parse_ordinal(v, sdef.tz) for v in values - still}
+        if catalog._update_timeline(sdef, period, column, remove=gone):
+            catalog.io.bump_generation(sdef.fact)

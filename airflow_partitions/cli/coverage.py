@@ -1,0 +1,118 @@
+"""``cover`` and ``coverage``: the exact partitions of a time range, and a picture of them."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+
+import pendulum
+
+from airflow_partitions.cli.base import (
+    Context,
+    SubParsers,
+    UsageError,
+    add_command,
+    add_json_flag,
+    csv_list,
+    print_json,
+    say,
+)
+from airflow_partitions.cli.coverage_picture import coverage_lanes, plot_coverage, render_bars
+from airflow_partitions.cover.compute import Cover
+from airflow_partitions.periods import zone
+
+
+def register(sub: SubParsers) -> None:
+    """Add the ``cover`` and ``coverage`` commands."""
+    cover = add_command(
+        sub, "cover", help="the fewest registered partitions covering [start, end)",
+        description="Find the exact partitions, drawn from every storage table of the fact, "
+                    "whose union is [start, end), coarsest first; or say exactly what is "
+                    "missing. Exit 0 if coverable, 1 if not (the answer is still printed), "
+                    "2 for bad input.",
+        examples=["airflow-partitions cover events --start 2015-01-29T06:00:00Z "
+                  "--end 2015-03-01T06:00:00Z",
+                  "airflow-partitions cover events --start 2015-02-01 --end 2015-03-01 "
+                  "--periods DAILY,HOURLY --json"],
+        handler=cover_range,
+    )
+    _range_arguments(cover)
+    cover.add_argument("--align", choices=["outer", "inner"],
+                       help="widen (outer) or narrow (inner) bounds that do not start a "
+                            "partition of the finest period")
+    add_json_flag(cover)
+
+    picture = add_command(
+        sub, "coverage", help="draw which partitions exist and which the cover uses",
+        description="One lane per (storage, period): registered partitions, holes, and the "
+                    "chosen cover; missing ranges in red. Text bars always, a PNG with --plot "
+                    "(needs the plot extra: matplotlib).",
+        examples=["airflow-partitions coverage events --start 2015-01-29T06:00:00Z "
+                  "--end 2015-03-01T06:00:00Z --plot coverage.png"],
+        handler=coverage_picture,
+    )
+    _range_arguments(picture)
+    picture.add_argument("--plot", metavar="PNG", help="write the picture to this PNG file")
+    picture.add_argument("--width", type=int, default=72, help="text bar width (default 72)")
+
+
+def _range_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("fact", metavar="FACT", help="fact name")
+    parser.add_argument("--start", required=True, metavar="INSTANT",
+                        help="ISO-8601 start, included (no offset: the fact's zone)")
+    parser.add_argument("--end", required=True, metavar="INSTANT",
+                        help="ISO-8601 end, excluded")
+    parser.add_argument("--time-column", metavar="COLUMN",
+                        help="time column (default: the fact's first)")
+    parser.add_argument("--periods", type=csv_list, metavar="P,P",
+                        help="only these update periods")
+    parser.add_argument("--storages", type=csv_list, metavar="S,S",
+                        help="only these storage tables")
+
+
+def parse_instant(text: str, tz: str, what: str) -> pendulum.DateTime:
+    """An ISO-8601 instant; without an offset it is read in the fact's zone."""
+    try:
+        value = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--{what} {text!r} is not an ISO-8601 instant "
+                         "(e.g. 2015-01-29T06:00:00Z)") from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=zone(tz))
+    return pendulum.instance(value)
+
+
+def _compute(ctx: Context, args: argparse.Namespace, align: str | None) -> Cover:
+    tz = ctx.catalog.get_fact(args.fact).tz
+    return ctx.catalog.cover(
+        args.fact, parse_instant(args.start, tz, "start"), parse_instant(args.end, tz, "end"),
+        time_column=args.time_column, periods=args.periods, storages=args.storages, align=align,
+    )
+
+
+def cover_range(args: argparse.Namespace, ctx: Context) -> int:
+    cover = _compute(ctx, args, args.align)
+    if args.json:
+        print_json(ctx, cover.to_json())
+    else:
+        say(ctx, str(cover))
+        if ctx.stdout.isatty():
+            say(ctx, "\n".join(_bars(ctx, args, cover, width=72)))
+    return 0 if cover.coverable else 1
+
+
+def _bars(ctx: Context, args: argparse.Namespace, cover: Cover, width: int) -> list[str]:
+    state = ctx.catalog.fact_state(args.fact)
+    column = args.time_column or state.definition.time_columns[0]
+    return render_bars(coverage_lanes(state, cover, column), cover, width)
+
+
+def coverage_picture(args: argparse.Namespace, ctx: Context) -> int:
+    cover = _compute(ctx, args, "outer")
+    say(ctx, "\n".join(_bars(ctx, args, cover, width=args.width)))
+    if args.plot:
+        state = ctx.catalog.fact_state(args.fact)
+        column = args.time_column or state.definition.time_columns[0]
+        path = plot_coverage(coverage_lanes(state, cover, column), cover, args.plot)
+        say(ctx, f"coverage picture written to {path}")
+    return 0

@@ -1,0 +1,174 @@
+"""``fact create|list`` and ``storage create|list``: the catalog's definitions."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.table import Table
+
+from airflow_partitions.catalog.model import FactDef, StorageDef
+from airflow_partitions.cli.base import (
+    Context,
+    SubParsers,
+    UsageError,
+    add_command,
+    add_group,
+    add_json_flag,
+    csv_list,
+    print_json,
+    say,
+)
+
+
+def register(sub: SubParsers) -> None:
+    """Add the ``fact`` and ``storage`` command groups."""
+    facts = add_group(sub, "fact", help="create and list facts (logical datasets)",
+                      examples=["airflow-partitions fact create events --time-column dt",
+                                "airflow-partitions fact list --json"])
+    p = add_command(
+        facts, "create", help="create a fact",
+        description="Create a fact: a logical dataset whose storage tables share its time "
+                    "columns and time zone.",
+        examples=["airflow-partitions fact create events --time-column dt",
+                  "airflow-partitions fact create sales --time-column dt --time-column it "
+                  "--time-zone Europe/Paris --exist-ok"],
+        handler=fact_create,
+    )
+    p.add_argument("fact", metavar="FACT", help="fact name (letters, digits, _)")
+    p.add_argument("--time-column", action="append", dest="time_columns", metavar="COLUMN",
+                   help="a time partition column; repeat for several (default: dt)")
+    p.add_argument("--time-zone", default="UTC", metavar="TZ",
+                   help="IANA zone of the partition values (default: UTC)")
+    p.add_argument("--exist-ok", action="store_true",
+                   help="succeed if an identical fact already exists")
+
+    p = add_command(facts, "list", help="list facts", description="List the catalog's facts.",
+                    examples=["airflow-partitions fact list",
+                              "airflow-partitions fact list --json"],
+                    handler=fact_list)
+    add_json_flag(p)
+
+    storages = add_group(sub, "storage", help="create and list storage tables of facts",
+                         examples=["airflow-partitions storage create events events_raw "
+                                   "--periods HOURLY,DAILY --partition-columns dt,region:string",
+                                   "airflow-partitions storage list events"])
+    p = add_command(
+        storages, "create", help="create a storage table of a fact",
+        description="Create a storage table of FACT. The fact's time columns are partition "
+                    "columns of every storage; --partition-columns adds others (name:type, "
+                    "type string by default; int, bigint, date, timestamp also work). Without "
+                    "--location, partitions live under --data-root/{fact}/{storage}/{period}/"
+                    "col=value/...",
+        examples=["airflow-partitions storage create events events_raw --periods HOURLY,DAILY "
+                  "--partition-columns dt,region:string",
+                  "airflow-partitions storage create events events_rollup --periods DAILY,MONTHLY "
+                  "--priority 1 --location 's3://bucket/rollup/{period}/{dt}' "
+                  "--timeline-class DAILY=Ranges --timeline-class MONTHLY.dt=StoreAll"],
+        handler=storage_create,
+    )
+    p.add_argument("fact", metavar="FACT")
+    p.add_argument("storage", metavar="STORAGE")
+    p.add_argument("--periods", type=csv_list, required=True, metavar="P1,P2",
+                   help="update periods, e.g. HOURLY,DAILY,MONTHLY")
+    p.add_argument("--partition-columns", type=csv_list, metavar="COL[:TYPE],...",
+                   help="partition columns in key order (the fact's time columns are added "
+                        "first when missing)")
+    p.add_argument("--location", metavar="TEMPLATE",
+                   help="location template with {fact}, {storage}, {period} and {column} fields")
+    p.add_argument("--priority", type=int, default=0, metavar="N",
+                   help="tie-breaker when covers could use several storages (default 0)")
+    p.add_argument("--timeline-class", action="append", default=[], metavar="PERIOD[.COL]=CLASS",
+                   help="timeline implementation (StoreAll, EndsAndHoles, Ranges) per period or "
+                        "period.column; repeatable (default EndsAndHoles)")
+    p.add_argument("--exist-ok", action="store_true",
+                   help="succeed if an identical storage already exists")
+
+    p = add_command(
+        storages, "list", help="list storage tables",
+        description="List storage tables, all or those of one fact.",
+        examples=["airflow-partitions storage list",
+                  "airflow-partitions storage list events --json"],
+        handler=storage_list,
+    )
+    p.add_argument("fact", metavar="FACT", nargs="?", help="only this fact's storages")
+    add_json_flag(p)
+
+
+def fact_create(args: argparse.Namespace, ctx: Context) -> int:
+    fdef = ctx.catalog.create_fact(args.fact, tuple(args.time_columns or ["dt"]),
+                                   args.time_zone, exist_ok=args.exist_ok)
+    say(ctx, f"fact {fdef.name}: time columns {', '.join(fdef.time_columns)}; zone {fdef.tz}")
+    return 0
+
+
+def fact_list(args: argparse.Namespace, ctx: Context) -> int:
+    facts = ctx.catalog.list_facts()
+    if args.json:
+        print_json(ctx, [f.to_json() for f in facts])
+        return 0
+    counts: dict[str, int] = {}
+    for sdef in ctx.catalog.list_storages():
+        counts[sdef.fact] = counts.get(sdef.fact, 0) + 1
+    table = Table("fact", "time columns", "zone", "storages")
+    for f in facts:
+        table.add_row(f.name, ", ".join(f.time_columns), f.tz, str(counts.get(f.name, 0)))
+    _print_table(ctx, table, facts, "no facts yet; create one with `fact create`")
+    return 0
+
+
+def parse_timeline_classes(items: list[str]) -> dict[str, str]:
+    """``["HOURLY=Ranges", "DAILY.dt=StoreAll"]`` -> a mapping; the catalog checks the names."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, kind = item.partition("=")
+        if not sep or not key.strip() or not kind.strip():
+            raise UsageError(f"--timeline-class {item!r}: expected PERIOD[.COLUMN]=CLASS")
+        period, dot, column = key.strip().partition(".")
+        out[period.upper() + (dot + column if dot else "")] = kind.strip()
+    return out
+
+
+def storage_create(args: argparse.Namespace, ctx: Context) -> int:
+    if not args.periods:
+        raise UsageError("--periods is empty; give e.g. --periods HOURLY,DAILY")
+    sdef = ctx.catalog.create_storage(
+        args.fact, args.storage, args.periods,
+        columns=args.partition_columns,
+        location=args.location,
+        priority=args.priority,
+        timeline_classes=parse_timeline_classes(args.timeline_class),
+        exist_ok=args.exist_ok,
+    )
+    say(ctx, f"storage {sdef.name} of fact {sdef.fact}: periods "
+             f"{', '.join(p.name for p in sdef.periods)}; columns {_columns(sdef)}; "
+             f"location {sdef.location}")
+    return 0
+
+
+def storage_list(args: argparse.Namespace, ctx: Context) -> int:
+    if args.fact is not None:
+        ctx.catalog.get_fact(args.fact)  # an unknown fact is an error, not an empty list
+    storages = ctx.catalog.list_storages(args.fact)
+    if args.json:
+        print_json(ctx, [s.to_json() for s in storages])
+        return 0
+    table = Table("storage", "fact", "periods", "columns", "priority", "timeline classes",
+                  "location")
+    for s in storages:
+        classes = ", ".join(f"{k}={v}" for k, v in sorted(s.timeline_classes.items()))
+        table.add_row(s.name, s.fact, ",".join(p.name for p in s.periods), _columns(s),
+                      str(s.priority), classes or "-", s.location)
+    _print_table(ctx, table, storages, "no storages; create one with `storage create`")
+    return 0
+
+
+def _columns(sdef: StorageDef) -> str:
+    return ",".join(f"{c}:{t.value}" for c, t in sdef.columns)
+
+
+def _print_table(ctx: Context, table: Table, rows: list[FactDef] | list[StorageDef],
+                 empty: str) -> None:
+    if rows:
+        ctx.console().print(table)
+    else:
+        say(ctx, empty)

@@ -1,0 +1,469 @@
+"""The result of a cover: partitions in time order, missing ranges, their JSON and text forms.
+
+A :class:`Cover` keeps its partitions as *runs* (consecutive ordinals of one storage and period)
+so that computing a cover costs O(runs); the per-partition objects are built on first access to
+:attr:`Cover.partitions`, which costs O(answer). Covers read back from JSON (XCom) or given
+locations keep explicit partitions instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+import pendulum
+
+from airflow_partitions.errors import InvalidInput
+from airflow_partitions.periods import UpdatePeriod, zone
+
+#: How many runs of absent partitions a :class:`NeededPartitions` keeps per period.
+MAX_NEEDED_RUNS: Final = 3
+#: How many lines ``str(cover)`` shows for partitions, and for missing ranges.
+MAX_STR_RUNS: Final = 12
+MAX_STR_MISSING: Final = 6
+
+_JsonDict = dict[str, Any]
+
+
+def abbreviate(first: str, last: str) -> str:
+    """``first..last`` with the part ``last`` shares with ``first`` dropped at a ``-`` boundary.
+
+    Why: runs print as ``2015-01-29-06..23`` instead of repeating the day.
+    """
+    if first == last:
+        return first
+    cut = 0
+    for i, ch in enumerate(last):
+        if i >= len(first) or first[i] != ch:
+            break
+        if ch == "-":
+            cut = i + 1
+    return f"{first}..{last[cut:]}"
+
+
+def format_instant(value: dt.datetime, since: dt.datetime | None = None) -> str:
+    """Compact ISO text: minutes always, seconds when set, the offset unless it is UTC.
+
+    With ``since`` on the same local date and offset, only the time is printed (``12:00/13:00``).
+    """
+    offset = value.utcoffset() or dt.timedelta(0)
+    text = value.strftime("%H:%M")
+    if value.second or value.microsecond:
+        text += value.strftime(":%S")
+        if value.microsecond:
+            text += f".{value.microsecond:06d}"
+    same_day = (
+        since is not None
+        and since.date() == value.date()
+        and (since.utcoffset() or dt.timedelta(0)) == offset
+    )
+    if not same_day:
+        text = value.strftime("%Y-%m-%dT") + text
+        if offset:
+            text += value.strftime("%z")[:3] + ":" + value.strftime("%z")[3:]
+    return text
+
+
+def _iso(value: dt.datetime) -> str:
+    return value.isoformat()
+
+
+def _parse_instant(text: Any, what: str, tz: str | None) -> pendulum.DateTime:
+    """An aware instant from ISO text, in ``tz`` when given (else its own offset)."""
+    if not isinstance(text, str):
+        raise InvalidInput(f"cover JSON: {what} must be an ISO-8601 string, not {text!r}")
+    try:
+        parsed = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInput(f"cover JSON: {what} {text!r} is not ISO-8601") from None
+    if parsed.tzinfo is None:
+        raise InvalidInput(f"cover JSON: {what} {text!r} has no UTC offset")
+    target = zone(tz) if tz is not None else parsed.tzinfo
+    return pendulum.instance(parsed.astimezone(target), tz=target)
+
+
+def _field(d: Mapping[str, Any], key: str, what: str) -> Any:
+    if not isinstance(d, Mapping) or key not in d:
+        raise InvalidInput(f"cover JSON: {what} lacks {key!r}")
+    return d[key]
+
+
+@dataclass(frozen=True)
+class CoverPartition:
+    """One partition of a cover: ``storage``'s ``period`` partition ``value``, ``[start, end)``."""
+
+    storage: str
+    period: UpdatePeriod
+    value: str
+    ordinal: int
+    start: pendulum.DateTime
+    end: pendulum.DateTime
+    location: str | None = None
+
+    def to_json(self) -> _JsonDict:
+        """The manifest form (no ordinal: it is derived from the value)."""
+        return {
+            "storage": self.storage,
+            "period": self.period.name,
+            "value": self.value,
+            "start": _iso(self.start),
+            "end": _iso(self.end),
+            "location": self.location,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any], tz: str | None = None) -> CoverPartition:
+        """Read :meth:`to_json` back; the ordinal comes from the start instant's own offset."""
+        period = UpdatePeriod.of(_field(d, "period", "a partition"))
+        start = _parse_instant(_field(d, "start", "a partition"), "partition start", tz)
+        end = _parse_instant(_field(d, "end", "a partition"), "partition end", tz)
+        value = _field(d, "value", "a partition")
+        location = d.get("location")
+        storage = _field(d, "storage", "a partition")
+        if not isinstance(value, str) or not isinstance(storage, str):
+            raise InvalidInput(f"cover JSON: bad partition {dict(d)!r}")
+        if location is not None and not isinstance(location, str):
+            raise InvalidInput(f"cover JSON: location must be a string or null: {location!r}")
+        offset = start.utcoffset() or dt.timedelta(0)
+        ordinal = period.ordinal(start, tz if tz is not None else dt.timezone(offset))
+        if tz is not None and period.format_ordinal(ordinal, tz) != value:
+            raise InvalidInput(
+                f"cover JSON: {period.name} value {value!r} does not start at {start.isoformat()}"
+            )
+        return cls(storage, period, value, ordinal, start, end, location)
+
+
+@dataclass(frozen=True)
+class CoverRun:
+    """Consecutive partitions ``[first, end)`` (ordinals) of one storage and period."""
+
+    storage: str
+    period: UpdatePeriod
+    first: int
+    end: int
+
+    @property
+    def count(self) -> int:
+        """How many partitions the run holds."""
+        return self.end - self.first
+
+
+@dataclass(frozen=True)
+class ValueRun:
+    """Consecutive absent partitions of one period, by value (``last`` inclusive)."""
+
+    first: str
+    last: str
+    count: int
+
+    def describe(self) -> str:
+        """``2015-02-10-12..17 (6)``, or just the value for a single partition."""
+        text = abbreviate(self.first, self.last)
+        return text if self.count == 1 else f"{text} ({self.count})"
+
+
+@dataclass(frozen=True)
+class NeededPartitions:
+    """The absent partitions of one period that could have filled (part of) a missing range.
+
+    ``runs`` holds at most :data:`MAX_NEEDED_RUNS` runs in time order; ``total`` counts all of
+    them, so the text stays short however long the gap is.
+    """
+
+    period: UpdatePeriod
+    runs: tuple[ValueRun, ...]
+    total: int
+
+    def describe(self) -> str:
+        """``no HOURLY 2015-02-10-12..17 (6)``."""
+        shown = ", ".join(r.describe() for r in self.runs)
+        listed = sum(r.count for r in self.runs)
+        more = f", ... ({self.total} in all)" if listed < self.total else ""
+        return f"no {self.period.name} {shown}{more}"
+
+    def to_json(self) -> _JsonDict:
+        """``{"period", "total", "runs": [{"first", "last", "count"}]}``."""
+        return {
+            "period": self.period.name,
+            "total": self.total,
+            "runs": [{"first": r.first, "last": r.last, "count": r.count} for r in self.runs],
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> NeededPartitions:
+        """Read :meth:`to_json` back."""
+        runs = tuple(
+            ValueRun(str(r["first"]), str(r["last"]), int(r["count"]))
+            for r in _field(d, "runs", "a needed entry")
+        )
+        return cls(UpdatePeriod.of(_field(d, "period", "a needed entry")), runs, int(d["total"]))
+
+
+@dataclass(frozen=True)
+class MissingRange:
+    """A maximal sub-range ``[start, end)`` that the chosen cover leaves uncovered.
+
+    ``needed`` lists, finest period first, the absent partitions that lie inside the requested
+    range and intersect this one: registering them is what would fill it.
+    """
+
+    start: pendulum.DateTime
+    end: pendulum.DateTime
+    needed: tuple[NeededPartitions, ...] = ()
+
+    @property
+    def duration(self) -> dt.timedelta:
+        """The missing length."""
+        return self.end - self.start
+
+    def describe(self) -> str:
+        """``missing 2015-02-10T12:00/13:00: no HOURLY 2015-02-10-12, no DAILY 2015-02-10``."""
+        span = f"{format_instant(self.start)}/{format_instant(self.end, self.start)}"
+        if not self.needed:
+            return f"missing {span}: no partition fits without overlapping the cover"
+        return f"missing {span}: " + ", ".join(n.describe() for n in self.needed)
+
+    def to_json(self) -> _JsonDict:
+        """``{"start", "end", "needed": [...]}``."""
+        return {
+            "start": _iso(self.start),
+            "end": _iso(self.end),
+            "needed": [n.to_json() for n in self.needed],
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any], tz: str | None = None) -> MissingRange:
+        """Read :meth:`to_json` back."""
+        return cls(
+            _parse_instant(_field(d, "start", "a missing range"), "missing start", tz),
+            _parse_instant(_field(d, "end", "a missing range"), "missing end", tz),
+            tuple(NeededPartitions.from_json(n) for n in d.get("needed", ())),
+        )
+
+
+Locations = (
+    Mapping[tuple[str, str, str], str] | Callable[[CoverPartition], str | None]
+)
+
+
+class Cover:
+    """The answer of :func:`airflow_partitions.cover.compute.compute_cover`.
+
+    ``partitions`` are disjoint, in time order, and their union is ``[start, end)`` minus the
+    ``missing`` ranges. ``fact`` is for the caller to set (the catalog names the fact).
+    """
+
+    __hash__ = None  # type: ignore[assignment]  # mutable (fact)
+
+    def __init__(
+        self,
+        start: pendulum.DateTime,
+        end: pendulum.DateTime,
+        runs: Iterable[CoverRun] = (),
+        missing: Iterable[MissingRange] = (),
+        *,
+        tz: str | None = "UTC",
+        fact: str | None = None,
+        partitions: Iterable[CoverPartition] | None = None,
+    ) -> None:
+        self.fact = fact
+        self.start = start
+        self.end = end
+        self.tz = tz
+        self.missing: tuple[MissingRange, ...] = tuple(missing)
+        self._partitions = None if partitions is None else tuple(partitions)
+        self._runs = (
+            tuple(runs) if self._partitions is None else tuple(_group(self._partitions))
+        )
+
+    # -- contents ---------------------------------------------------------------------------------
+
+    @property
+    def coverable(self) -> bool:
+        """Whether the partitions cover the whole range."""
+        return not self.missing
+
+    @property
+    def runs(self) -> tuple[CoverRun, ...]:
+        """The partitions as maximal runs of one (storage, period), in time order."""
+        return self._runs
+
+    @property
+    def partitions(self) -> tuple[CoverPartition, ...]:
+        """Every partition, in time order (built once, on first access: O(answer))."""
+        if self._partitions is None:
+            self._partitions = tuple(self._expand())
+        return self._partitions
+
+    def _expand(self) -> Iterator[CoverPartition]:
+        tz = self.tz or "UTC"
+        for run in self._runs:
+            period = run.period
+            start = period.start_of(run.first, tz)
+            for ordinal in range(run.first, run.end):
+                end = period.start_of(ordinal + 1, tz)
+                value = period.format_ordinal(ordinal, tz)
+                yield CoverPartition(run.storage, period, value, ordinal, start, end)
+                start = end
+
+    def __len__(self) -> int:
+        return sum(r.count for r in self._runs)
+
+    @property
+    def covered_fraction(self) -> float:
+        """Covered duration over the requested duration (1.0 for an empty range)."""
+        total = (self.end - self.start).total_seconds()
+        if total <= 0:
+            return 1.0
+        gaps = sum(m.duration.total_seconds() for m in self.missing)
+        return (total - gaps) / total
+
+    def with_locations(self, locations: Locations) -> Cover:
+        """A copy whose partitions carry locations.
+
+        ``locations`` is a mapping ``(storage, period name, value) -> location`` (absent keys
+        leave ``None``) or a callable ``CoverPartition -> location | None``.
+        """
+        if callable(locations):
+            find = locations
+        else:
+            table = locations
+
+            def find(p: CoverPartition) -> str | None:
+                return table.get((p.storage, p.period.name, p.value))
+
+        parts = [replace(p, location=find(p)) for p in self.partitions]
+        return Cover(
+            self.start, self.end, (), self.missing, tz=self.tz, fact=self.fact, partitions=parts
+        )
+
+    # -- JSON (XCom, manifests) -------------------------------------------------------------------
+
+    def to_json(self) -> _JsonDict:
+        """``{"fact", "start", "end", "coverable", "partitions", "missing"}``, JSON-serialisable."""
+        return {
+            "fact": self.fact,
+            "start": _iso(self.start),
+            "end": _iso(self.end),
+            "coverable": self.coverable,
+            "partitions": [p.to_json() for p in self.partitions],
+            "missing": [m.to_json() for m in self.missing],
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any], tz: str | None = None) -> Cover:
+        """Read :meth:`to_json` back. With ``tz`` the instants are put in that zone and every
+        value is checked against its start; without it they keep their written offsets."""
+        fact = d.get("fact") if isinstance(d, Mapping) else None
+        if fact is not None and not isinstance(fact, str):
+            raise InvalidInput(f"cover JSON: fact must be a string or null, not {fact!r}")
+        cover = cls(
+            _parse_instant(_field(d, "start", "the cover"), "start", tz),
+            _parse_instant(_field(d, "end", "the cover"), "end", tz),
+            (),
+            (MissingRange.from_json(m, tz) for m in _field(d, "missing", "the cover")),
+            tz=tz,
+            fact=fact,
+            partitions=(
+                CoverPartition.from_json(p, tz) for p in _field(d, "partitions", "the cover")
+            ),
+        )
+        if "coverable" in d and bool(d["coverable"]) != cover.coverable:
+            raise InvalidInput("cover JSON: 'coverable' contradicts the 'missing' list")
+        return cover
+
+    # -- text -------------------------------------------------------------------------------------
+
+    def __str__(self) -> str:
+        count = len(self)
+        head = (
+            f"{self.fact + ' ' if self.fact else ''}"
+            f"[{format_instant(self.start)}, {format_instant(self.end)}): "
+            f"{count} partition{'s' if count != 1 else ''}"
+        )
+        if self.coverable:
+            head += ", coverable"
+        else:
+            head += (
+                f", NOT coverable: {len(self.missing)} missing "
+                f"range{'s' if len(self.missing) != 1 else ''}, "
+                f"{self.covered_fraction:.1%} covered"
+            )
+        return "\n".join([head, *self._run_lines(), *self._missing_lines()])
+
+    def _run_lines(self) -> list[str]:
+        show_storage = len({r.storage for r in self._runs}) > 1
+        tz = self.tz or "UTC"
+        values: dict[tuple[UpdatePeriod, int], str] | None = None
+        if self._partitions is not None:
+            values = {(p.period, p.ordinal): p.value for p in self._partitions}
+        lines = [_run_text(r, tz, show_storage, values) for r in self._runs_shown()]
+        hidden = len(self._runs) - MAX_STR_RUNS
+        if hidden > 0:
+            lines.insert(MAX_STR_RUNS // 2, f"  ... {hidden} more runs ...")
+        return lines
+
+    def _runs_shown(self) -> list[CoverRun]:
+        if len(self._runs) <= MAX_STR_RUNS:
+            return list(self._runs)
+        half = MAX_STR_RUNS // 2
+        return [*self._runs[:half], *self._runs[-half:]]
+
+    def _missing_lines(self) -> list[str]:
+        lines = [f"  {m.describe()}" for m in self.missing[:MAX_STR_MISSING]]
+        if len(self.missing) > MAX_STR_MISSING:
+            lines.append(f"  ... {len(self.missing) - MAX_STR_MISSING} more missing ranges")
+        return lines
+
+    def __repr__(self) -> str:
+        return (
+            f"Cover({_iso(self.start)}, {_iso(self.end)}, partitions={len(self)}, "
+            f"missing={len(self.missing)}, fact={self.fact!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Cover):
+            return NotImplemented
+        return (self.fact, self.start, self.end, self.partitions, self.missing) == (
+            other.fact,
+            other.start,
+            other.end,
+            other.partitions,
+            other.missing,
+        )
+
+
+def _group(partitions: Iterable[CoverPartition]) -> Iterator[CoverRun]:
+    """Maximal runs of explicit partitions (same storage and period, consecutive ordinals)."""
+    run: CoverRun | None = None
+    for p in partitions:
+        if (
+            run is not None
+            and (run.storage, run.period) == (p.storage, p.period)
+            and run.end == p.ordinal
+        ):
+            run = CoverRun(run.storage, run.period, run.first, p.ordinal + 1)
+            continue
+        if run is not None:
+            yield run
+        run = CoverRun(p.storage, p.period, p.ordinal, p.ordinal + 1)
+    if run is not None:
+        yield run
+
+
+def _run_text(
+    run: CoverRun,
+    tz: str,
+    show_storage: bool,
+    values: Mapping[tuple[UpdatePeriod, int], str] | None,
+) -> str:
+    """``  [storage] HOURLY 2015-01-29-06..23 (18)``."""
+    if values is not None:
+        first, last = values[run.period, run.first], values[run.period, run.end - 1]
+    else:
+        first = run.period.format_ordinal(run.first, tz)
+        last = run.period.format_ordinal(run.end - 1, tz)
+    who = f"{run.storage} " if show_storage else ""
+    return f"  {who}{run.period.name} {ValueRun(first, last, run.count).describe()}"

@@ -1,0 +1,180 @@
+"""Validated input of a cover: the usable sources ranked by preference, and the aligned bounds.
+
+Shared by :func:`airflow_partitions.cover.compute_cover` and the Lens-style test oracle, so
+that both answer exactly the same question.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import pendulum
+
+from airflow_partitions.cover.clock import Clock, from_us, to_us
+from airflow_partitions.errors import InvalidInput, InvalidRange, MisalignedTime
+from airflow_partitions.periods import UpdatePeriod, zone, zone_name
+from airflow_partitions.timelines.base import PartitionTimeline
+
+ALIGN_MODES: Final = (None, "outer", "inner")
+
+
+class MisalignedBound(MisalignedTime):
+    """A cover bound does not start a partition of the finest period available."""
+
+
+class NaiveInstant(InvalidInput):
+    """A cover bound has no time zone; covers need aware instants."""
+
+
+@dataclass(frozen=True)
+class CoverSource:
+    """One (storage table, period) a fact can be read from.
+
+    ``priority``: larger numbers are preferred when two storages hold the same partition.
+    """
+
+    storage: str
+    priority: int
+    period: UpdatePeriod
+    timeline: PartitionTimeline
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to cover: bounds (aligned), and per period the timelines by storage rank."""
+
+    tz: str
+    start: pendulum.DateTime
+    end: pendulum.DateTime
+    start_us: int
+    end_us: int
+    #: Storage names by rank: index 0 is the most preferred (highest priority, then name).
+    storages: tuple[str, ...]
+    #: period -> [(rank, timeline)] in rank order.
+    by_period: dict[UpdatePeriod, list[tuple[int, PartitionTimeline]]]
+
+    @property
+    def finest(self) -> UpdatePeriod | None:
+        """The finest period among the usable sources."""
+        return min(self.by_period) if self.by_period else None
+
+
+def prepare(
+    sources: Sequence[CoverSource],
+    start: dt.datetime,
+    end: dt.datetime,
+    *,
+    tz: str,
+    periods: Iterable[UpdatePeriod | str] | None,
+    storages: Iterable[str] | None,
+    align: str | None,
+) -> Request:
+    """Check the input, keep the allowed sources, rank storages, align or check the bounds."""
+    tz_name = zone_name(zone(tz)) or str(tz)
+    for name, value in (("start", start), ("end", end)):
+        if not isinstance(value, dt.datetime):
+            raise InvalidInput(f"cover {name} must be a datetime, not {value!r}")
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise NaiveInstant(
+                f"cover {name} {value.isoformat()} is naive; pass an aware instant"
+            )
+    if start > end:
+        raise InvalidRange(
+            f"cover range [{start.isoformat()}, {end.isoformat()}) is reversed: end before start"
+        )
+    if align not in ALIGN_MODES:
+        raise InvalidInput(f"align must be None, 'outer' or 'inner', not {align!r}")
+    chosen = _select(sources, tz_name, periods, storages)
+    ranks = _rank(chosen)
+    by_period: dict[UpdatePeriod, list[tuple[int, PartitionTimeline]]] = {}
+    for source in sorted(chosen, key=lambda s: ranks[s.storage]):
+        by_period.setdefault(source.period, []).append((ranks[source.storage], source.timeline))
+    storage_names = tuple(sorted(ranks, key=ranks.__getitem__))
+    start_us, end_us = to_us(start), to_us(end)
+    if by_period and start_us != end_us:
+        start_us, end_us = _align(Clock(tz_name), min(by_period), start_us, end_us, align)
+    return Request(
+        tz_name,
+        from_us(start_us, tz_name),
+        from_us(end_us, tz_name),
+        start_us,
+        end_us,
+        storage_names,
+        by_period,
+    )
+
+
+def _select(
+    sources: Sequence[CoverSource],
+    tz_name: str,
+    periods: Iterable[UpdatePeriod | str] | None,
+    storages: Iterable[str] | None,
+) -> list[CoverSource]:
+    """The sources allowed by ``periods`` and ``storages``, each checked for consistency."""
+    allowed_periods = None if periods is None else {UpdatePeriod.of(p) for p in periods}
+    allowed_storages = None if storages is None else set(storages)
+    known = {s.storage for s in sources}
+    if allowed_storages is not None and not allowed_storages <= known:
+        unknown = ", ".join(sorted(allowed_storages - known))
+        raise InvalidInput(f"unknown storage(s) {unknown}; the fact has {sorted(known)}")
+    chosen = []
+    for source in sources:
+        if not isinstance(source, CoverSource):
+            raise InvalidInput(f"cover sources must be CoverSource, not {source!r}")
+        if source.timeline.period is not source.period:
+            raise InvalidInput(
+                f"source {source.storage} {source.period.name} has a "
+                f"{source.timeline.period.name} timeline"
+            )
+        if source.timeline.tz != tz_name:
+            raise InvalidInput(
+                f"source {source.storage} {source.period.name} is in {source.timeline.tz}, "
+                f"but the cover is in {tz_name}: all sources of a cover share the fact's zone"
+            )
+        if allowed_periods is not None and source.period not in allowed_periods:
+            continue
+        if allowed_storages is not None and source.storage not in allowed_storages:
+            continue
+        chosen.append(source)
+    return chosen
+
+
+def _rank(sources: Iterable[CoverSource]) -> dict[str, int]:
+    """Storage -> rank: higher priority first, then storage name order."""
+    priority: dict[str, int] = {}
+    for source in sources:
+        known = priority.setdefault(source.storage, source.priority)
+        if known != source.priority:
+            raise InvalidInput(
+                f"storage {source.storage} is given priorities {known} and {source.priority}"
+            )
+    ordered = sorted(priority, key=lambda name: (-priority[name], name))
+    return {name: i for i, name in enumerate(ordered)}
+
+
+def _align(
+    clock: Clock, finest: UpdatePeriod, start_us: int, end_us: int, align: str | None
+) -> tuple[int, int]:
+    """Widen (``outer``), narrow (``inner``) or check the bounds against ``finest``."""
+    if align == "outer":
+        return clock.start(finest, clock.floor(finest, start_us)), clock.start(
+            finest, clock.ceil(finest, end_us)
+        )
+    if align == "inner":
+        lo = clock.start(finest, clock.ceil(finest, start_us))
+        hi = clock.start(finest, clock.floor(finest, end_us))
+        return (lo, hi) if lo <= hi else (lo, lo)
+    for name, us in (("start", start_us), ("end", end_us)):
+        if not clock.is_aligned(finest, us):
+            floor = clock.start(finest, clock.floor(finest, us))
+            ceil = clock.start(finest, clock.ceil(finest, us))
+            raise MisalignedBound(
+                f"cover {name} {from_us(us, clock.tz).isoformat()} is not aligned to "
+                f"{finest.name}, the finest period available, in {clock.tz}: the nearest "
+                f"boundaries are {from_us(floor, clock.tz).isoformat()} and "
+                f"{from_us(ceil, clock.tz).isoformat()}; pass align='outer' or align='inner'"
+            )
+    return start_us, end_us

@@ -1,0 +1,61 @@
+"""Shared settings of the ``events`` example DAGs (dags_examples/): fact, storages, data.
+
+The layout (created idempotently by :func:`ensure_catalog`):
+
+* ``events_raw`` (HOURLY): one Parquet directory of events per hour, written by the ingest job;
+* ``events_rollup`` (DAILY and MONTHLY, priority 10): per-region totals, written by the rollups.
+
+Covers prefer the rollups, so a report over any range reads monthly partitions where they
+exist, daily ones elsewhere, and hourly ones at the ragged edges.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from typing import Any
+
+from airflow_partitions.catalog.facade import Catalog, default_data_root
+from airflow_partitions.periods import UpdatePeriod
+
+FACT = "events"
+RAW = "events_raw"
+ROLLUP = "events_rollup"
+DATA_ROOT = os.environ.get("AIRFLOW_PARTITIONS_DATA_ROOT") or default_data_root()
+RAW_LOCATION = f"{DATA_ROOT}/{FACT}/{RAW}/HOURLY/dt={{dt}}"
+ROLLUP_LOCATION = f"{DATA_ROOT}/{FACT}/{ROLLUP}/{{period}}/dt={{dt}}"
+REPORTS = f"{DATA_ROOT}/reports"
+
+#: Small local Spark: no UI, few shuffle partitions, instants in UTC.
+SPARK_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.sql.session.timeZone": "UTC",
+}
+
+
+def ensure_catalog(catalog: Catalog) -> None:
+    """Create the fact and its storages if they are not there yet (safe to call every run)."""
+    catalog.create_fact(FACT, time_columns=["dt"], tz="UTC", exist_ok=True)
+    catalog.create_storage(FACT, RAW, ["HOURLY"], location=RAW_LOCATION, exist_ok=True)
+    catalog.create_storage(FACT, ROLLUP, ["DAILY", "MONTHLY"], location=ROLLUP_LOCATION,
+                           priority=10, exist_ok=True)
+
+
+def period_end(start: Any, period: str) -> str:
+    """Jinja macro: the end of the ``period`` partition starting at ``start`` (ISO-8601)."""
+    return UpdatePeriod.of(period).next(_instant(start), "UTC").isoformat()
+
+
+def period_value(instant: Any, period: str) -> str:
+    """Jinja macro: the partition value of ``period`` containing ``instant``."""
+    return UpdatePeriod.of(period).format(_instant(instant), "UTC")
+
+
+def _instant(value: Any) -> dt.datetime:
+    if isinstance(value, str):
+        return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return value  # type: ignore[no-any-return]
+
+
+MACROS = {"period_end": period_end, "period_value": period_value}

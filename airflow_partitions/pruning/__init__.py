@@ -1,0 +1,47 @@
+"""Dynamic partition pruning (seed 003): small tables' join-key values prune a big table's
+partitions before Spark reads them. See ``docs/pruning.md``.
+"""
+
+from airflow_partitions.pruning.prune import (
+    DEFAULT_MAX_VALUES,
+    Analysis,
+    DecisionRecord,
+    InvalidJoinSpec,
+    JoinKeyTypeError,
+    JoinSpec,
+    JoinType,
+    KeyExpr,
+    KeyValues,
+    PruneResult,
+    ValueSets,
+    analyse,
+    col,
+    fn,
+    keys_to_collect,
+    load_key_file,
+    parse_key,
+    prune,
+    prune_partitions,
+)
+
+__all__ = [
+    "DEFAULT_MAX_VALUES",
+    "Analysis",
+    "DecisionRecord",
+    "InvalidJoinSpec",
+    "JoinKeyTypeError",
+    "JoinSpec",
+    "JoinType",
+    "KeyExpr",
+    "KeyValues",
+    "PruneResult",
+    "ValueSets",
+    "analyse",
+    "col",
+    "fn",
+    "keys_to_collect",
+    "load_key_file",
+    "parse_key",
+    "prune",
+    "prune_partitions",
+]
