@@ -62,11 +62,12 @@ from airflow_partitions.catalog.rows import (
 )
 from airflow_partitions.catalog.verified_cover import VerifiedCover, cover_fact
 from airflow_partitions.cover.compute import Cover
+from airflow_partitions.defaults import GET_BATCH, default_data_root, default_store_url
 from airflow_partitions.errors import ConcurrentUpdateError, InvalidInput
 from airflow_partitions.filters import Explain, QueryStats
 from airflow_partitions.filters import execute as filters
 from airflow_partitions.keys import FIRST_VALUE_FIELD, ColumnType, field_bytes
-from airflow_partitions.kv import default_store_url, open_store
+from airflow_partitions.kv import open_store
 from airflow_partitions.kv.base import Cells, KVStore
 from airflow_partitions.kv.scan_filters import SingleColumnValue
 from airflow_partitions.periods import UpdatePeriod
@@ -124,14 +125,6 @@ class WriteResult:
 
     changed: int
     unchanged: int
-
-
-def default_data_root(environ: Mapping[str, str] = os.environ) -> str:
-    """Where partitions live when a storage gives no location template."""
-    if environ.get("AIRFLOW_PARTITIONS_DATA_ROOT"):
-        return environ["AIRFLOW_PARTITIONS_DATA_ROOT"]
-    home = environ.get("AIRFLOW_HOME") or os.path.join(os.path.expanduser("~"), "airflow")
-    return os.path.join(home, "partitions-data")
 
 
 ColumnArg = str | tuple[str, str | ColumnType]
@@ -394,8 +387,8 @@ class Catalog:
 
     def _get_rows(self, keys: list[bytes]) -> dict[bytes, Cells]:
         out: dict[bytes, Cells] = {}
-        for i in range(0, len(keys), 1000):
-            out.update(self.io.partitions.get_many(keys[i : i + 1000], [LOC, STATE]))
+        for i in range(0, len(keys), GET_BATCH):
+            out.update(self.io.partitions.get_many(keys[i : i + GET_BATCH], [LOC, STATE]))
         return out
 
     def _live_time_values(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.rows import LOC, value_cell_column
 from airflow_partitions.cover.compute import Cover, CoverPartition, CoverSource, compute_cover
+from airflow_partitions.defaults import GET_BATCH
 from airflow_partitions.errors import InvalidInput, PartitionsError
 from airflow_partitions.keys import prefix_successor
 from airflow_partitions.kv.base import Cells
@@ -140,8 +141,8 @@ def _read_rows(
         for _, cells in rows:
             _collect(catalog, found, sdef, run.period, column, cells)
     keys = list(point_keys)
-    for i in range(0, len(keys), 1000):
-        for key, cells in catalog.io.partitions.get_many(keys[i : i + 1000]).items():
+    for i in range(0, len(keys), GET_BATCH):
+        for key, cells in catalog.io.partitions.get_many(keys[i : i + GET_BATCH]).items():
             sdef, period = point_keys[key]
             _collect(catalog, found, sdef, period, column, cells)
     return found

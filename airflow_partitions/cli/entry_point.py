@@ -22,12 +22,12 @@ from rich_argparse import RawDescriptionRichHelpFormatter
 from airflow_partitions import __version__
 from airflow_partitions.cli.base import Context, UsageError, add_global_options
 from airflow_partitions.cli.commands import COMMAND_MODULES
+from airflow_partitions.defaults import CONNECTION_ID, airflow_home, default_store_url
 from airflow_partitions.errors import InvalidInput, PartitionsError
 from airflow_partitions.hooks.connection import InvalidConnection, store_url_from_fields
-from airflow_partitions.kv import InvalidStoreURL, KVError, default_store_url
+from airflow_partitions.kv import InvalidStoreURL, KVError
 
 PROG: Final = "airflow-partitions"
-CONNECTION_ID: Final = "partitions_default"
 
 EXAMPLES: Final = f"""\
 examples:
@@ -98,8 +98,7 @@ def airflow_connection_url(conn_id: str = CONNECTION_ID,
         fields = _json_connection(env_value)
         if fields is not None:
             return store_url_from_fields(*fields, environ=environ)
-    home = environ.get("AIRFLOW_HOME") or os.path.join(os.path.expanduser("~"), "airflow")
-    if not env_value and not os.path.exists(os.path.join(home, "airflow.cfg")):
+    if not env_value and not (airflow_home(environ) / "airflow.cfg").exists():
         return None
     sink = io.StringIO()
     try:

@@ -12,16 +12,16 @@ exist, daily ones elsewhere, and hourly ones at the ragged edges.
 from __future__ import annotations
 
 import datetime as dt
-import os
 from typing import Any
 
-from airflow_partitions.catalog.facade import Catalog, default_data_root
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.defaults import default_data_root
 from airflow_partitions.periods import UpdatePeriod
 
 FACT = "events"
 RAW = "events_raw"
 ROLLUP = "events_rollup"
-DATA_ROOT = os.environ.get("AIRFLOW_PARTITIONS_DATA_ROOT") or default_data_root()
+DATA_ROOT = default_data_root()
 RAW_LOCATION = f"{DATA_ROOT}/{FACT}/{RAW}/HOURLY/dt={{dt}}"
 ROLLUP_LOCATION = f"{DATA_ROOT}/{FACT}/{ROLLUP}/{{period}}/dt={{dt}}"
 REPORTS = f"{DATA_ROOT}/reports"

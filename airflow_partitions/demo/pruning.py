@@ -9,16 +9,16 @@ quarter of the partitions.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Final
 
-from airflow_partitions.catalog.facade import Catalog, default_data_root
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.defaults import default_data_root
 from airflow_partitions.demo.events import SPARK_CONF
 from airflow_partitions.spark.synthetic import REGIONS
 
 FACT: Final = "events_regional"
 STORAGE: Final = "events_by_region"
-DATA_ROOT = os.environ.get("AIRFLOW_PARTITIONS_DATA_ROOT") or default_data_root()
+DATA_ROOT = default_data_root()
 LOCATION = f"{DATA_ROOT}/{FACT}/{STORAGE}/HOURLY/dt={{dt}}/region={{region}}"
 DIMENSION = f"{DATA_ROOT}/dims/regions_of_interest"
 REPORTS = f"{DATA_ROOT}/reports"

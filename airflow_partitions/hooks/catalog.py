@@ -19,8 +19,8 @@ from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
 from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.defaults import CONNECTION_ID, default_store_url
 from airflow_partitions.hooks.connection import CONN_TYPE, extra_field, store_url_from_fields
-from airflow_partitions.kv import default_store_url
 
 _CATALOGS: dict[tuple[str, str | None], Catalog] = {}
 _CATALOGS_LOCK = threading.Lock()
@@ -55,7 +55,7 @@ class PartitionCatalogHook(BaseHook):
     """
 
     conn_name_attr = "catalog_conn_id"
-    default_conn_name = "partitions_default"
+    default_conn_name = CONNECTION_ID
     conn_type = CONN_TYPE
     hook_name = "Partition Catalog"
 

@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import quote, urlencode
 
-from airflow_partitions.kv import ENV_STORE, default_store_url, parse_store_url
+from airflow_partitions.defaults import ENV_STORE, default_store_url
+from airflow_partitions.kv import parse_store_url
 
 CONN_TYPE: Final = "partition_catalog"
 HBASE_PARAMS: Final = ("table_prefix", "transport", "protocol", "pool_size", "timeout")

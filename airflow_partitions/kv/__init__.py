@@ -29,10 +29,8 @@ from airflow_partitions.kv.scan_filters import (
     any_of,
 )
 from airflow_partitions.kv.urls import (
-    ENV_STORE,
     HBaseConfig,
     SQLiteConfig,
-    default_store_url,
     parse_store_url,
 )
 
@@ -59,7 +57,6 @@ def open_store(url: str) -> KVStore:
 
 
 __all__ = [
-    "ENV_STORE",
     "Cells",
     "ColumnRange",
     "CorruptCell",
@@ -83,7 +80,6 @@ __all__ = [
     "TableNotFound",
     "all_of",
     "any_of",
-    "default_store_url",
     "open_store",
     "parse_store_url",
 ]

@@ -8,9 +8,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeAlias
@@ -18,7 +16,6 @@ from urllib.parse import parse_qsl, urlsplit
 
 from airflow_partitions.kv.errors import InvalidStoreURL
 
-ENV_STORE = "AIRFLOW_PARTITIONS_STORE"
 DEFAULT_HBASE_PORT = 9090
 Synchronous: TypeAlias = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
 _SYNCHRONOUS: dict[str, Synchronous] = {
@@ -157,20 +154,3 @@ def _parse_hbase(url: str) -> HBaseConfig:
         pool_size=_int_param(url, "pool_size", params.get("pool_size", "4"), 1, 1024),
         timeout_ms=timeout,
     )
-
-
-def default_store_url(environ: Mapping[str, str] | None = None) -> str:
-    """``$AIRFLOW_PARTITIONS_STORE``, else ``sqlite:///$AIRFLOW_HOME/partitions.db``.
-
-    ``AIRFLOW_HOME`` defaults to ``~/airflow`` as in Airflow. (The Airflow connection
-    ``partitions_default`` is consulted before this, by the hook.)
-    """
-    env = os.environ if environ is None else environ
-    explicit = env.get(ENV_STORE, "").strip()
-    if explicit:
-        return explicit
-    home = env.get("AIRFLOW_HOME", "").strip() or "~/airflow"
-    if home.startswith("~") and env.get("HOME"):
-        home = env["HOME"] + home[1:]
-    path = Path(os.path.expanduser(home)).absolute() / "partitions.db"
-    return f"sqlite://{path.as_posix()}"

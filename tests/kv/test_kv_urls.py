@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from airflow_partitions.defaults import default_store_url
 from airflow_partitions.kv import (
     HBaseConfig,
     InvalidStoreURL,
     SQLiteConfig,
-    default_store_url,
     open_store,
     parse_store_url,
 )

@@ -1,0 +1,65 @@
+"""The defaults every layer shares, defined once: Airflow's home, where the catalog and the data
+live, the connection id and the batch size of point reads.
+
+Pure and at the bottom of the import graph (beside :mod:`airflow_partitions.errors`), so the
+key/value layer, the catalog, the CLI and the Airflow layer all resolve them the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+#: The Airflow connection the hook, sensors and CLI read when none is named.
+CONNECTION_ID: Final = "partitions_default"
+#: A store URL (``sqlite:///...`` or ``hbase://...``) used when no connection names one.
+ENV_STORE: Final = "AIRFLOW_PARTITIONS_STORE"
+#: Where partitions live when a storage table has no location template.
+ENV_DATA_ROOT: Final = "AIRFLOW_PARTITIONS_DATA_ROOT"
+#: Row keys per ``get_many`` call: bounds one Thrift message and SQLite's bound-parameter count.
+GET_BATCH: Final = 1000
+
+
+def airflow_home(environ: Mapping[str, str] | None = None) -> Path:
+    """``$AIRFLOW_HOME``, else ``~/airflow`` as in Airflow, as an absolute path.
+
+    >>> str(airflow_home({"AIRFLOW_HOME": "/opt/af"}))
+    '/opt/af'
+    >>> str(airflow_home({"HOME": "/home/u"}))
+    '/home/u/airflow'
+    """
+    env = os.environ if environ is None else environ
+    home = env.get("AIRFLOW_HOME", "").strip() or "~/airflow"
+    if home.startswith("~") and env.get("HOME"):  # honour the mapping's HOME, not the process's
+        home = env["HOME"] + home[1:]
+    return Path(os.path.expanduser(home)).absolute()
+
+
+def default_store_url(environ: Mapping[str, str] | None = None) -> str:
+    """``$AIRFLOW_PARTITIONS_STORE``, else ``sqlite:///$AIRFLOW_HOME/partitions.db``.
+
+    The Airflow connection ``partitions_default`` is consulted before this, by the hook and CLI.
+
+    >>> default_store_url({"AIRFLOW_HOME": "/opt/af"})
+    'sqlite:///opt/af/partitions.db'
+    """
+    env = os.environ if environ is None else environ
+    explicit = env.get(ENV_STORE, "").strip()
+    if explicit:
+        return explicit
+    return f"sqlite://{(airflow_home(env) / 'partitions.db').as_posix()}"
+
+
+def default_data_root(environ: Mapping[str, str] | None = None) -> str:
+    """``$AIRFLOW_PARTITIONS_DATA_ROOT``, else ``$AIRFLOW_HOME/partitions-data``.
+
+    >>> default_data_root({"AIRFLOW_HOME": "/opt/af"})
+    '/opt/af/partitions-data'
+    """
+    env = os.environ if environ is None else environ
+    explicit = env.get(ENV_DATA_ROOT, "").strip()
+    if explicit:
+        return explicit
+    return str(airflow_home(env) / "partitions-data")
