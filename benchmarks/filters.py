@@ -34,6 +34,7 @@ from typing import Any
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.catalog.query import get_partitions_by_filter
 from airflow_partitions.catalog.rows import (
     LIVE,
     LOC,
@@ -42,12 +43,7 @@ from airflow_partitions.catalog.rows import (
     encoded_cell_column,
     value_cell_column,
 )
-from airflow_partitions.filters.execute import (
-    QueryStats,
-    explain_plan,
-    get_partitions_by_filter,
-    plan_filter,
-)
+from airflow_partitions.filters import FilterPlan, QueryStats, explain_plan, plan_filter
 from airflow_partitions.filters.parser import parse_filter
 from airflow_partitions.filters.types import Binder, typed_from_text
 from airflow_partitions.keys import FIRST_VALUE_FIELD, encode_key, field_bytes
@@ -137,7 +133,7 @@ def build(catalog: Catalog, partitions: int, regions: int) -> int:
 
 def rows_in_ranges(catalog: Catalog, text: str, total: int) -> int:
     """Rows the store reads for a plan: every row in its ranges, plus its gets."""
-    plan = plan_filter(catalog.get_storage(STORAGE), text)
+    plan = storage_plan(catalog, text)
     count = 0
     for period in plan.periods:
         count += len(period.gets)
@@ -150,8 +146,13 @@ def rows_in_ranges(catalog: Catalog, text: str, total: int) -> int:
     return count
 
 
+def storage_plan(catalog: Catalog, text: str) -> FilterPlan:
+    sdef = catalog.get_storage(STORAGE)
+    return plan_filter(sdef.row_layout, sdef.periods, text)
+
+
 def shape_of(catalog: Catalog, text: str) -> tuple[str, str]:
-    ex = explain_plan(plan_filter(catalog.get_storage(STORAGE), text))
+    ex = explain_plan(storage_plan(catalog, text))
     parts = []
     if ex.gets:
         parts.append(f"{len(ex.gets)} get(s)")

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import (
     FIRST_VALUE_FIELD,
+    LOCATION_CELL,
     MAX_KEY_LENGTH,
     ArityError,
     ColumnType,
@@ -24,6 +25,7 @@ from airflow_partitions.keys import (
     KeySchema,
     KeyTooLongError,
     NaiveTimestampError,
+    RowLayout,
     SchemaError,
     ValueOutOfRangeError,
     ValueTypeError,
@@ -31,11 +33,13 @@ from airflow_partitions.keys import (
     decode_value,
     encode_key,
     encode_value,
+    encoded_cell_column,
     field_bytes,
     field_span,
     key_prefix,
     prefix_successor,
     table_prefix,
+    value_cell_column,
 )
 
 # Hypothesis' deadline is a wall-clock check; we assert behaviour only.
@@ -550,3 +554,26 @@ def test_decode_value_on_random_bytes(ctype: ColumnType, data: bytes) -> None:
     except KeyEncodingError:
         return
     assert encode_value(ctype, value) == data
+
+
+# ------------------------------------------------------------------------------- row layout
+def test_row_layout_names_the_cells_and_keys_of_a_storage() -> None:
+    layout = RowLayout("ev", (("dt", ColumnType.STRING), ("n", ColumnType.INT)))
+    assert layout.column_names == ("dt", "n")
+    assert layout.key_schema == KeySchema(layout.columns)
+    assert layout.value_cell("n") == value_cell_column("n") == b"p:v.n"
+    assert layout.encoded_cell("n") == encoded_cell_column("n") == b"p:k.n"
+    assert layout.location_cell == LOCATION_CELL == b"p:loc"
+    key = layout.row_key("DAILY", ["2015-01-01", 3])
+    assert key == encode_key(layout.key_schema, "ev", "DAILY", ["2015-01-01", 3])
+    assert key.startswith(layout.period_prefix("DAILY", ["2015-01-01"]))
+    assert layout.period_prefix("DAILY") == key_prefix(layout.key_schema, "ev", "DAILY", [])
+    assert layout == RowLayout("ev", layout.columns) and hash(layout) == hash(
+        RowLayout("ev", layout.columns))
+
+
+def test_row_layout_validates_its_columns_and_storage() -> None:
+    with pytest.raises(SchemaError, match="duplicate"):
+        RowLayout("ev", (("a", ColumnType.INT), ("a", ColumnType.INT)))
+    with pytest.raises(SchemaError, match="storage name"):
+        RowLayout("", (("a", ColumnType.INT),))

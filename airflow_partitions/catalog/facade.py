@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final
 
+from airflow_partitions.catalog import query as filter_query
 from airflow_partitions.catalog import repair as catalog_repair
 from airflow_partitions.catalog.cache import (
     FactState,
@@ -65,7 +66,6 @@ from airflow_partitions.cover.compute import Cover
 from airflow_partitions.defaults import GET_BATCH, default_data_root, default_store_url
 from airflow_partitions.errors import ConcurrentUpdateError, InvalidInput
 from airflow_partitions.filters import Explain, QueryStats
-from airflow_partitions.filters import execute as filters
 from airflow_partitions.keys import FIRST_VALUE_FIELD, ColumnType, field_bytes
 from airflow_partitions.kv import open_store
 from airflow_partitions.kv.base import Cells, KVStore
@@ -580,14 +580,14 @@ class Catalog:
     ) -> list[Partition]:
         """Registered partitions matching a filter string (docs/filters.md); the residual is
         applied here, so the answer always equals a full-scan evaluation."""
-        return filters.get_partitions_by_filter(
+        return filter_query.get_partitions_by_filter(
             self, storage, filter, period, max_parts, stats=stats, allow_unknown=allow_unknown
         )
 
     def explain(self, storage: str, filter: str, period: UpdatePeriod | str | None = None,
                 *, allow_unknown: bool = False) -> Explain:
         """How a filter is read: scans with server filters, gets, the residual."""
-        return filters.explain(self, storage, filter, period, allow_unknown=allow_unknown)
+        return filter_query.explain(self, storage, filter, period, allow_unknown=allow_unknown)
 
     def timeline_properties(self, storage: str, period: UpdatePeriod | str,
                             column: str | None = None) -> dict[str, str]:

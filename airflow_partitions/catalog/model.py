@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from airflow_partitions.errors import InvalidInput
-from airflow_partitions.keys import ColumnType, KeySchema, PartitionValue
+from airflow_partitions.keys import ColumnType, KeySchema, PartitionValue, RowLayout
 from airflow_partitions.periods import UpdatePeriod, zone, zone_name
 from airflow_partitions.timelines import DEFAULT_KIND, timeline_class
 
@@ -115,6 +115,11 @@ class StorageDef:
     @property
     def key_schema(self) -> KeySchema:
         return KeySchema(self.columns)
+
+    @property
+    def row_layout(self) -> RowLayout:
+        """How this storage's partition rows look on the store (what filters plan over)."""
+        return RowLayout(self.name, self.columns)
 
     def timeline_kind(self, period: UpdatePeriod, column: str) -> str:
         """The configured implementation of one timeline (EndsAndHoles by default)."""

@@ -15,7 +15,9 @@ Two KV tables:
 ``partitions``: one row per partition, keyed by :mod:`airflow_partitions.keys` as
   ``(storage, period, values...)``: ``p:loc``, ``p:state`` (``live`` or ``dropping``), ``p:v.<col>``
   (each value as text), ``p:k.<col>`` (each value as order-preserving bytes, so server-side
-  filters compare typed values with binary comparators) and ``p:ts``.
+  filters compare typed values with binary comparators) and ``p:ts``. The names of the cells a
+  reader needs (``p:loc``, ``p:v.<col>``, ``p:k.<col>``) are defined once, by
+  :class:`airflow_partitions.keys.RowLayout`; the ones here re-export them.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any, Final
 from airflow_partitions.catalog.model import FactDef, StorageDef, encode_json
 from airflow_partitions.errors import CorruptTimeline
 from airflow_partitions.keys import (
+    LOCATION_CELL,
     ColumnType,
     KeySchema,
     decode_key,
@@ -39,6 +42,8 @@ from airflow_partitions.keys import (
     key_prefix,
     prefix_successor,
 )
+from airflow_partitions.keys import encoded_cell_column as encoded_cell_column
+from airflow_partitions.keys import value_cell_column as value_cell_column
 from airflow_partitions.kv.base import Cells, KVStore, KVTable
 from airflow_partitions.kv.scan_filters import ColumnRange
 from airflow_partitions.periods import UpdatePeriod
@@ -51,7 +56,7 @@ PARTITION_FAMILIES: Final = ("p",)
 DEF: Final = b"m:def"
 GEN: Final = b"m:gen"
 PRESENT: Final = b"t:present"
-LOC: Final = b"p:loc"
+LOC: Final = LOCATION_CELL
 STATE: Final = b"p:state"
 STAMP: Final = b"p:ts"
 LIVE: Final = b"live"
@@ -93,16 +98,6 @@ def value_column(period: UpdatePeriod, column: str, ordinal: int) -> bytes:
 
 def ordinal_of_qualifier(qualifier: bytes) -> int:
     return int(_ORDINAL.unpack(qualifier[-8:])[0]) - _SIGN
-
-
-def value_cell_column(column: str) -> bytes:
-    """The cell holding a partition value as text."""
-    return f"p:v.{column}".encode()
-
-
-def encoded_cell_column(column: str) -> bytes:
-    """The cell holding a partition value as order-preserving bytes (keys.encode_value)."""
-    return f"p:k.{column}".encode()
 
 
 @dataclass(frozen=True)

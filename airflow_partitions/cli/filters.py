@@ -11,6 +11,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from airflow_partitions.catalog.query import explain, get_partitions_by_filter
 from airflow_partitions.cli.base import (
     Context,
     SubParsers,
@@ -18,7 +19,7 @@ from airflow_partitions.cli.base import (
     add_json_flag,
     print_json,
 )
-from airflow_partitions.filters.execute import QueryStats, explain, get_partitions_by_filter
+from airflow_partitions.filters import QueryStats
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.facade import Partition

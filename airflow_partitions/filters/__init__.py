@@ -2,10 +2,13 @@
 
 See docs/filters.md. Modules: ``lexer`` and ``parser`` (text -> :mod:`.ast`), ``types``
 (typing and client evaluation), ``like`` (SQL LIKE), ``normalise`` (NNF, DNF), ``planner``
-(scans and gets per period), ``decompose`` (seed 001), ``execute`` (the catalog API).
+(scans and gets per period), ``decompose`` (seed 001), ``query_plan`` (a filter planned for one
+storage, :class:`QueryStats`), ``explanation`` (a plan as data and text).
 
-Nothing here imports ``airflow``; ``execute`` needs a :class:`~airflow_partitions.catalog.Catalog`
-only at call time, so the catalog can delegate to it without an import cycle.
+Everything here is pure: a storage is seen only through its
+:class:`~airflow_partitions.keys.RowLayout` and its update periods. Nothing here imports
+``airflow`` or the catalog; running a plan against the catalog is
+:mod:`airflow_partitions.catalog.query`.
 """
 
 from airflow_partitions.filters.ast import Expr
@@ -16,21 +19,13 @@ from airflow_partitions.filters.errors import (
     FilterTypeError,
     UnknownColumnError,
 )
-from airflow_partitions.filters.execute import (
-    Explain,
-    FilterPlan,
-    QueryStats,
-    execute_plan,
-    explain,
-    explain_plan,
-    get_partitions_by_filter,
-    plan_filter,
-)
-from airflow_partitions.filters.normalise import DEFAULT_MAX_DISJUNCTS
+from airflow_partitions.filters.explanation import Explain, explain_plan
+from airflow_partitions.filters.normalise import DEFAULT_MAX_DNF_DISJUNCTS
 from airflow_partitions.filters.parser import parse_filter
+from airflow_partitions.filters.query_plan import FilterPlan, QueryStats, plan_filter
 
 __all__ = [
-    "DEFAULT_MAX_DISJUNCTS",
+    "DEFAULT_MAX_DNF_DISJUNCTS",
     "Explain",
     "Expr",
     "FilterError",
@@ -40,10 +35,7 @@ __all__ = [
     "QueryStats",
     "UnknownColumnError",
     "decompose",
-    "execute_plan",
-    "explain",
     "explain_plan",
-    "get_partitions_by_filter",
     "parse_filter",
     "plan_filter",
 ]

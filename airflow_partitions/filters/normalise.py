@@ -29,7 +29,9 @@ from airflow_partitions.filters.like import parse_like
 from airflow_partitions.filters.types import Binder, PredFn, Row
 from airflow_partitions.keys import ColumnType
 
-DEFAULT_MAX_DISJUNCTS: Final = 64
+#: How many conjuncts a filter's DNF may have before the planner stops reading one range per
+#: conjunct and falls back to one scan carrying the whole filter tree (``max_disjuncts``).
+DEFAULT_MAX_DNF_DISJUNCTS: Final = 64
 
 
 @dataclass(frozen=True)
@@ -233,7 +235,7 @@ class TooManyDisjuncts(Exception):
     """The DNF would exceed the bound; the planner falls back to one filtered scan."""
 
 
-def to_dnf(node: Node, max_disjuncts: int = DEFAULT_MAX_DISJUNCTS) -> list[Conjunct]:
+def to_dnf(node: Node, max_disjuncts: int = DEFAULT_MAX_DNF_DISJUNCTS) -> list[Conjunct]:
     """Disjunctive normal form as a list of conjuncts (atoms, no duplicates)."""
     if isinstance(node, Bool):
         return [()] if node.value else []

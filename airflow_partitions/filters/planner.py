@@ -1,5 +1,8 @@
 """Filter -> store reads for one (storage, period): seed 000's ScanPlan/MultiScanPlan, done right.
 
+The storage is seen only through its :class:`~airflow_partitions.keys.RowLayout` (key fields,
+typed columns, cell names), so planning needs no catalog.
+
 Each DNF conjunct becomes one read:
 
 * every key column bound by equality -> a **get** (all such gets go out in one ``get_many``);
@@ -27,8 +30,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.rows import encoded_cell_column, value_cell_column
 from airflow_partitions.filters.normalise import (
     ColCmp,
     ColPrefix,
@@ -41,10 +42,9 @@ from airflow_partitions.filters.normalise import (
 )
 from airflow_partitions.keys import (
     ColumnType,
+    RowLayout,
     decode_value,
-    encode_key,
     encode_value,
-    key_prefix,
     prefix_successor,
 )
 from airflow_partitions.kv.scan_filters import (
@@ -177,9 +177,9 @@ def _constrain(bounds: dict[str, _Bounds], atom: ColCmp | ColPrefix) -> bool:
     return True
 
 
-def _column_bounds(sdef: StorageDef, conjunct: Conjunct) -> dict[str, _Bounds] | None:
+def _column_bounds(layout: RowLayout, conjunct: Conjunct) -> dict[str, _Bounds] | None:
     """Per-column bounds of a conjunct of store-evaluable atoms; ``None`` if contradictory."""
-    bounds = {name: _Bounds(ctype) for name, ctype in sdef.columns}
+    bounds = {name: _Bounds(ctype) for name, ctype in layout.columns}
     for atom in conjunct:
         assert isinstance(atom, ColCmp | ColPrefix), atom
         if not _constrain(bounds, atom):
@@ -204,9 +204,11 @@ def _scv(column: bytes, op: Any, value: bytes, comparator: Any = "binary") -> Si
     return SingleColumnValue(column, op, value, comparator, filter_if_missing=True)
 
 
-def _column_filters(name: str, b: _Bounds, *, with_interval: bool) -> list[ScanFilter]:
+def _column_filters(
+    layout: RowLayout, name: str, b: _Bounds, *, with_interval: bool
+) -> list[ScanFilter]:
     """Server-side filters for one column's conditions (the interval only if asked)."""
-    kcol, vcol = encoded_cell_column(name), value_cell_column(name)
+    kcol, vcol = layout.encoded_cell(name), layout.value_cell(name)
     out: list[ScanFilter] = []
     if with_interval and b.ranged:
         prefix = b.exact_prefix()
@@ -239,20 +241,20 @@ def _or(filters: Sequence[ScanFilter]) -> ScanFilter:
     return members[0] if len(members) == 1 else FilterList("OR", tuple(members))
 
 
-def render_node(node: Node) -> ScanFilter | None:
+def render_node(layout: RowLayout, node: Node) -> ScanFilter | None:
     """A whole store-evaluable NNF tree as nested filter lists (``None`` = no condition)."""
     if isinstance(node, NAnd):
-        return _and([render_node(i) for i in node.items])
+        return _and([render_node(layout, i) for i in node.items])
     if isinstance(node, NOr):
-        parts = [render_node(i) for i in node.items]
+        parts = [render_node(layout, i) for i in node.items]
         if any(p is None for p in parts):
             return None
         return _or([p for p in parts if p is not None])
     if isinstance(node, ColPrefix):
-        return _scv(value_cell_column(node.column), "!=" if node.negated else "=",
+        return _scv(layout.value_cell(node.column), "!=" if node.negated else "=",
                     node.prefix.encode(), "binaryprefix")
     if isinstance(node, ColCmp):
-        return _scv(encoded_cell_column(node.column), node.op,
+        return _scv(layout.encoded_cell(node.column), node.op,
                     encode_value(node.ctype, node.value, column=node.column))
     raise AssertionError(f"not store-evaluable: {node!r}")  # Bool is folded away before
 
@@ -270,13 +272,14 @@ class _Read:
     full: bool = False
 
 
-def _conjunct_read(sdef: StorageDef, period: UpdatePeriod, conjunct: Conjunct) -> _Read | None:
-    bounds = _column_bounds(sdef, conjunct)
+def _conjunct_read(layout: RowLayout, period: UpdatePeriod, conjunct: Conjunct) -> _Read | None:
+    bounds = _column_bounds(layout, conjunct)
     if bounds is None:
         return None
-    names = sdef.column_names
-    complete = _and([f for n in names for f in _column_filters(n, bounds[n], with_interval=True)])
-    base = key_prefix(sdef.key_schema, sdef.name, period.name, ())
+    names = layout.column_names
+    complete = _and([f for n in names
+                     for f in _column_filters(layout, n, bounds[n], with_interval=True)])
+    base = layout.period_prefix(period.name)
     lead = b""
     k = 0
     while k < len(names) and bounds[names[k]].point:
@@ -285,8 +288,8 @@ def _conjunct_read(sdef: StorageDef, period: UpdatePeriod, conjunct: Conjunct) -
         lead += lo
         k += 1
     if k == len(names):
-        values = [decode_value(ctype, bounds[n].lo or b"") for n, ctype in sdef.columns]
-        key = encode_key(sdef.key_schema, sdef.name, period.name, values)
+        values = [decode_value(ctype, bounds[n].lo or b"") for n, ctype in layout.columns]
+        key = layout.row_key(period.name, values)
         return _Read(key, key + b"\x00", None, complete, key=key)
     prefix = base + lead
     b = bounds[names[k]]
@@ -297,8 +300,9 @@ def _conjunct_read(sdef: StorageDef, period: UpdatePeriod, conjunct: Conjunct) -
         start = prefix + b.lo if b.lo_inc else _successor(prefix + b.lo)
     if b.hi is not None:
         stop = _successor(prefix + b.hi) if b.hi_inc else prefix + b.hi
-    rest = _column_filters(names[k], b, with_interval=False)
-    rest += [f for n in names[k + 1 :] for f in _column_filters(n, bounds[n], with_interval=True)]
+    rest = _column_filters(layout, names[k], b, with_interval=False)
+    rest += [f for n in names[k + 1 :]
+             for f in _column_filters(layout, n, bounds[n], with_interval=True)]
     return _Read(start, stop, _and(rest), complete, full=k == 0 and not b.ranged)
 
 
@@ -310,23 +314,23 @@ def _successor(prefix: bytes) -> bytes:
 
 # ------------------------------------------------------------------------------- one period
 def plan_period(
-    sdef: StorageDef, period: UpdatePeriod, pushed: Node, max_disjuncts: int
+    layout: RowLayout, period: UpdatePeriod, pushed: Node, max_disjuncts: int
 ) -> PeriodPlan:
     """The reads that return a superset of ``pushed``'s rows (exactly them: no residual)."""
-    base = key_prefix(sdef.key_schema, sdef.name, period.name, ())
+    base = layout.period_prefix(period.name)
     base_stop = _successor(base)
     try:
         dnf = to_dnf(pushed, max_disjuncts)
     except TooManyDisjuncts as exc:
-        return _fallback(sdef, period, pushed, max_disjuncts, int(str(exc.args[0])))
-    reads = [r for r in (_conjunct_read(sdef, period, c) for c in dnf) if r is not None]
+        return _fallback(layout, period, pushed, max_disjuncts, int(str(exc.args[0])))
+    reads = [r for r in (_conjunct_read(layout, period, c) for c in dnf) if r is not None]
     notes: list[str] = []
     dropped = len(dnf) - len(reads)
     if dropped:
         notes.append(f"{dropped} contradictory conjunct(s) need no read")
     full = [r for r in reads if r.full]
     if full:
-        lead = sdef.column_names[0]
+        lead = layout.column_names[0]
         notes.append(
             f"full scan: {len(full)} of {len(reads)} conjunct(s) have no condition on the "
             f"leading key column {lead!r}"
@@ -383,16 +387,16 @@ def _merge(reads: list[_Read]) -> list[ScanSpec]:
 
 
 def _fallback(
-    sdef: StorageDef, period: UpdatePeriod, pushed: Node, bound: int, size: int
+    layout: RowLayout, period: UpdatePeriod, pushed: Node, bound: int, size: int
 ) -> PeriodPlan:
     """Past the DNF bound: one scan, narrowed by top-level conditions, with the filter tree."""
     top = pushed.items if isinstance(pushed, NAnd) else (pushed,)
     atoms = tuple(i for i in top if isinstance(i, ColCmp | ColPrefix))
     others = [i for i in top if not isinstance(i, ColCmp | ColPrefix)]
     note = f"fallback: the DNF has more than {bound} disjuncts (at least {size}); one scan"
-    read = _conjunct_read(sdef, period, atoms)
+    read = _conjunct_read(layout, period, atoms)
     if read is None:
         return PeriodPlan(period, (), (), False, None, (note, "contradictory top-level terms"))
-    flt = _and([read.filter, *(render_node(o) for o in others)])
+    flt = _and([read.filter, *(render_node(layout, o) for o in others)])
     return PeriodPlan(period, (ScanSpec(read.start, read.stop, flt),), (), read.full, None,
                       (note,))

@@ -34,7 +34,7 @@ from airflow_partitions.catalog.verified_cover import VerifiedCover
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.pruning.query import (
-    DEFAULT_MAX_DISJUNCTS,
+    DEFAULT_MAX_IN_LIST_DISJUNCTS,
     DEFAULT_MAX_SCANS,
     matches,
     part_key,
@@ -180,7 +180,7 @@ def prune(
     period: UpdatePeriod | str | None = None,
     max_values: int = DEFAULT_MAX_VALUES,
     query_catalog: bool = True,
-    max_disjuncts: int = DEFAULT_MAX_DISJUNCTS,
+    max_disjuncts: int = DEFAULT_MAX_IN_LIST_DISJUNCTS,
     max_scans: int = DEFAULT_MAX_SCANS,
     count_before: bool = False,
 ) -> PruneResult:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.filters import QueryStats, ast, execute_plan, plan_filter
+from airflow_partitions.catalog.query import execute_plan
+from airflow_partitions.filters import QueryStats, ast, plan_filter
 from airflow_partitions.keys import ColumnType
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.pruning.values import Typed, partition_value, sort_key
@@ -30,7 +31,9 @@ from airflow_partitions.pruning.values import Typed, partition_value, sort_key
 if TYPE_CHECKING:
     from airflow_partitions.catalog.facade import Catalog, Partition
 
-DEFAULT_MAX_DISJUNCTS: Final = 4096
+#: How many conjuncts the IN lists (times the cover's time runs) may expand into before the
+#: query reads one range scan per period and applies the value sets on the client instead.
+DEFAULT_MAX_IN_LIST_DISJUNCTS: Final = 4096
 DEFAULT_MAX_SCANS: Final = 64
 TimeValues = Mapping[UpdatePeriod, Sequence[str]]
 PartKey = tuple[str, str, tuple[tuple[str, str], ...]]
@@ -129,7 +132,7 @@ def query_storage(
     scan_rows: Mapping[UpdatePeriod, int] | None = None,
     time_column: str | None = None,
     period: UpdatePeriod | None = None,
-    max_disjuncts: int = DEFAULT_MAX_DISJUNCTS,
+    max_disjuncts: int = DEFAULT_MAX_IN_LIST_DISJUNCTS,
     max_scans: int = DEFAULT_MAX_SCANS,
 ) -> tuple[list[Partition], QueryReport]:
     """Registered partitions of ``sdef`` whose pruned columns hold allowed values (and, given
@@ -167,7 +170,8 @@ def query_storage(
         plan = None
         if in_lists:
             expr = _and(_terms(sdef, columns, True, run_list, time_col, time_in))
-            plan = plan_filter(sdef, expr, p, max_disjuncts=max(width, 1))
+            plan = plan_filter(sdef.row_layout, sdef.periods, expr, p,
+                               max_disjuncts=max(width, 1))
             scans = sum(len(pp.scans) for pp in plan.periods)
             if scans > max_scans:
                 in_lists = False
@@ -179,7 +183,7 @@ def query_storage(
         if not in_lists:
             report.strategy = "ranges+client filter"
             expr = _and(_terms(sdef, columns, False, run_list, time_col))
-            plan = plan_filter(sdef, expr, p)
+            plan = plan_filter(sdef.row_layout, sdef.periods, expr, p)
         assert plan is not None
         filters.append(str(plan.expr))
         stats = QueryStats()

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.query import explain, get_partitions_by_filter
 from airflow_partitions.catalog.rows import DROPPING, STATE
 from airflow_partitions.cli.base import Context
 from airflow_partitions.cli.filters import (
@@ -17,8 +18,8 @@ from airflow_partitions.cli.filters import (
     filtered_partitions,
 )
 from airflow_partitions.errors import InvalidInput
+from airflow_partitions.filters import QueryStats
 from airflow_partitions.filters.errors import FilterSyntaxError, UnknownColumnError
-from airflow_partitions.filters.execute import QueryStats, explain, get_partitions_by_filter
 from tests.filters.conftest import unique
 
 
@@ -169,3 +170,31 @@ def test_cli_partition_list_filter(catalog: Catalog, shop: str) -> None:
     ctx = _ctx(catalog)
     assert len(filtered_partitions(args, ctx)) == 2
     assert "rows_fetched" in ctx.stderr.getvalue()
+
+
+# ------------------------------------------------------------ the same shapes, on a store
+def test_shapes_on_the_store(catalog: Catalog) -> None:
+    name = unique("shape")
+    catalog.create_storage("ev", name, ["DAILY"], columns=["dt", "p1:int", "c1:int"])
+    catalog.register(name, "DAILY", [
+        {"dt": "2015-01-01", "p1": str(p1), "c1": str(c1)} for p1 in range(0, 12)
+        for c1 in range(3)
+    ])
+
+    def run(text: str) -> tuple[list[tuple[int, int]], QueryStats]:
+        stats = QueryStats()
+        got = get_partitions_by_filter(catalog, name, text, stats=stats)
+        return [(int(p.values["p1"]), int(p.values["c1"])) for p in got], stats
+
+    rows, stats = run("dt = '2015-01-01' and p1 < 10 and p1 <= 10 and c1 = 1")
+    assert rows == [(p, 1) for p in range(10)]
+    rows, stats = run("dt = '2015-01-01' and p1 >= 5 and (p1 < 8 or p1 < 3)")
+    assert rows == [(p, c) for p in range(5, 8) for c in range(3)]
+    assert stats.rows_fetched == len(rows) and stats.scans == 1
+    rows, stats = run("dt = '2015-01-01' and p1 in (3, 4) and c1 in (0, 2)")
+    assert rows == [(3, 0), (3, 2), (4, 0), (4, 2)]
+    assert stats.gets == 4 and stats.scans == 0 and stats.round_trips == 1
+    rows, stats = run("dt = '2015-01-01' and p1 >= 5 and p1 < 3")
+    assert rows == [] and stats.round_trips == 0
+    rows, stats = run("dt = '2015-01-01' and p1 = 3 and c1 = 1 or dt = '2015-01-01' and p1 = 3")
+    assert rows == [(3, 0), (3, 1), (3, 2)] and stats.rows_fetched == 3

@@ -8,7 +8,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.filters import ast
 from airflow_partitions.filters.decompose import decompose
@@ -18,17 +17,19 @@ from airflow_partitions.filters.errors import (
     FilterTypeError,
     UnknownColumnError,
 )
-from airflow_partitions.filters.execute import plan_filter
 from airflow_partitions.filters.like import parse_like
 from airflow_partitions.filters.parser import parse_filter
+from airflow_partitions.filters.query_plan import plan_filter
 from airflow_partitions.filters.types import Binder
 from airflow_partitions.keys import ColumnType as T
+from airflow_partitions.keys import RowLayout
 from airflow_partitions.periods import UpdatePeriod
 from tests.filters.strategies import mixed_filters
 
 C = ast.Column
-SDEF = StorageDef("s", "f", (("dt", T.STRING), ("region", T.STRING), ("shop", T.INT),
-                             ("day2", T.DATE)), ("dt",), (UpdatePeriod.DAILY,), "/d/{dt}")
+LAYOUT = RowLayout("s", (("dt", T.STRING), ("region", T.STRING), ("shop", T.INT),
+                         ("day2", T.DATE)))
+PERIODS = (UpdatePeriod.DAILY,)
 
 
 def test_the_issue_caret_example() -> None:
@@ -132,19 +133,19 @@ def test_nesting_is_bounded() -> None:
 ])
 def test_type_errors(text: str, error: str) -> None:
     with pytest.raises(FilterTypeError, match=error):
-        plan_filter(SDEF, text)
+        plan_filter(LAYOUT, PERIODS, text)
 
 
 def test_unknown_columns_are_errors_unless_allowed() -> None:
     with pytest.raises(UnknownColumnError, match="unknown column 'colour'"):
-        plan_filter(SDEF, "colour = 'red' and shop = 1")
-    plan = plan_filter(SDEF, "colour = 'red' and shop = 1", allow_unknown=True)
+        plan_filter(LAYOUT, PERIODS, "colour = 'red' and shop = 1")
+    plan = plan_filter(LAYOUT, PERIODS, "colour = 'red' and shop = 1", allow_unknown=True)
     assert str(plan.residual) == "colour = 'red'"
     assert plan.split.unknown_columns == {"colour"}
 
 
 def test_literal_coercion() -> None:
-    binder = Binder(SDEF.columns)
+    binder = Binder(LAYOUT.columns)
     assert binder.coerce(ast.Const("12"), C("shop")) == 12
     assert binder.coerce(ast.Const("2015-01-02"), C("day2")) == dt.date(2015, 1, 2)
     assert binder.coerce(ast.Const(dt.date(2015, 1, 2)), C("dt")) == "2015-01-02"
@@ -187,9 +188,10 @@ def test_decompose_seed_001() -> None:
 
 
 def test_storage_split_relaxes_residual_terms() -> None:
-    plan = plan_filter(SDEF, "shop > 3 AND (region LIKE 'us%east' OR upper(region) = 'X')")
+    text = "shop > 3 AND (region LIKE 'us%east' OR upper(region) = 'X')"
+    plan = plan_filter(LAYOUT, PERIODS, text)
     assert str(plan.residual) == "region LIKE 'us%east' OR upper(region) = 'X'"
-    plan = plan_filter(SDEF, "region LIKE 'us%east' AND shop = 1")
+    plan = plan_filter(LAYOUT, PERIODS, "region LIKE 'us%east' AND shop = 1")
     assert str(plan.residual) == "region LIKE 'us%east'"
     # The pushed side keeps the LIKE's literal prefix (a binaryprefix pre-filter).
     [scan] = plan.periods[0].scans
@@ -215,7 +217,7 @@ def test_fuzz_parser_raises_only_typed_errors(text: str) -> None:
         return
     assert parse_filter(str(expr)) == expr
     try:
-        plan_filter(SDEF, expr)
+        plan_filter(LAYOUT, PERIODS, expr)
     except FilterError:
         pass
 

@@ -4,27 +4,27 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.rows import encoded_cell_column, value_cell_column
-from airflow_partitions.filters.execute import (
-    QueryStats,
-    get_partitions_by_filter,
-    plan_filter,
-)
 from airflow_partitions.filters.planner import PeriodPlan, ScanSpec
+from airflow_partitions.filters.query_plan import plan_filter
 from airflow_partitions.keys import ColumnType as T
-from airflow_partitions.keys import encode_key, encode_value, key_prefix, prefix_successor
+from airflow_partitions.keys import (
+    RowLayout,
+    encode_key,
+    encode_value,
+    encoded_cell_column,
+    key_prefix,
+    prefix_successor,
+    value_cell_column,
+)
 from airflow_partitions.kv.scan_filters import FilterList, RowRange, SingleColumnValue
 from airflow_partitions.periods import UpdatePeriod
-from tests.filters.conftest import unique
 
 DAILY = UpdatePeriod.DAILY
+PERIODS = (DAILY,)
 
 
-def storage(*columns: tuple[str, T]) -> StorageDef:
-    return StorageDef("s", "f", tuple(columns), (), (DAILY,), "/d/" + "/".join(
-        f"{{{c}}}" for c, _ in columns))
+def storage(*columns: tuple[str, T]) -> RowLayout:
+    return RowLayout("s", tuple(columns))
 
 
 ONE = storage(("p1", T.INT))
@@ -32,18 +32,18 @@ TWO = storage(("p1", T.INT), ("c1", T.INT))
 THREE = storage(("p1", T.INT), ("c1", T.INT), ("c2", T.STRING))
 
 
-def X(sdef: StorageDef, *lead: object) -> bytes:
-    return key_prefix(sdef.key_schema, "s", "DAILY", lead)
+def X(layout: RowLayout, *lead: object) -> bytes:
+    return key_prefix(layout.key_schema, "s", "DAILY", lead)
 
 
-def Xplus(sdef: StorageDef, *lead: object) -> bytes:
-    nxt = prefix_successor(X(sdef, *lead))
+def Xplus(layout: RowLayout, *lead: object) -> bytes:
+    nxt = prefix_successor(X(layout, *lead))
     assert nxt is not None
     return nxt
 
 
-def key(sdef: StorageDef, *values: object) -> bytes:
-    return encode_key(sdef.key_schema, "s", "DAILY", values)
+def key(layout: RowLayout, *values: object) -> bytes:
+    return encode_key(layout.key_schema, "s", "DAILY", values)
 
 
 def eq(column: str, value: int) -> SingleColumnValue:
@@ -51,8 +51,8 @@ def eq(column: str, value: int) -> SingleColumnValue:
                              encode_value(T.INT, value), "binary", True)
 
 
-def one(sdef: StorageDef, text: str, **kw: object) -> PeriodPlan:
-    plan = plan_filter(sdef, text, **kw)  # type: ignore[arg-type]
+def one(layout: RowLayout, text: str, **kw: object) -> PeriodPlan:
+    plan = plan_filter(layout, PERIODS, text, **kw)  # type: ignore[arg-type]
     [period] = plan.periods
     return period
 
@@ -153,10 +153,10 @@ def test_contradictions_read_nothing(text: str) -> None:
 
 
 def test_string_contradictions() -> None:
-    sdef = storage(("r", T.STRING), ("n", T.INT))
-    assert not one(sdef, "r = 'us' and r not like 'u%'").scans
-    assert not one(sdef, "r like 'us%' and r like 'eu%'").scans
-    assert not one(sdef, "r = 'a' and r = 'b'").scans
+    layout = storage(("r", T.STRING), ("n", T.INT))
+    assert not one(layout, "r = 'us' and r not like 'u%'").scans
+    assert not one(layout, "r like 'us%' and r like 'eu%'").scans
+    assert not one(layout, "r = 'a' and r = 'b'").scans
 
 
 # ------------------------------------------------------------------- Hive's bugs, not ours
@@ -170,9 +170,9 @@ def test_non_leading_equality_is_equality_not_ge() -> None:
 def test_lt_and_le_on_the_same_value_keep_the_strict_bound() -> None:
     assert one(TWO, "p1 < 10 and p1 <= 10").scans == (ScanSpec(X(TWO), X(TWO, 10)),)
     assert one(TWO, "p1 <= 10 and p1 < 10").scans == (ScanSpec(X(TWO), X(TWO, 10)),)
-    sdef = storage(("r", T.STRING), ("n", T.INT))
-    [scan] = one(sdef, "r < 'm' and r <= 'm'").scans
-    assert scan.stop == X(sdef, "m")
+    layout = storage(("r", T.STRING), ("n", T.INT))
+    [scan] = one(layout, "r < 'm' and r <= 'm'").scans
+    assert scan.stop == X(layout, "m")
 
 
 def test_or_branches_do_not_share_markers() -> None:
@@ -183,19 +183,19 @@ def test_or_branches_do_not_share_markers() -> None:
 
 
 def test_like_is_not_a_regex_and_prefixes_push_down() -> None:
-    sdef = storage(("r", T.STRING), ("n", T.INT))
-    [scan] = one(sdef, "r like 'us%'").scans  # leading column: a prefix range
-    assert scan.start == X(sdef) + b"\x01us" and scan.stop == X(sdef) + b"\x01ut"
+    layout = storage(("r", T.STRING), ("n", T.INT))
+    [scan] = one(layout, "r like 'us%'").scans  # leading column: a prefix range
+    assert scan.start == X(layout) + b"\x01us" and scan.stop == X(layout) + b"\x01ut"
     assert scan.filter is None
-    [scan] = one(sdef, "n = 1 and r like 'us%'").scans
-    assert scan.filter == eq("n", 1) and scan.start == X(sdef) + b"\x01us"
-    sdef2 = storage(("n", T.INT), ("r", T.STRING))
-    [scan] = one(sdef2, "r like 'us%'").scans
+    [scan] = one(layout, "n = 1 and r like 'us%'").scans
+    assert scan.filter == eq("n", 1) and scan.start == X(layout) + b"\x01us"
+    layout2 = storage(("n", T.INT), ("r", T.STRING))
+    [scan] = one(layout2, "r like 'us%'").scans
     assert scan.filter == SingleColumnValue(value_cell_column("r"), "=", b"us", "binaryprefix",
                                             True)
-    plan = plan_filter(sdef2, "r like 'u.s%'")
+    plan = plan_filter(layout2, PERIODS, "r like 'u.s%'")
     assert plan.residual is None  # '.' is a literal character: still an exact prefix
-    plan = plan_filter(sdef2, "r like 'u_s%'")
+    plan = plan_filter(layout2, PERIODS, "r like 'u_s%'")
     assert str(plan.residual) == "r LIKE 'u_s%'"  # '_' is not expressible exactly
 
 
@@ -220,31 +220,3 @@ def test_dnf_bound_falls_back_to_one_filtered_scan() -> None:
     assert (scan.start, scan.stop) == (X(TWO, 3), Xplus(TWO))
     assert isinstance(scan.filter, FilterList) and scan.filter.op == "AND"
     assert one(TWO, text).disjuncts == 8
-
-
-# ------------------------------------------------------------ the same shapes, on a store
-def test_shapes_on_the_store(catalog: Catalog) -> None:
-    name = unique("shape")
-    catalog.create_storage("ev", name, ["DAILY"], columns=["dt", "p1:int", "c1:int"])
-    catalog.register(name, "DAILY", [
-        {"dt": "2015-01-01", "p1": str(p1), "c1": str(c1)} for p1 in range(0, 12)
-        for c1 in range(3)
-    ])
-
-    def run(text: str) -> tuple[list[tuple[int, int]], QueryStats]:
-        stats = QueryStats()
-        got = get_partitions_by_filter(catalog, name, text, stats=stats)
-        return [(int(p.values["p1"]), int(p.values["c1"])) for p in got], stats
-
-    rows, stats = run("dt = '2015-01-01' and p1 < 10 and p1 <= 10 and c1 = 1")
-    assert rows == [(p, 1) for p in range(10)]
-    rows, stats = run("dt = '2015-01-01' and p1 >= 5 and (p1 < 8 or p1 < 3)")
-    assert rows == [(p, c) for p in range(5, 8) for c in range(3)]
-    assert stats.rows_fetched == len(rows) and stats.scans == 1
-    rows, stats = run("dt = '2015-01-01' and p1 in (3, 4) and c1 in (0, 2)")
-    assert rows == [(3, 0), (3, 2), (4, 0), (4, 2)]
-    assert stats.gets == 4 and stats.scans == 0 and stats.round_trips == 1
-    rows, stats = run("dt = '2015-01-01' and p1 >= 5 and p1 < 3")
-    assert rows == [] and stats.round_trips == 0
-    rows, stats = run("dt = '2015-01-01' and p1 = 3 and c1 = 1 or dt = '2015-01-01' and p1 = 3")
-    assert rows == [(3, 0), (3, 1), (3, 2)] and stats.rows_fetched == 3

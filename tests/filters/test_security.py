@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.query import get_partitions_by_filter
 from airflow_partitions.catalog.rows import (
     LIVE,
     LOC,
@@ -23,7 +24,7 @@ from airflow_partitions.catalog.rows import (
     value_cell_column,
 )
 from airflow_partitions.filters import ast
-from airflow_partitions.filters.execute import get_partitions_by_filter, plan_filter
+from airflow_partitions.filters.query_plan import plan_filter
 from airflow_partitions.keys import FIRST_VALUE_FIELD, encode_key, field_bytes
 from airflow_partitions.kv.scan_filters import (
     FilterList,
@@ -117,7 +118,7 @@ def test_hostile_values_keep_the_filter_structure_and_match_exactly(
     ]
     for text, expected in cases:
         assert _regions(catalog, hostile, text) == expected, text
-        [period] = plan_filter(sdef, text).periods
+        [period] = plan_filter(sdef.row_layout, sdef.periods, text).periods
         for scan in period.scans:
             assert scan.filter is not None
             rendered = render_hbase_bytes(scan.filter)
@@ -131,7 +132,8 @@ def test_hostile_values_in_a_leading_column_and_gets(catalog: Catalog) -> None:
     for value in HOSTILE:
         text = f"dt = '2015-01-01' AND n = 1 AND region = {ast.quote_string(value)}"
         assert _regions(catalog, name, text) == [value]
-        assert plan_filter(catalog.get_storage(name), text).periods[0].gets
+        sdef = catalog.get_storage(name)
+        assert plan_filter(sdef.row_layout, sdef.periods, text).periods[0].gets
 
 
 def test_filter_string_literal_cannot_inject_filter_syntax() -> None:

@@ -1,0 +1,72 @@
+"""Row keys of partition rows and the shape of those rows on the ordered store.
+
+``codec``: the order-preserving key codec (see docs/keys.md); ``layout``: :class:`RowLayout`,
+a storage's key fields, typed columns and cell names, which the catalog writes by and the
+filter planner reads by. Everything is importable from ``airflow_partitions.keys``.
+"""
+
+from airflow_partitions.keys.codec import (
+    FIRST_VALUE_FIELD,
+    MAX_COLUMNS,
+    MAX_KEY_LENGTH,
+    ArityError,
+    ColumnType,
+    CorruptKeyError,
+    FieldIndexError,
+    InvalidStringError,
+    KeyEncodingError,
+    KeySchema,
+    KeyTooLongError,
+    NaiveTimestampError,
+    PartitionValue,
+    SchemaError,
+    ValueOutOfRangeError,
+    ValueTypeError,
+    decode_key,
+    decode_value,
+    encode_key,
+    encode_value,
+    field_bytes,
+    field_span,
+    key_prefix,
+    prefix_successor,
+    table_prefix,
+)
+from airflow_partitions.keys.layout import (
+    LOCATION_CELL,
+    RowLayout,
+    encoded_cell_column,
+    value_cell_column,
+)
+
+__all__ = [
+    "FIRST_VALUE_FIELD",
+    "LOCATION_CELL",
+    "MAX_COLUMNS",
+    "MAX_KEY_LENGTH",
+    "ArityError",
+    "ColumnType",
+    "CorruptKeyError",
+    "FieldIndexError",
+    "InvalidStringError",
+    "KeyEncodingError",
+    "KeySchema",
+    "KeyTooLongError",
+    "NaiveTimestampError",
+    "PartitionValue",
+    "RowLayout",
+    "SchemaError",
+    "ValueOutOfRangeError",
+    "ValueTypeError",
+    "decode_key",
+    "decode_value",
+    "encode_key",
+    "encode_value",
+    "encoded_cell_column",
+    "field_bytes",
+    "field_span",
+    "key_prefix",
+    "prefix_successor",
+    "table_prefix",
+    "value_cell_column",
+]
