@@ -37,7 +37,7 @@ from typing import TypeVar
 
 import pendulum
 
-from airflow_partitions.cover import CoverSource, compute_cover
+from airflow_partitions.cover import CoverRequest, CoverSource, compute_cover
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import EndsAndHolesTimeline
 
@@ -165,13 +165,15 @@ def measure(case: str, sources: list[CoverSource], start: pendulum.DateTime,
             expand: bool = True) -> Row:
     """Time both algorithms on the same sources (the baseline optionally on a prefix)."""
     counters(sources)
-    cover_s, cover = best_of(repeat, lambda: compute_cover(sources, start, end))
+    request = CoverRequest(None, start, end)
+    cover_s, cover = best_of(repeat, lambda: compute_cover(sources, request))
     queries, exists = counters(sources)
     expand_s = None
     if expand:
-        expand_s, _ = best_of(1, lambda: len(compute_cover(sources, start, end).partitions))
+        expand_s, _ = best_of(1, lambda: len(compute_cover(sources, request).partitions))
         counters(sources)
-    naive_s, naive = best_of(1, lambda: naive_cover_slots(sources, start, naive_end or end))
+    naive_request = CoverRequest(None, start, naive_end or end)
+    naive_s, naive = best_of(1, lambda: naive_cover_slots(sources, naive_request))
     _, _naive_calls = counters(sources)
     return Row(case, naive_s * naive_scale, naive.exists_calls * naive_scale, naive_note,
                cover_s, queries // repeat, exists // repeat, len(cover), len(cover.runs),
@@ -238,7 +240,8 @@ def doubling(repeat: int, steps: int, rng: random.Random) -> list[tuple[int, str
             end = start.add(months=months)
             sources = realistic(start, end, rng, weekly=weekly)
             counters(sources)
-            seconds, cover = best_of(repeat, partial(compute_cover, sources, start, end))
+            request = CoverRequest(None, start, end)
+            seconds, cover = best_of(repeat, partial(compute_cover, sources, request))
             queries, _ = counters(sources)
             label = "H+D+M+WEEKLY (shortest path)" if weekly else "H+D+M (nested, greedy)"
             out.append((months, label, seconds, len(cover), queries // repeat))

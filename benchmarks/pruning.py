@@ -39,6 +39,7 @@ import pyarrow.parquet as pq
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.cover import CoverRequest
 from airflow_partitions.pruning import JoinSpec, prune
 from airflow_partitions.pruning.values import key_sets_from_json
 from airflow_partitions.spark.jobs.collect_keys import Source, collect
@@ -180,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     def ours() -> tuple[Any, int, str]:
         source = Source(str(work / "dim_selected.parquet"), ["store"], "dim")
         keys = key_sets_from_json(collect(spark, [source]))
-        verified = catalog.cover_with_partitions("sales", DAY0, end)
+        verified = catalog.cover_with_partitions(CoverRequest.of("sales", DAY0, end))
         result = prune(catalog, JoinSpec.of("dim", "store"), keys, cover=verified)
         record.update(result.record.to_json())
         manifest = build_manifest("sales", DAY0.isoformat(), end.isoformat(),

@@ -61,8 +61,9 @@ from airflow_partitions.catalog.rows import (
     storage_row,
     value_cell_column,
 )
-from airflow_partitions.catalog.verified_cover import VerifiedCover, cover_fact
+from airflow_partitions.catalog.verified_cover import VerifiedCover, verified_cover
 from airflow_partitions.cover.compute import Cover
+from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.defaults import GET_BATCH, default_data_root, default_store_url
 from airflow_partitions.errors import ConcurrentUpdateError, InvalidInput
 from airflow_partitions.filters import Explain, QueryStats
@@ -536,42 +537,33 @@ class Catalog:
     def cover(
         self,
         fact: str,
-        start: dt.datetime,
-        end: dt.datetime,
+        start: dt.datetime | str,
+        end: dt.datetime | str,
         *,
         time_column: str | None = None,
-        periods: Iterable[UpdatePeriod | str] | None = None,
-        storages: Iterable[str] | None = None,
+        periods: Iterable[UpdatePeriod | str] | str | None = None,
+        storages: Iterable[str] | str | None = None,
         align: str | None = None,
         verify: bool = True,
     ) -> Cover:
         """The fewest existing partitions whose union is ``[start, end)``, or what is missing.
 
-        With ``verify`` (the default) every chosen partition is checked against its rows in one
-        batched read first; see :mod:`airflow_partitions.catalog.verified_cover`.
+        The convenient spelling of :class:`~airflow_partitions.cover.CoverRequest`: the
+        arguments mean what its fields mean. With ``verify`` (the default) every chosen
+        partition is checked against its rows in one batched read first; see
+        :mod:`airflow_partitions.catalog.verified_cover`.
         """
-        return self.cover_with_partitions(
+        request = CoverRequest.of(
             fact, start, end, time_column=time_column, periods=periods, storages=storages,
-            align=align, verify=verify,
-        ).cover
+            align=align,
+        )
+        return self.cover_with_partitions(request, verify=verify).cover
 
     def cover_with_partitions(
-        self,
-        fact: str,
-        start: dt.datetime,
-        end: dt.datetime,
-        *,
-        time_column: str | None = None,
-        periods: Iterable[UpdatePeriod | str] | None = None,
-        storages: Iterable[str] | None = None,
-        align: str | None = None,
-        verify: bool = True,
+        self, request: CoverRequest, *, verify: bool = True
     ) -> VerifiedCover:
-        """:meth:`cover` plus every registered partition row behind it (for manifests)."""
-        return cover_fact(
-            self, fact, start, end, time_column=time_column, periods=periods,
-            storages=storages, align=align, verify=verify,
-        )
+        """The cover of ``request`` plus every registered partition row behind it (manifests)."""
+        return verified_cover(self, request, verify=verify)
 
     def get_partitions_by_filter(
         self, storage: str, filter: str, period: UpdatePeriod | str | None = None,

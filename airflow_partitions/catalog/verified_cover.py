@@ -8,16 +8,15 @@ sees it fixes it); either way the cover is recomputed, never returned wrong.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import posixpath
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.rows import LOC, value_cell_column
 from airflow_partitions.cover.compute import Cover, CoverPartition, CoverSource, compute_cover
+from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.defaults import GET_BATCH
 from airflow_partitions.errors import InvalidInput, PartitionsError
 from airflow_partitions.keys import prefix_successor
@@ -44,25 +43,19 @@ class VerifiedCover:
     partitions: tuple[Partition, ...]
 
 
-def cover_fact(
-    catalog: Catalog,
-    fact: str,
-    start: dt.datetime,
-    end: dt.datetime,
-    *,
-    time_column: str | None = None,
-    periods: Iterable[UpdatePeriod | str] | None = None,
-    storages: Iterable[str] | None = None,
-    align: str | None = None,
-    verify: bool = True,
+def verified_cover(
+    catalog: Catalog, request: CoverRequest, *, verify: bool = True
 ) -> VerifiedCover:
-    """The best cover of ``[start, end)`` from every storage of ``fact``."""
-    periods = list(periods) if periods is not None else None
-    storages = list(storages) if storages is not None else None
+    """The best cover of the request from every storage of its fact, checked against the rows.
+
+    Cost: one generation read when the cache is warm, the cover itself, and one batched read of
+    the chosen partitions' rows (``verify=False`` skips it, for diagnostics only).
+    """
+    fact = request.require_fact()
     refresh = False
     for _ in range(MAX_VERIFY_ROUNDS):
         state = catalog.fact_state(fact, refresh=refresh)
-        column = time_column or state.definition.time_columns[0]
+        column = request.time_column or state.definition.time_columns[0]
         if column not in state.definition.time_columns:
             raise InvalidInput(
                 f"{column!r} is not a time column of fact {fact!r} "
@@ -74,11 +67,7 @@ def cover_fact(
             if column in s.definition.time_columns
             for period in s.definition.periods
         ]
-        cover = compute_cover(
-            sources, start, end, tz=state.definition.tz, periods=periods, storages=storages,
-            align=align,
-        )
-        cover.fact = fact
+        cover = compute_cover(sources, request, tz=state.definition.tz)
         defs = {name: s.definition for name, s in state.storages.items()}
         if not verify:
             return VerifiedCover(cover, ())
@@ -86,7 +75,6 @@ def cover_fact(
         unbacked = [p for p in cover.partitions if not rows.get(_key(p))]
         if not unbacked:
             located = cover.with_locations({k: _common_location(v) for k, v in rows.items()})
-            located.fact = fact
             ordered = tuple(part for p in cover.partitions for part in rows[_key(p)])
             return VerifiedCover(located, ordered)
         if refresh:  # fresh timelines still advertise them: repair the over-report

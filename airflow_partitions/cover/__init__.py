@@ -6,6 +6,7 @@ Pure: no store, no Airflow. See ``docs/cover.md``.
 from airflow_partitions.cover.compute import (
     Cover,
     CoverPartition,
+    CoverRequest,
     CoverRun,
     CoverSource,
     MisalignedBound,
@@ -16,10 +17,13 @@ from airflow_partitions.cover.compute import (
     compute_cover,
     cover_key,
 )
+from airflow_partitions.cover.request import to_instant
+from airflow_partitions.cover.text import missing_list, status_line
 
 __all__ = [
     "Cover",
     "CoverPartition",
+    "CoverRequest",
     "CoverRun",
     "CoverSource",
     "MisalignedBound",
@@ -29,4 +33,7 @@ __all__ = [
     "ValueRun",
     "compute_cover",
     "cover_key",
+    "missing_list",
+    "status_line",
+    "to_instant",
 ]

@@ -32,9 +32,8 @@ consecutive ordinals; expanding it into partitions is O(answer).
 
 from __future__ import annotations
 
-import datetime as dt
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Final
@@ -49,19 +48,15 @@ from airflow_partitions.cover.model import (
     NeededPartitions,
     ValueRun,
 )
-from airflow_partitions.cover.sources import (
-    CoverSource,
-    MisalignedBound,
-    NaiveInstant,
-    Request,
-    prepare,
-)
+from airflow_partitions.cover.request import CoverRequest, NaiveInstant
+from airflow_partitions.cover.sources import CoverSource, MisalignedBound, PreparedCover, prepare
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines.base import OrdinalRange
 
 __all__ = [
     "Cover",
     "CoverPartition",
+    "CoverRequest",
     "CoverRun",
     "CoverSource",
     "MisalignedBound",
@@ -85,30 +80,23 @@ Key = tuple[int, ...]
 
 
 def compute_cover(
-    sources: Sequence[CoverSource],
-    start: dt.datetime,
-    end: dt.datetime,
-    *,
-    tz: str = "UTC",
-    periods: Iterable[UpdatePeriod | str] | None = None,
-    storages: Iterable[str] | None = None,
-    align: str | None = None,
+    sources: Sequence[CoverSource], request: CoverRequest, *, tz: str = "UTC"
 ) -> Cover:
-    """The best cover of ``[start, end)`` by the partitions the ``sources`` hold.
+    """The best cover of ``request``'s ``[start, end)`` by the partitions the ``sources`` hold.
 
-    ``tz`` is the fact's zone (every timeline must be in it). ``periods`` and ``storages``
-    restrict the usable sources. The bounds must start partitions of the finest usable period,
-    else :class:`MisalignedBound`; ``align="outer"`` widens them to that period's boundaries and
-    ``"inner"`` narrows them (to an empty range if no whole partition is left). ``start == end``
-    gives an empty, coverable cover; ``start > end`` raises ``InvalidRange``; naive instants
-    raise :class:`NaiveInstant`. See the module docstring for the objective and ``missing``.
+    ``tz`` is the fact's zone (every timeline must be in it). The request's ``periods`` and
+    ``storages`` restrict the usable sources (its ``time_column`` was used to pick them). The
+    bounds must start partitions of the finest usable period, else :class:`MisalignedBound`;
+    ``align="outer"`` widens them to that period's boundaries and ``"inner"`` narrows them (to
+    an empty range if no whole partition is left). ``start == end`` gives an empty, coverable
+    cover. See the module docstring for the objective and ``missing``.
+
+    Cost: O(levels x (ranges + holes inside the range)), plus O(weeks) with WEEKLY.
     """
-    request = prepare(
-        sources, start, end, tz=tz, periods=periods, storages=storages, align=align
-    )
-    if request.start_us == request.end_us:
-        return Cover(request.start, request.end, tz=request.tz)
-    return _Planner(request).cover()
+    prepared = prepare(sources, request, tz=tz)
+    if prepared.start_us == prepared.end_us:
+        return Cover(prepared.start, prepared.end, tz=prepared.tz, fact=request.fact)
+    return _Planner(prepared).cover()
 
 
 def cover_key(cover: Cover, storages: Sequence[str]) -> Key:
@@ -133,7 +121,7 @@ def _count_run(key: list[int], period: UpdatePeriod, rank: int, n: int) -> None:
 # -- per-period availability ------------------------------------------------------------------
 
 
-class _Avail:
+class _PeriodAvailability:
     """The usable partitions of one period: disjoint ordinal segments labelled with the best
     storage rank holding them, plus their union (for counting what is absent)."""
 
@@ -240,20 +228,20 @@ _Piece = _Run | _Gap
 class _Planner:
     """One cover computation: availability, the choice of partitions, and the result."""
 
-    def __init__(self, request: Request) -> None:
+    def __init__(self, request: PreparedCover) -> None:
         self.req = request
         self.clock = Clock(request.tz)
-        self.s, self.e = request.start_us, request.end_us
+        self.start_us, self.end_us = request.start_us, request.end_us
         self.width = _KEY_HEAD + len(request.storages)
         self.inside: dict[UpdatePeriod, tuple[int, int]] = {}
-        self.avail: dict[UpdatePeriod, _Avail] = {}
+        self.avail: dict[UpdatePeriod, _PeriodAvailability] = {}
         for period, timelines in request.by_period.items():
-            lo, hi = self.clock.ceil(period, self.s), self.clock.floor(period, self.e)
+            lo, hi = self.clock.ceil(period, self.start_us), self.clock.floor(period, self.end_us)
             self.inside[period] = (lo, hi)
             per_rank = [
                 (rank, tl.ordinal_ranges(lo, hi) if lo < hi else []) for rank, tl in timelines
             ]
-            self.avail[period] = _Avail(_label(per_rank))
+            self.avail[period] = _PeriodAvailability(_label(per_rank))
 
     def cover(self) -> Cover:
         """Choose the pieces, then build the runs and the missing ranges."""
@@ -261,7 +249,7 @@ class _Planner:
         nested = all(f.nests_in(c) for f, c in combinations(sorted(self.avail), 2))
         if nested:
             pieces: list[_Piece] = []
-            self._fill(self.s, self.e, chain, 0, pieces)
+            self._fill(self.start_us, self.end_us, chain, 0, pieces)
         else:
             pieces = self._shortest_path(chain)
         return self._result(pieces)
@@ -311,9 +299,10 @@ class _Planner:
                 for o in range(b, e):
                     t0, t1 = self.clock.start(period, o), self.clock.start(period, o + 1)
                     edges.setdefault(t0, []).append(_Run(period, rank, o, o + 1, t0, t1))
-        nodes = sorted({self.s, self.e, *edges, *(r.t1 for rs in edges.values() for r in rs)})
+        ends = (r.t1 for rs in edges.values() for r in rs)
+        nodes = sorted({self.start_us, self.end_us, *edges, *ends})
         zero: Key = (0,) * self.width
-        best: dict[int, tuple[Key, int, list[_Piece]]] = {self.s: (zero, self.s, [])}
+        best: dict[int, tuple[Key, int, list[_Piece]]] = {self.start_us: (zero, self.start_us, [])}
         for i, u in enumerate(nodes[:-1]):
             key_u = best[u][0]
             stretch: list[_Piece] = []
@@ -322,8 +311,8 @@ class _Planner:
             for run in edges.get(u, ()):
                 self._relax(best, run.t1, key_u, u, [run])
         path: list[list[_Piece]] = []
-        node = self.e
-        while node != self.s:
+        node = self.end_us
+        while node != self.start_us:
             _, prev, pieces = best[node]
             path.append(pieces)
             node = prev
@@ -371,7 +360,9 @@ class _Planner:
             else:
                 runs.append(CoverRun(storage, piece.period, piece.first, piece.end))
         missing = [self._missing(t0, t1) for t0, t1 in gaps]
-        return Cover(self.req.start, self.req.end, runs, missing, tz=self.req.tz)
+        return Cover(
+            self.req.start, self.req.end, runs, missing, tz=self.req.tz, fact=self.req.fact
+        )
 
     def _missing(self, t0: int, t1: int) -> MissingRange:
         """A gap with, per period (finest first), the absent partitions that could fill it."""

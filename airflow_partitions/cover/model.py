@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import pendulum
 
+from airflow_partitions.cover.text import abbreviate, format_instant
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod, zone
 
@@ -25,45 +26,6 @@ MAX_STR_RUNS: Final = 12
 MAX_STR_MISSING: Final = 6
 
 _JsonDict = dict[str, Any]
-
-
-def abbreviate(first: str, last: str) -> str:
-    """``first..last`` with the part ``last`` shares with ``first`` dropped at a ``-`` boundary.
-
-    Why: runs print as ``2015-01-29-06..23`` instead of repeating the day.
-    """
-    if first == last:
-        return first
-    cut = 0
-    for i, ch in enumerate(last):
-        if i >= len(first) or first[i] != ch:
-            break
-        if ch == "-":
-            cut = i + 1
-    return f"{first}..{last[cut:]}"
-
-
-def format_instant(value: dt.datetime, since: dt.datetime | None = None) -> str:
-    """Compact ISO text: minutes always, seconds when set, the offset unless it is UTC.
-
-    With ``since`` on the same local date and offset, only the time is printed (``12:00/13:00``).
-    """
-    offset = value.utcoffset() or dt.timedelta(0)
-    text = value.strftime("%H:%M")
-    if value.second or value.microsecond:
-        text += value.strftime(":%S")
-        if value.microsecond:
-            text += f".{value.microsecond:06d}"
-    same_day = (
-        since is not None
-        and since.date() == value.date()
-        and (since.utcoffset() or dt.timedelta(0)) == offset
-    )
-    if not same_day:
-        text = value.strftime("%Y-%m-%dT") + text
-        if offset:
-            text += value.strftime("%z")[:3] + ":" + value.strftime("%z")[3:]
-    return text
 
 
 def _iso(value: dt.datetime) -> str:
@@ -252,10 +214,11 @@ class Cover:
     """The answer of :func:`airflow_partitions.cover.compute.compute_cover`.
 
     ``partitions`` are disjoint, in time order, and their union is ``[start, end)`` minus the
-    ``missing`` ranges. ``fact`` is for the caller to set (the catalog names the fact).
+    ``missing`` ranges. Immutable: every attribute is read-only, and :meth:`with_locations`
+    returns a new cover.
     """
 
-    __hash__ = None  # type: ignore[assignment]  # mutable (fact)
+    __slots__ = ("_end", "_fact", "_missing", "_partitions", "_runs", "_start", "_tz")
 
     def __init__(
         self,
@@ -268,15 +231,38 @@ class Cover:
         fact: str | None = None,
         partitions: Iterable[CoverPartition] | None = None,
     ) -> None:
-        self.fact = fact
-        self.start = start
-        self.end = end
-        self.tz = tz
-        self.missing: tuple[MissingRange, ...] = tuple(missing)
+        self._fact = fact
+        self._start = start
+        self._end = end
+        self._tz = tz
+        self._missing: tuple[MissingRange, ...] = tuple(missing)
         self._partitions = None if partitions is None else tuple(partitions)
         self._runs = (
             tuple(runs) if self._partitions is None else tuple(_group(self._partitions))
         )
+
+    @property
+    def fact(self) -> str | None:
+        """The fact covered (None for a cover of bare sources)."""
+        return self._fact
+
+    @property
+    def start(self) -> pendulum.DateTime:
+        return self._start
+
+    @property
+    def end(self) -> pendulum.DateTime:
+        return self._end
+
+    @property
+    def tz(self) -> str | None:
+        """The fact's zone (None for a cover read from JSON without one)."""
+        return self._tz
+
+    @property
+    def missing(self) -> tuple[MissingRange, ...]:
+        """Maximal uncovered sub-ranges, in time order (empty when coverable)."""
+        return self._missing
 
     # -- contents ---------------------------------------------------------------------------------
 
@@ -292,7 +278,11 @@ class Cover:
 
     @property
     def partitions(self) -> tuple[CoverPartition, ...]:
-        """Every partition, in time order (built once, on first access: O(answer))."""
+        """Every partition, in time order (built once, on first access: O(answer)).
+
+        The lazily built tuple is a cache of a value the runs already fix, so the cover stays
+        immutable in every way a caller can observe.
+        """
         if self._partitions is None:
             self._partitions = tuple(self._expand())
         return self._partitions
@@ -422,6 +412,9 @@ class Cover:
             f"Cover({_iso(self.start)}, {_iso(self.end)}, partitions={len(self)}, "
             f"missing={len(self.missing)}, fact={self.fact!r})"
         )
+
+    def __hash__(self) -> int:
+        return hash((self.fact, self.start, self.end, len(self), self.missing))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Cover):

@@ -6,27 +6,20 @@ that both answer exactly the same question.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final
 
 import pendulum
 
 from airflow_partitions.cover.clock import Clock, from_us, to_us
-from airflow_partitions.errors import InvalidInput, InvalidRange, MisalignedTime
+from airflow_partitions.cover.request import CoverRequest
+from airflow_partitions.errors import InvalidInput, MisalignedTime
 from airflow_partitions.periods import UpdatePeriod, zone, zone_name
 from airflow_partitions.timelines.base import PartitionTimeline
-
-ALIGN_MODES: Final = (None, "outer", "inner")
 
 
 class MisalignedBound(MisalignedTime):
     """A cover bound does not start a partition of the finest period available."""
-
-
-class NaiveInstant(InvalidInput):
-    """A cover bound has no time zone; covers need aware instants."""
 
 
 @dataclass(frozen=True)
@@ -43,8 +36,9 @@ class CoverSource:
 
 
 @dataclass(frozen=True)
-class Request:
-    """What to cover: bounds (aligned), and per period the timelines by storage rank."""
+class PreparedCover:
+    """A :class:`CoverRequest` made ready to solve: aligned bounds in microseconds, and per
+    period the usable timelines by storage rank."""
 
     tz: str
     start: pendulum.DateTime
@@ -55,6 +49,7 @@ class Request:
     storages: tuple[str, ...]
     #: period -> [(rank, timeline)] in rank order.
     by_period: dict[UpdatePeriod, list[tuple[int, PartitionTimeline]]]
+    fact: str | None = None
 
     @property
     def finest(self) -> UpdatePeriod | None:
@@ -63,31 +58,12 @@ class Request:
 
 
 def prepare(
-    sources: Sequence[CoverSource],
-    start: dt.datetime,
-    end: dt.datetime,
-    *,
-    tz: str,
-    periods: Iterable[UpdatePeriod | str] | None,
-    storages: Iterable[str] | None,
-    align: str | None,
-) -> Request:
-    """Check the input, keep the allowed sources, rank storages, align or check the bounds."""
+    sources: Sequence[CoverSource], request: CoverRequest, *, tz: str
+) -> PreparedCover:
+    """Keep the sources the request allows, rank storages, align or check the bounds."""
     tz_name = zone_name(zone(tz)) or str(tz)
-    for name, value in (("start", start), ("end", end)):
-        if not isinstance(value, dt.datetime):
-            raise InvalidInput(f"cover {name} must be a datetime, not {value!r}")
-        if value.tzinfo is None or value.utcoffset() is None:
-            raise NaiveInstant(
-                f"cover {name} {value.isoformat()} is naive; pass an aware instant"
-            )
-    if start > end:
-        raise InvalidRange(
-            f"cover range [{start.isoformat()}, {end.isoformat()}) is reversed: end before start"
-        )
-    if align not in ALIGN_MODES:
-        raise InvalidInput(f"align must be None, 'outer' or 'inner', not {align!r}")
-    chosen = _select(sources, tz_name, periods, storages)
+    start, end, align = request.start, request.end, request.align
+    chosen = _select(sources, tz_name, request.period_set, request.storages)
     ranks = _rank(chosen)
     by_period: dict[UpdatePeriod, list[tuple[int, PartitionTimeline]]] = {}
     for source in sorted(chosen, key=lambda s: ranks[s.storage]):
@@ -96,7 +72,7 @@ def prepare(
     start_us, end_us = to_us(start), to_us(end)
     if by_period and start_us != end_us:
         start_us, end_us = _align(Clock(tz_name), min(by_period), start_us, end_us, align)
-    return Request(
+    return PreparedCover(
         tz_name,
         from_us(start_us, tz_name),
         from_us(end_us, tz_name),
@@ -104,17 +80,17 @@ def prepare(
         end_us,
         storage_names,
         by_period,
+        request.fact,
     )
 
 
 def _select(
     sources: Sequence[CoverSource],
     tz_name: str,
-    periods: Iterable[UpdatePeriod | str] | None,
+    allowed_periods: frozenset[UpdatePeriod] | None,
     storages: Iterable[str] | None,
 ) -> list[CoverSource]:
     """The sources allowed by ``periods`` and ``storages``, each checked for consistency."""
-    allowed_periods = None if periods is None else {UpdatePeriod.of(p) for p in periods}
     allowed_storages = None if storages is None else set(storages)
     known = {s.storage for s in sources}
     if allowed_storages is not None and not allowed_storages <= known:

@@ -33,7 +33,7 @@ from rich.table import Table
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.cli.coverage_picture import coverage_lanes, plot_coverage
-from airflow_partitions.hooks.request import status_line
+from airflow_partitions.cover import status_line
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.synthetic import expected_totals

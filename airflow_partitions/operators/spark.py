@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
+from airflow_partitions.cover import CoverRequest, missing_list, status_line
 from airflow_partitions.cover.compute import Cover
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
-from airflow_partitions.hooks.request import CoverRequest, missing_list, status_line
 from airflow_partitions.spark.manifest import (
     MANIFEST_ARG,
     MANIFEST_CONF,
@@ -130,7 +130,7 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
                 storages = sorted({p.storage for p in upstream.partitions})
         return CoverRequest.of(
             fact or "", start, end, time_column=self.time_column, periods=periods,
-            storages=storages, align=self.align,
+            storages=storages, align=self.align, allow_empty=False,
         )
 
     def build_manifest(self, context: Context) -> Manifest:
@@ -138,8 +138,9 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         try:
             request = self._request(context)
             catalog = self.catalog_hook.get_conn()
-            verified = request.cover_with_partitions(catalog)
-            column = request.time_column or catalog.get_fact(request.fact).time_columns[0]
+            verified = catalog.cover_with_partitions(request)
+            fact = request.require_fact()
+            column = request.time_column or catalog.get_fact(fact).time_columns[0]
         except InvalidInput as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
         cover = verified.cover
@@ -148,17 +149,17 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         if not cover.coverable:
             if not self.allow_partial:
                 raise UncoverableRange(
-                    f"{self.task_id}: {request.fact} cannot be covered; missing: "
+                    f"{self.task_id}: {fact} cannot be covered; missing: "
                     + "; ".join(missing) + " (allow_partial=True launches on the covered part)"
                 )
             if not verified.partitions:
-                raise UncoverableRange(f"{self.task_id}: nothing of {request.fact} is covered")
+                raise UncoverableRange(f"{self.task_id}: nothing of {fact} is covered")
             self.log.warning(
                 "allow_partial: launching on %.1f%% of the range; missing: %s",
                 100 * cover.covered_fraction, "; ".join(missing),
             )
         return build_manifest(
-            request.fact, request.start.isoformat(), request.end.isoformat(),
+            fact, request.start.isoformat(), request.end.isoformat(),
             (p.to_json() for p in verified.partitions), column,
             residual=self.residual_filter or None, missing=missing if missing else (),
         )

@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.cover import to_instant
 from airflow_partitions.errors import InvalidInput
-from airflow_partitions.hooks.request import to_instant
 from airflow_partitions.periods import TimePartition, TimePartitionRange, UpdatePeriod
 
 #: Asset partition key styles (see docs/airflow.md, "Asset partition keys").

@@ -22,16 +22,11 @@ from airflow.sdk.exceptions import (
     AirflowSkipException,
 )
 
+from airflow_partitions.catalog.coverage_watch import CoverageWatch
+from airflow_partitions.cover import CoverRequest, missing_list, status_line, to_instant
 from airflow_partitions.cover.compute import Cover
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
-from airflow_partitions.hooks.request import (
-    CoverageWatch,
-    CoverRequest,
-    missing_list,
-    status_line,
-    to_instant,
-)
 from airflow_partitions.kv import StoreUnavailable
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
 
@@ -99,6 +94,7 @@ class PartitionCoverageSensor(BaseSensorOperator):
             return CoverRequest.of(
                 self.fact, self.start, self.end, time_column=self.time_column,
                 periods=self.periods, storages=self.storages, align=self.align,
+                allow_empty=False,
             )
         except InvalidInput as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
@@ -170,7 +166,7 @@ class PartitionCoverageSensor(BaseSensorOperator):
                 f"{self.task_id}: the coverage trigger failed: {event.get('message', event)}"
             )
         try:
-            cover = self.request.cover(self.hook.get_conn(), verify=True)
+            cover = self.hook.get_conn().cover_with_partitions(self.request).cover
         except StoreUnavailable as exc:
             self.log.warning("partition catalog unreachable after the trigger fired: %s", exc)
             cover = None

@@ -18,15 +18,10 @@ from typing import Any
 import pendulum
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from airflow_partitions.catalog.coverage_watch import CoverageWatch
+from airflow_partitions.cover import CoverRequest, missing_list, status_line, to_instant
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook, shared_catalog
-from airflow_partitions.hooks.request import (
-    CoverageWatch,
-    CoverRequest,
-    missing_list,
-    status_line,
-    to_instant,
-)
 from airflow_partitions.kv import StoreUnavailable
 
 
@@ -37,7 +32,7 @@ def _event(payload: dict[str, Any]) -> TriggerEvent:
 class PartitionCoverageTrigger(BaseTrigger):
     """Fire once the catalog covers the request, or at the deadline.
 
-    :param request: a :class:`~airflow_partitions.hooks.request.CoverRequest` as JSON.
+    :param request: a :class:`~airflow_partitions.cover.CoverRequest` as JSON.
     :param catalog_conn_id: the ``partition_catalog`` connection.
     :param poke_interval: seconds between checks.
     :param deadline: ISO instant after which a ``timeout`` event fires (None: never).

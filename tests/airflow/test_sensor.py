@@ -17,8 +17,8 @@ from airflow.sdk.exceptions import (
 from structlog.testing import capture_logs
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.cover import Cover
-from airflow_partitions.hooks.request import CoverRequest
+from airflow_partitions.catalog.verified_cover import VerifiedCover
+from airflow_partitions.cover import Cover, CoverRequest
 from airflow_partitions.kv import StoreUnavailable
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
@@ -36,14 +36,14 @@ def sensor(**kwargs: Any) -> PartitionCoverageSensor:
 def cover_calls(monkeypatch: pytest.MonkeyPatch) -> list[CoverRequest]:
     """Every cover the sensor computes."""
     calls: list[CoverRequest] = []
-    original = CoverRequest.cover
+    original = Catalog.cover_with_partitions
 
-    def spy(self: CoverRequest, catalog: Catalog, *, verify: bool = True) -> Cover:
-        calls.append(self)
+    def spy(self: Catalog, request: CoverRequest, *, verify: bool = True) -> VerifiedCover:
+        calls.append(request)
         assert verify, "the sensor only computes verified covers"
-        return original(self, catalog, verify=verify)
+        return original(self, request, verify=verify)
 
-    monkeypatch.setattr(CoverRequest, "cover", spy)
+    monkeypatch.setattr(Catalog, "cover_with_partitions", spy)
     return calls
 
 

@@ -11,7 +11,7 @@ import pytest
 from airflow.triggers.base import TriggerEvent
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.hooks.request import CoverRequest
+from airflow_partitions.cover import CoverRequest
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
 from tests.airflow.conftest import T0, register_hours
 

@@ -7,6 +7,7 @@ import pytest
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.cover import CoverRequest
 from airflow_partitions.periods import TimePartitionRange
 
 START = pendulum.datetime(2015, 1, 29, 6)
@@ -30,7 +31,7 @@ def _summary(cover: object) -> list[tuple[str, str, str]]:
 
 
 def test_cover_uses_the_largest_partitions_and_carries_every_row(lens: Catalog) -> None:
-    verified = lens.cover_with_partitions("events", START, END)
+    verified = lens.cover_with_partitions(CoverRequest.of("events", START, END))
     cover = verified.cover
     assert cover.coverable and cover.fact == "events"
     assert len(cover.partitions) == 18 + 2 + 1 + 6

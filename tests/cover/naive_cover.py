@@ -10,14 +10,14 @@ year with YEARLY..MINUTELY. For nested period sets its answer is the minimal cov
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pendulum
 
 from airflow_partitions.cover.clock import Clock, from_us
-from airflow_partitions.cover.sources import CoverSource, Request, prepare
+from airflow_partitions.cover.request import CoverRequest
+from airflow_partitions.cover.sources import CoverSource, PreparedCover, prepare
 from airflow_partitions.periods import UpdatePeriod
 
 
@@ -37,7 +37,7 @@ class NaiveCover:
 
 @dataclass
 class _State:
-    request: Request
+    request: PreparedCover
     clock: Clock
     partitions: list[tuple[str, UpdatePeriod, int]] = field(default_factory=list)
     gaps: list[list[int]] = field(default_factory=list)
@@ -45,24 +45,15 @@ class _State:
 
 
 def naive_cover_slots(
-    sources: Sequence[CoverSource],
-    start: dt.datetime,
-    end: dt.datetime,
-    *,
-    tz: str = "UTC",
-    periods: Iterable[UpdatePeriod | str] | None = None,
-    storages: Iterable[str] | None = None,
-    align: str | None = None,
+    sources: Sequence[CoverSource], request: CoverRequest, *, tz: str = "UTC"
 ) -> NaiveCover:
-    """Cover ``[start, end)`` slot by slot with ``exists_ordinal``, counting the calls."""
-    request = prepare(
-        sources, start, end, tz=tz, periods=periods, storages=storages, align=align
-    )
-    state = _State(request, Clock(request.tz, cache=False))
-    _cover(state, request.start_us, request.end_us, sorted(request.by_period, reverse=True))
+    """Cover the request slot by slot with ``exists_ordinal``, counting the calls."""
+    prepared = prepare(sources, request, tz=tz)
+    state = _State(prepared, Clock(prepared.tz, cache=False))
+    _cover(state, prepared.start_us, prepared.end_us, sorted(prepared.by_period, reverse=True))
     return NaiveCover(
         tuple(state.partitions),
-        tuple((from_us(a, request.tz), from_us(b, request.tz)) for a, b in state.gaps),
+        tuple((from_us(a, prepared.tz), from_us(b, prepared.tz)) for a, b in state.gaps),
         state.calls,
     )
 

@@ -7,6 +7,7 @@ import itertools
 import json
 import random
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import pendulum
 import pytest
@@ -16,16 +17,33 @@ from hypothesis import strategies as st
 from airflow_partitions.cover import (
     Cover,
     CoverPartition,
+    CoverRequest,
     CoverSource,
     MisalignedBound,
     NaiveInstant,
     compute_cover,
     cover_key,
 )
+from airflow_partitions.cover.clock import to_us
 from airflow_partitions.errors import InvalidInput, InvalidRange, MisalignedTime
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import PartitionTimeline, RangesTimeline, new_timeline, runs
-from tests.cover.naive_cover import naive_cover_slots
+from tests.cover.naive_cover import NaiveCover, naive_cover_slots
+
+
+def cover_of(
+    sources: Sequence[CoverSource], start: Any, end: Any, *, tz: str = "UTC",
+    fact: str | None = None, **options: Any,
+) -> Cover:
+    """The tests' shorthand: :func:`compute_cover` of ``CoverRequest.of(fact, start, end, ...)``."""
+    return compute_cover(sources, CoverRequest.of(fact, start, end, **options), tz=tz)
+
+
+def naive_of(
+    sources: Sequence[CoverSource], start: Any, end: Any, *, tz: str = "UTC", **options: Any
+) -> NaiveCover:
+    """The same shorthand for the Lens-style oracle."""
+    return naive_cover_slots(sources, CoverRequest.of(None, start, end, **options), tz=tz)
 
 Y, Q, M, W, D, H, MI = (
     UpdatePeriod.YEARLY,
@@ -96,7 +114,7 @@ SEED_TAIL = values(H, "2015-03-01-00", 6)
 
 
 def test_seed_best_case_all_rollups() -> None:
-    cover = compute_cover(seed_sources(monthly=True, daily=True), SEED_START, SEED_END)
+    cover = cover_of(seed_sources(monthly=True, daily=True), SEED_START, SEED_END)
     expected = [*SEED_HEAD, ("DAILY", "2015-01-30"), ("DAILY", "2015-01-31")]
     expected += [("MONTHLY", "2015-02"), *SEED_TAIL]
     assert listing(cover) == expected
@@ -106,25 +124,25 @@ def test_seed_best_case_all_rollups() -> None:
 
 def test_seed_worst_case_hourly_only() -> None:
     """31 days of hours: 18 + 2 * 24 + 28 * 24 + 6 = 744 (not 720: the range is 31 days)."""
-    cover = compute_cover(seed_sources(monthly=False, daily=False), SEED_START, SEED_END)
+    cover = cover_of(seed_sources(monthly=False, daily=False), SEED_START, SEED_END)
     assert listing(cover) == values(H, "2015-01-29-06", 744)
     assert cover.coverable
 
 
 def test_seed_monthly_and_hourly_without_daily() -> None:
-    cover = compute_cover(seed_sources(monthly=True, daily=False), SEED_START, SEED_END)
+    cover = cover_of(seed_sources(monthly=True, daily=False), SEED_START, SEED_END)
     expected = [*values(H, "2015-01-29-06", 18 + 48), ("MONTHLY", "2015-02"), *SEED_TAIL]
     assert listing(cover) == expected
 
 
 def test_seed_daily_and_hourly_without_monthly() -> None:
-    cover = compute_cover(seed_sources(monthly=False, daily=True), SEED_START, SEED_END)
+    cover = cover_of(seed_sources(monthly=False, daily=True), SEED_START, SEED_END)
     assert listing(cover) == SEED_HEAD + values(D, "2015-01-30", 30) + SEED_TAIL
 
 
 def test_seed_one_daily_missing_falls_back_to_hourly() -> None:
     sources = seed_sources(monthly=False, daily=True, daily_holes=["2015-02-10"])
-    cover = compute_cover(sources, SEED_START, SEED_END)
+    cover = cover_of(sources, SEED_START, SEED_END)
     expected = SEED_HEAD + values(D, "2015-01-30", 11) + values(H, "2015-02-10-00", 24)
     expected += values(D, "2015-02-11", 18) + SEED_TAIL
     assert listing(cover) == expected
@@ -135,8 +153,8 @@ def test_seed_scenarios_match_the_lens_baseline() -> None:
     for monthly in (False, True):
         for daily in (False, True):
             sources = seed_sources(monthly=monthly, daily=daily, daily_holes=["2015-02-10"])
-            cover = compute_cover(sources, SEED_START, SEED_END)
-            naive = naive_cover_slots(sources, SEED_START, SEED_END)
+            cover = cover_of(sources, SEED_START, SEED_END)
+            naive = naive_of(sources, SEED_START, SEED_END)
             assert [(p.storage, p.period, p.ordinal) for p in cover.partitions] == list(
                 naive.partitions
             )
@@ -168,7 +186,7 @@ def test_seed_worst_case_costs_one_range_query_per_source_and_no_slot_lookups() 
     periods = (Y, M, D, H, MI)
     sources = [CoverSource("facts", 0, p, CountingTimeline(p)) for p in periods]
     start, end = t("2015-01-01T00:00:00Z"), t("2016-01-01T00:00:00Z")
-    cover = compute_cover(sources, start, end)
+    cover = cover_of(sources, start, end)
     timelines = [s.timeline for s in sources]
     assert all(isinstance(tl, CountingTimeline) for tl in timelines)
     counted = [tl for tl in timelines if isinstance(tl, CountingTimeline)]
@@ -180,7 +198,7 @@ def test_seed_worst_case_costs_one_range_query_per_source_and_no_slot_lookups() 
     assert [(n.period, n.total) for n in gap.needed] == [
         (MI, 525600), (H, 8760), (D, 365), (M, 12), (Y, 1)
     ]
-    naive = naive_cover_slots(sources, start, end)
+    naive = naive_of(sources, start, end)
     assert naive.exists_calls == 1 + 12 + 365 + 8760 + 525600 == 534738
     assert sum(tl.exists_calls for tl in counted) == 534738
     assert naive.missing == ((start, end),)
@@ -192,7 +210,7 @@ def test_cost_grows_with_holes_not_with_slots() -> None:
     start, end = t("2010-01-01T00:00:00Z"), t("2020-01-01T00:00:00Z")
     tl.add_ordinal_ranges([(MI.ordinal(start), MI.ordinal(end))])
     tl.range_calls = 0
-    cover = compute_cover([CoverSource("m", 0, MI, tl)], start, end)
+    cover = cover_of([CoverSource("m", 0, MI, tl)], start, end)
     assert (tl.range_calls, tl.exists_calls) == (1, 0)
     assert len(cover.runs) == 1 and len(cover) == MI.ordinal(end) - MI.ordinal(start)
 
@@ -214,8 +232,11 @@ def oracle(
     """
     unit = H if min(s.period for s in sources) <= H else D
     lo, hi = unit.ordinal(start, tz), unit.ordinal(end, tz)
-    bounds = [unit.start_of(o, tz) for o in range(lo, hi + 1)]
-    assert bounds[0] == start and bounds[-1] == end
+    # Instants (microseconds), never datetimes: same-zone datetimes compare and hash by wall
+    # clock, so the two 01:00s of a DST fall-back would collide.
+    bounds = [to_us(unit.start_of(o, tz)) for o in range(lo, hi + 1)]
+    start_us, end_us = to_us(start), to_us(end)
+    assert bounds[0] == start_us and bounds[-1] == end_us
     index = {b: i for i, b in enumerate(bounds)}
     ranks = {name: i for i, name in enumerate(ranked_storages(sources))}
     width = 2 + len(COARSEST_FIRST) + len(ranks)
@@ -224,8 +245,8 @@ def oracle(
     for s in sources:
         p = s.period
         for o in range(p.ordinal(start, tz) - 1, p.ordinal(end, tz) + 2):
-            a, b = p.start_of(o, tz), p.start_of(o + 1, tz)
-            if a < start or b > end or not s.timeline.exists_ordinal(o):
+            a, b = to_us(p.start_of(o, tz)), to_us(p.start_of(o + 1, tz))
+            if a < start_us or b > end_us or not s.timeline.exists_ordinal(o):
                 continue
             cost = [0] * width
             cost[1] = 1
@@ -238,7 +259,7 @@ def oracle(
     for i in range(len(bounds) - 1):
         here = best[i]
         assert here is not None
-        length = round((bounds[i + 1] - bounds[i]).total_seconds() * 1_000_000)
+        length = bounds[i + 1] - bounds[i]
         skip = (length,) + (0,) * (width - 1)
         for j, step in [(i + 1, skip), *edges.get(i, [])]:
             candidate = tuple(x + y for x, y in zip(here, step, strict=True))
@@ -264,15 +285,18 @@ def check_cover(
         assert p.value == p.period.format_ordinal(p.ordinal, tz)
         pieces.append((p.start, p.end, "p"))
     pieces += [(m.start, m.end, "m") for m in cover.missing]
-    pieces.sort(key=lambda x: x[0])
-    cursor = start
-    for a, b, _ in pieces:  # disjoint, no holes, union exactly [start, end)
+    # Compare instants, not datetimes: within one zone Python compares wall clocks and ignores
+    # ``fold``, so a DST fall-back hour 01:00 (fold 0) -> 01:00 (fold 1) would look empty.
+    spans = sorted((to_us(a), to_us(b), kind) for a, b, kind in pieces)
+    cursor = to_us(start)
+    for a, b, _ in spans:  # disjoint, no holes, union exactly [start, end)
         assert a == cursor and a < b
         cursor = b
-    assert cursor == end
-    for (_, b1, k1), (a2, _, k2) in itertools.pairwise(pieces):
+    assert cursor == to_us(end)
+    for (_, b1, k1), (a2, _, k2) in itertools.pairwise(spans):
         assert not (k1 == k2 == "m" and b1 == a2), "missing ranges must be maximal"
-    assert [p.start for p in cover.partitions] == sorted(p.start for p in cover.partitions)
+    starts = [to_us(p.start) for p in cover.partitions]
+    assert starts == sorted(starts)
     expected, usable = oracle(sources, start, end, tz)
     assert cover_key(cover, ranked_storages(sources)) == expected
     assert cover.coverable == (expected[0] == 0)
@@ -287,7 +311,7 @@ def check_cover(
             for o in range(unit.ordinal(m.start, tz), unit.ordinal(m.end, tz))
         }
         assert missing == set(range(lo, unit.ordinal(end, tz))) - usable
-        naive = naive_cover_slots(sources, start, end, tz=tz)
+        naive = naive_of(sources, start, end, tz=tz)
         chosen = [(p.storage, p.period, p.ordinal) for p in cover.partitions]
         assert list(naive.partitions) == chosen
         assert list(naive.missing) == [(m.start, m.end) for m in cover.missing]
@@ -345,7 +369,7 @@ def test_cover_matches_the_oracle(
     scenario: tuple[list[CoverSource], pendulum.DateTime, pendulum.DateTime, str],
 ) -> None:
     sources, start, end, tz = scenario
-    cover = compute_cover(sources, start, end, tz=tz)
+    cover = cover_of(sources, start, end, tz=tz)
     periods = {s.period for s in sources}
     event("crossing periods" if W in periods and periods & {M, Q, Y} else "nested periods")
     event("coverable" if cover.coverable else "uncoverable")
@@ -367,14 +391,14 @@ def test_restricting_periods_and_storages_equals_dropping_sources(
     storages = data.draw(st.sets(st.sampled_from(sorted({s.storage for s in sources}))))
     kept = [s for s in sources if s.period in periods and s.storage in storages]
     try:
-        restricted = compute_cover(
+        restricted = cover_of(
             sources, start, end, tz=tz, periods=periods, storages=storages
         )
     except MisalignedBound:  # the finest allowed period is coarser than the bounds
         with pytest.raises(MisalignedBound):
-            compute_cover(kept, start, end, tz=tz)
+            cover_of(kept, start, end, tz=tz)
         return
-    assert restricted == compute_cover(kept, start, end, tz=tz)
+    assert restricted == cover_of(kept, start, end, tz=tz)
 
 
 # -- hand-written cases -------------------------------------------------------------------------
@@ -385,10 +409,10 @@ def test_dst_spring_day_is_23_hours_in_berlin() -> None:
     hourly = timeline(H, [("2015-03-28-00", "2015-03-31-00")], tz=tz)
     daily = timeline(D, [("2015-03-29", "2015-03-30")], tz=tz)
     start, end = t("2015-03-28T00:00:00", tz), t("2015-03-31T00:00:00", tz)
-    only_hours = compute_cover([CoverSource("h", 0, H, hourly)], start, end, tz=tz)
+    only_hours = cover_of([CoverSource("h", 0, H, hourly)], start, end, tz=tz)
     assert len(only_hours) == 24 + 23 + 24
     both = [CoverSource("h", 0, H, hourly), CoverSource("d", 0, D, daily)]
-    cover = compute_cover(both, start, end, tz=tz)
+    cover = cover_of(both, start, end, tz=tz)
     assert len(cover) == 24 + 1 + 24
     [day] = [p for p in cover.partitions if p.period is D]
     assert day.value == "2015-03-29" and day.end - day.start == dt.timedelta(hours=23)
@@ -399,7 +423,7 @@ def test_dst_autumn_day_is_25_hours_in_berlin() -> None:
     tz = "Europe/Berlin"
     hourly = timeline(H, [("2015-10-25-00", "2015-10-26-00")], tz=tz)
     start, end = t("2015-10-25T00:00:00", tz), t("2015-10-26T00:00:00", tz)
-    cover = compute_cover([CoverSource("h", 0, H, hourly)], start, end, tz=tz)
+    cover = cover_of([CoverSource("h", 0, H, hourly)], start, end, tz=tz)
     assert len(cover) == 25
     twice = ["2015-10-25-02+02:00", "2015-10-25-02+01:00"]
     assert [p.value for p in cover.partitions][2:4] == twice
@@ -413,11 +437,11 @@ def test_storage_priority_then_name() -> None:
     spans = [("2015-01-01-00", "2015-01-01-03")]
     low = CoverSource("low", 1, H, timeline(H, spans))
     high = CoverSource("high", 5, H, timeline(H, spans))
-    assert {p.storage for p in compute_cover([low, high], start, end).partitions} == {"high"}
+    assert {p.storage for p in cover_of([low, high], start, end).partitions} == {"high"}
     zed = CoverSource("zed", 1, H, timeline(H, spans))
-    assert {p.storage for p in compute_cover([zed, low], start, end).partitions} == {"low"}
+    assert {p.storage for p in cover_of([zed, low], start, end).partitions} == {"low"}
     partial = CoverSource("high", 5, H, timeline(H, [("2015-01-01-01", "2015-01-01-02")]))
-    mixed = compute_cover([low, partial], start, end)
+    mixed = cover_of([low, partial], start, end)
     assert [p.storage for p in mixed.partitions] == ["low", "high", "low"]
     assert "low HOURLY 2015-01-01-00" in str(mixed) and "high HOURLY" in str(mixed)
 
@@ -426,16 +450,16 @@ def test_fewer_partitions_beat_storage_priority() -> None:
     start, end = t("2015-01-01T00:00:00Z"), t("2015-01-02T00:00:00Z")
     hours = CoverSource("raw", 9, H, timeline(H, [("2015-01-01-00", "2015-01-02-00")]))
     days = CoverSource("rollup", 0, D, timeline(D, [("2015-01-01", "2015-01-02")]))
-    assert listing(compute_cover([hours, days], start, end)) == [("DAILY", "2015-01-01")]
+    assert listing(cover_of([hours, days], start, end)) == [("DAILY", "2015-01-01")]
 
 
 def test_leap_day() -> None:
     start, end = t("2016-02-01T00:00:00Z"), t("2016-03-01T00:00:00Z")
     daily = CoverSource("d", 0, D, timeline(D, [("2016-01-01", "2016-04-01")]))
-    cover = compute_cover([daily], start, end)
+    cover = cover_of([daily], start, end)
     assert len(cover) == 29 and cover.partitions[-1].value == "2016-02-29"
     monthly = CoverSource("m", 0, M, timeline(M, [("2016-02", "2016-03")]))
-    [month] = compute_cover([daily, monthly], start, end).partitions
+    [month] = cover_of([daily, monthly], start, end).partitions
     assert month.value == "2016-02" and month.end == end
 
 
@@ -448,9 +472,9 @@ def test_iso_week_53(week: str, monday: str, next_monday: str) -> None:
     following = W.format_ordinal(W.parse_ordinal(week) + 1)
     weekly = CoverSource("w", 0, W, timeline(W, [(week, following)]))
     daily = CoverSource("d", 0, D, timeline(D, [(monday, next_monday)]))
-    assert listing(compute_cover([weekly, daily], start, end)) == [("WEEKLY", week)]
+    assert listing(cover_of([weekly, daily], start, end)) == [("WEEKLY", week)]
     yearly = CoverSource("y", 0, Y, timeline(Y, [("2015", "2022")]))
-    assert len(compute_cover([daily, yearly], start, end)) == 7  # a year sticks out
+    assert len(cover_of([daily, yearly], start, end)) == 7  # a year sticks out
 
 
 def weeks_and_month() -> list[CoverSource]:
@@ -464,9 +488,9 @@ def weeks_and_month() -> list[CoverSource]:
 def test_weekly_next_to_monthly_is_minimal_where_largest_first_is_not() -> None:
     start, end = t("2015-01-26T00:00:00Z"), t("2015-03-02T00:00:00Z")  # W05..W09
     sources = weeks_and_month()
-    cover = compute_cover(sources, start, end)
+    cover = cover_of(sources, start, end)
     assert listing(cover) == [("WEEKLY", f"2015-W0{i}") for i in range(5, 10)]
-    naive = naive_cover_slots(sources, start, end)
+    naive = naive_of(sources, start, end)
     assert len(naive.partitions) == 6 + 1 + 1  # Lens: days Jan 26..31, MONTHLY 2015-02, Mar 1
     check_cover(cover, sources, start, end, "UTC")
 
@@ -480,7 +504,7 @@ def test_ties_go_to_the_coarser_period_before_storage_priority() -> None:
         CoverSource("years", 0, D, timeline(D, [("2014-12-31", "2016-01-04")])),
         CoverSource("years", 0, H, timeline(H, [("2014-12-29-00", "2014-12-31-00")])),
     ]
-    cover = compute_cover(sources, start, end)
+    cover = cover_of(sources, start, end)
     assert len(cover) == 53
     assert ("YEARLY", "2015") in listing(cover)
     assert all(p.period is not W for p in cover.partitions)
@@ -488,7 +512,7 @@ def test_ties_go_to_the_coarser_period_before_storage_priority() -> None:
     # Without DAILY 2014-12-31 a cover using YEARLY 2015 leaves Dec 31 uncovered: weeks win.
     fewer_days = timeline(D, [("2015-01-01", "2016-01-04")])
     without = [*sources[:2], CoverSource("years", 0, D, fewer_days), sources[3]]
-    assert {p.period for p in compute_cover(without, start, end).partitions} == {W}
+    assert {p.period for p in cover_of(without, start, end).partitions} == {W}
 
 
 def test_missing_when_weeks_overlap_the_chosen_month() -> None:
@@ -499,7 +523,7 @@ def test_missing_when_weeks_overlap_the_chosen_month() -> None:
         CoverSource("w", 0, W, timeline(W, [("2015-W05", "2015-W06")])),
         CoverSource("d", 0, D, timeline(D)),
     ]
-    cover = compute_cover(sources, start, end)
+    cover = cover_of(sources, start, end)
     assert listing(cover) == [("MONTHLY", "2015-01")]
     [gap] = cover.missing
     assert (gap.start, gap.end) == (t("2015-02-01T00:00:00Z"), end)
@@ -514,7 +538,7 @@ def test_missing_lists_what_would_fill_it() -> None:
     hours = sources[0].timeline
     hours.drop_ordinal(H.parse_ordinal("2015-02-10-12"))
     sources.append(CoverSource("f_rollup", 0, M, timeline(M)))
-    cover = compute_cover(sources, SEED_START, SEED_END)
+    cover = cover_of(sources, SEED_START, SEED_END)
     [gap] = cover.missing
     assert gap.describe() == (
         "missing 2015-02-10T12:00/13:00: no HOURLY 2015-02-10-12, no DAILY 2015-02-10, "
@@ -531,12 +555,12 @@ def test_needed_stays_short() -> None:
     odd_hours = [f"2015-01-01-{h:02d}" for h in range(1, 24, 2)]
     tl = timeline(H, [("2015-01-01-00", "2015-01-02-00")], odd_hours)
     sources = [CoverSource("h", 0, H, tl), CoverSource("d", 0, D, timeline(D))]
-    cover = compute_cover(sources, start, end)
+    cover = cover_of(sources, start, end)
     assert len(cover.missing) == 12
     assert cover.missing[0].describe() == (
         "missing 2015-01-01T01:00/02:00: no HOURLY 2015-01-01-01, no DAILY 2015-01-01"
     )
-    empty = compute_cover([CoverSource("h", 0, H, timeline(H)), sources[1]], start, end)
+    empty = cover_of([CoverSource("h", 0, H, timeline(H)), sources[1]], start, end)
     [gap] = empty.missing
     assert gap.describe() == (
         "missing 2015-01-01T00:00/2015-01-02T00:00: no HOURLY 2015-01-01-00..23 (24), "
@@ -553,59 +577,59 @@ def test_right_hand_remainder_is_covered() -> None:
     ]
     expected = [*values(H, "2015-01-31-22", 2), ("DAILY", "2015-02-01")]
     expected += values(H, "2015-02-02-00", 3)
-    assert listing(compute_cover(sources, start, end)) == expected
-    naive = naive_cover_slots(sources, start, end)
+    assert listing(cover_of(sources, start, end)) == expected
+    naive = naive_of(sources, start, end)
     assert [(p.name, p.format_ordinal(o)) for _, p, o in naive.partitions] == expected
 
 
 def test_bounds_misaligned_naive_reversed_and_empty() -> None:
     sources = seed_sources(monthly=True, daily=True)
     with pytest.raises(MisalignedBound) as err:
-        compute_cover(sources, t("2015-01-29T06:30:00Z"), SEED_END)
+        cover_of(sources, t("2015-01-29T06:30:00Z"), SEED_END)
     assert isinstance(err.value, MisalignedTime) and isinstance(err.value, InvalidInput)
     message = str(err.value)
     assert "start 2015-01-29T06:30:00+00:00" in message and "HOURLY" in message
     with pytest.raises(MisalignedBound, match=r"start .* DAILY"):  # finest ALLOWED period
-        compute_cover(sources, SEED_START, SEED_END, periods=["daily", "monthly"])
+        cover_of(sources, SEED_START, SEED_END, periods=["daily", "monthly"])
     with pytest.raises(NaiveInstant):
-        compute_cover(sources, dt.datetime(2015, 1, 29, 6), SEED_END)
+        cover_of(sources, dt.datetime(2015, 1, 29, 6), SEED_END)
     with pytest.raises(InvalidRange):
-        compute_cover(sources, SEED_END, SEED_START)
-    empty = compute_cover(sources, SEED_START, SEED_START)
+        cover_of(sources, SEED_END, SEED_START)
+    empty = cover_of(sources, SEED_START, SEED_START)
     assert empty.coverable and len(empty) == 0 and empty.partitions == ()
     with pytest.raises(InvalidInput, match="align"):
-        compute_cover(sources, SEED_START, SEED_END, align="wide")
+        cover_of(sources, SEED_START, SEED_END, align="wide")
     with pytest.raises(InvalidInput, match="unknown storage"):
-        compute_cover(sources, SEED_START, SEED_END, storages=["nope"])
+        cover_of(sources, SEED_START, SEED_END, storages=["nope"])
     berlin = CoverSource("b", 0, H, new_timeline(None, H, tz="Europe/Berlin"))
     with pytest.raises(InvalidInput, match="zone"):
-        compute_cover([berlin], SEED_START, SEED_END)
+        cover_of([berlin], SEED_START, SEED_END)
 
 
 def test_align_outer_and_inner() -> None:
     sources = seed_sources(monthly=True, daily=True)
     start, end = t("2015-01-29T06:30:00Z"), t("2015-03-01T05:10:00Z")
-    outer = compute_cover(sources, start, end, align="outer")
+    outer = cover_of(sources, start, end, align="outer")
     assert (outer.start, outer.end) == (SEED_START, SEED_END) and len(outer) == 27
-    inner = compute_cover(sources, start, end, align="inner")
+    inner = cover_of(sources, start, end, align="inner")
     assert (inner.start, inner.end) == (t("2015-01-29T07:00:00Z"), t("2015-03-01T05:00:00Z"))
     assert len(inner) == 17 + 2 + 1 + 5
-    daily = compute_cover(sources, start, end, periods=[D, M], align="inner")
+    daily = cover_of(sources, start, end, periods=[D, M], align="inner")
     assert (daily.start, daily.end) == (t("2015-01-30T00:00:00Z"), t("2015-03-01T00:00:00Z"))
     assert listing(daily) == [*values(D, "2015-01-30", 2), ("MONTHLY", "2015-02")]
-    nothing = compute_cover(sources, start, t("2015-01-29T06:45:00Z"), align="inner")
+    nothing = cover_of(sources, start, t("2015-01-29T06:45:00Z"), align="inner")
     assert nothing.start == nothing.end and nothing.coverable
 
 
 def test_no_usable_source_leaves_everything_missing() -> None:
-    cover = compute_cover([], SEED_START, SEED_END)
+    cover = cover_of([], SEED_START, SEED_END)
     [gap] = cover.missing
     assert (gap.start, gap.end, gap.needed) == (SEED_START, SEED_END, ())
     assert cover.covered_fraction == 0.0
 
 
 def test_str_groups_runs() -> None:
-    cover = compute_cover(seed_sources(monthly=True, daily=True), SEED_START, SEED_END)
+    cover = cover_of(seed_sources(monthly=True, daily=True), SEED_START, SEED_END)
     assert str(cover).splitlines() == [
         "[2015-01-29T06:00, 2015-03-01T06:00): 27 partitions, coverable",
         "  f_hourly HOURLY 2015-01-29-06..23 (18)",
@@ -613,13 +637,12 @@ def test_str_groups_runs() -> None:
         "  f_rollup MONTHLY 2015-02",
         "  f_hourly HOURLY 2015-03-01-00..05 (6)",
     ]
-    one = compute_cover(seed_sources(monthly=False, daily=False), SEED_START, SEED_END)
-    one.fact = "events"
+    one = cover_of(seed_sources(monthly=False, daily=False), SEED_START, SEED_END, fact="events")
     assert str(one).splitlines()[1:] == ["  HOURLY 2015-01-29-06..03-01-05 (744)"]
     assert str(one).startswith("events [2015-01-29T06:00")
     holes = [f"2015-02-{d:02d}" for d in range(2, 28, 2)]
     sources = seed_sources(monthly=False, daily=True, daily_holes=holes)
-    many = compute_cover(sources, SEED_START, SEED_END)
+    many = cover_of(sources, SEED_START, SEED_END)
     lines = str(many).splitlines()
     assert len(many.runs) > 20 and len(lines) == 1 + 12 + 1
     assert any("more runs" in x for x in lines)
@@ -628,8 +651,7 @@ def test_str_groups_runs() -> None:
 def test_json_round_trip_and_locations() -> None:
     sources = seed_sources(monthly=True, daily=True, daily_holes=["2015-01-31"])
     sources[0].timeline.drop_ordinal(H.parse_ordinal("2015-01-31-05"))
-    cover = compute_cover(sources, SEED_START, SEED_END)
-    cover.fact = "events"
+    cover = cover_of(sources, SEED_START, SEED_END, fact="events")
     data = cover.to_json()
     assert set(data) == {"fact", "start", "end", "coverable", "partitions", "missing"}
     assert set(data["partitions"][0]) == {"storage", "period", "value", "start", "end", "location"}

@@ -7,6 +7,7 @@ import json
 import pendulum
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.cover import CoverRequest
 from airflow_partitions.pruning import JoinSpec, analyse, prune, prune_partitions
 from tests.pruning.conftest import hourly_storage
 
@@ -45,8 +46,8 @@ def test_bail_out_returns_every_partition_and_says_why(catalog: Catalog) -> None
 
 def test_cover_restricts_time_and_keeps_cover_order(catalog: Catalog) -> None:
     name = hourly_storage(catalog, hours=6)
-    verified = catalog.cover_with_partitions("ev", T0.add(hours=1), T0.add(hours=4),
-                                             storages=[name])
+    request = CoverRequest.of("ev", T0.add(hours=1), T0.add(hours=4), storages=[name])
+    verified = catalog.cover_with_partitions(request)
     assert len(verified.partitions) == 12
     result = prune(catalog, REGION, {"dim": {"region": ["us", "ap"]}}, cover=verified)
     expected = [p for p in verified.partitions if p.values["region"] in ("us", "ap")]
@@ -64,7 +65,8 @@ def test_cover_restricts_time_and_keeps_cover_order(catalog: Catalog) -> None:
 
 def test_cover_with_holes_uses_one_range_per_run(catalog: Catalog) -> None:
     name = hourly_storage(catalog, hours=6, extra=["shop:int"])  # shop unbound: range scans
-    verified = catalog.cover_with_partitions("ev", T0, T0.add(hours=6), storages=[name])
+    request = CoverRequest.of("ev", T0, T0.add(hours=6), storages=[name])
+    verified = catalog.cover_with_partitions(request)
     parts = [p for p in verified.partitions if p.values["dt"] not in ("2024-01-01-02",)]
     result = prune(catalog, REGION, {"dim": {"region": ["eu"]}}, cover=parts)
     assert [p.values["dt"] for p in result.partitions] == [
@@ -135,8 +137,8 @@ def test_mixed_cover_prunes_each_storage_by_its_own_columns(catalog: Catalog) ->
     daily = "daily_" + raw
     catalog.create_storage("ev", daily, ["DAILY"], columns=["dt"])
     catalog.register(daily, "DAILY", {"dt": "2023-12-31"})
-    verified = catalog.cover_with_partitions("ev", T0.subtract(days=1), T0.add(hours=3),
-                                             storages=[raw, daily])
+    request = CoverRequest.of("ev", T0.subtract(days=1), T0.add(hours=3), storages=[raw, daily])
+    verified = catalog.cover_with_partitions(request)
     result = prune(catalog, REGION, {"dim": {"region": ["eu"]}}, cover=verified)
     assert [(p.storage, p.values.get("region")) for p in result.partitions] == [
         (daily, None), (raw, "eu"), (raw, "eu"), (raw, "eu")]

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.cover import CoverRequest
 from airflow_partitions.demo.pruning import ensure_catalog
 from airflow_partitions.pruning import JoinSpec, prune
 from airflow_partitions.pruning.values import key_sets_from_json
@@ -58,7 +59,7 @@ def test_pruned_join_equals_unpruned_join_in_process(
     write_dimension(dim, [{"region": "eu-west"}, {"region": "ap-east"}, {"region": None}])
     values = key_sets_from_json(collect(spark, [Source(str(dim), ["region"],
                                                        "regions_of_interest")]))
-    verified = catalog.cover_with_partitions("events_regional", T0, end)
+    verified = catalog.cover_with_partitions(CoverRequest.of("events_regional", T0, end))
     result = prune(catalog, JoinSpec.of("regions_of_interest", "region"), values,
                    cover=verified)
     assert len(verified.partitions) == 16 and len(result.partitions) == 4

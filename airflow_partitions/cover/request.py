@@ -1,0 +1,172 @@
+"""The cover question as one value: which fact, which range, which sources may answer.
+
+Why one value: the question travels from a DAG's rendered arguments through the sensor, the
+trigger's JSON, the catalog and the cover computation. Spelling its seven parts as keyword
+arguments at every layer let them drift; a frozen :class:`CoverRequest` carries them instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pendulum
+
+from airflow_partitions.errors import InvalidInput, InvalidRange
+from airflow_partitions.periods import UpdatePeriod
+
+#: How a cover treats bounds that do not start a partition of the finest usable period:
+#: refuse them (``None``), widen them (``"outer"``) or narrow them (``"inner"``).
+ALIGN_MODES: Final = (None, "outer", "inner")
+
+
+class NaiveInstant(InvalidInput):
+    """A cover bound has no time zone; covers need aware instants."""
+
+
+def to_instant(value: Any, what: str) -> pendulum.DateTime:
+    """An aware instant from a datetime or ISO-8601 text with an offset (a rendered template).
+
+    ``{{ data_interval_start }}`` renders as ``2024-01-01 00:00:00+00:00``, which parses here.
+    A naive value is refused: every instant in the API is time-zone aware.
+
+    >>> to_instant("2024-01-01 00:00:00+00:00", "start").isoformat()
+    '2024-01-01T00:00:00+00:00'
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if text in ("", "None"):
+            raise InvalidInput(f"{what} is empty (the run has no data interval?): pass it")
+        try:
+            parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidInput(f"{what} {value!r} is not an ISO-8601 instant") from None
+    elif isinstance(value, dt.datetime):
+        parsed = value
+    else:
+        raise InvalidInput(f"{what} must be a datetime or ISO-8601 text, not {value!r}")
+    if parsed.tzinfo is None or parsed.utcoffset() is None:
+        raise NaiveInstant(f"{what} {value!r} has no UTC offset; give one (e.g. +00:00)")
+    return pendulum.instance(parsed)
+
+
+def _names(values: Iterable[Any] | str | None) -> tuple[str, ...] | None:
+    """``"a, b"`` or ``["a", "b"]`` -> ``("a", "b")``; None stays None (no restriction)."""
+    if values is None:
+        return None
+    if isinstance(values, str):
+        values = [v for v in values.split(",") if v.strip()]
+    return tuple(str(v.name if isinstance(v, UpdatePeriod) else v).strip() for v in values)
+
+
+@dataclass(frozen=True)
+class CoverRequest:
+    """``[start, end)`` of ``fact``, read from the given periods and storages (None: all).
+
+    ``fact`` may be None for a cover of bare sources (:func:`~airflow_partitions.cover.
+    compute_cover` needs no fact; the catalog does). Build one from loose input with :meth:`of`.
+    """
+
+    fact: str | None
+    start: pendulum.DateTime
+    end: pendulum.DateTime
+    time_column: str | None = None
+    #: Canonical period names (``"HOURLY"``), so the request is plain JSON as it is.
+    periods: tuple[str, ...] | None = None
+    storages: tuple[str, ...] | None = None
+    align: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("start", "end"):
+            value = getattr(self, name)
+            if not isinstance(value, dt.datetime):
+                raise InvalidInput(f"cover {name} must be a datetime, not {value!r}")
+            if value.tzinfo is None or value.utcoffset() is None:
+                raise NaiveInstant(
+                    f"cover {name} {value.isoformat()} is naive; pass an aware instant"
+                )
+        if self.start > self.end:
+            raise InvalidRange(
+                f"cover range [{self.start.isoformat()}, {self.end.isoformat()}) is reversed: "
+                "end before start"
+            )
+        if self.align not in ALIGN_MODES:
+            raise InvalidInput(f"align must be None, 'outer' or 'inner', not {self.align!r}")
+
+    @classmethod
+    def of(
+        cls,
+        fact: str | None,
+        start: Any,
+        end: Any,
+        *,
+        time_column: str | None = None,
+        periods: Iterable[UpdatePeriod | str] | str | None = None,
+        storages: Iterable[str] | str | None = None,
+        align: str | None = None,
+        allow_empty: bool = True,
+    ) -> CoverRequest:
+        """Validate loose input: datetimes or ISO text, names as lists or comma-separated text.
+
+        ``allow_empty=False`` refuses ``start == end`` with a hint, for DAG runs whose data
+        interval is often empty when triggered by hand.
+
+        >>> r = CoverRequest.of("events", "2015-01-01T00:00Z", "2015-01-02T00:00Z",
+        ...                     periods="daily, HOURLY")
+        >>> r.periods
+        ('DAILY', 'HOURLY')
+        """
+        if fact is not None and (not isinstance(fact, str) or not fact.strip()):
+            raise InvalidInput(f"fact must be a non-empty string, not {fact!r}")
+        start_, end_ = to_instant(start, "start"), to_instant(end, "end")
+        if not allow_empty and end_ <= start_:
+            raise InvalidInput(
+                f"the range [{start_.isoformat()}, {end_.isoformat()}) is empty or reversed; a "
+                "manual run's data interval is often empty: pass start= and end="
+            )
+        period_names = _names(periods)
+        return cls(
+            fact=fact.strip() if fact is not None else None,
+            start=start_,
+            end=end_,
+            time_column=time_column or None,
+            periods=tuple(UpdatePeriod.of(p).name for p in period_names)
+            if period_names is not None else None,
+            storages=_names(storages),
+            align=align or None,
+        )
+
+    def require_fact(self) -> str:
+        """The fact, for callers that read a catalog (a bare-sources request has none)."""
+        if self.fact is None:
+            raise InvalidInput("this cover request names no fact; the catalog needs one")
+        return self.fact
+
+    @property
+    def period_set(self) -> frozenset[UpdatePeriod] | None:
+        """The allowed periods as members (None: every period)."""
+        return None if self.periods is None else frozenset(map(UpdatePeriod.of, self.periods))
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON (the trigger's serialised kwargs carry it)."""
+        return {
+            "fact": self.fact,
+            "start": self.start.isoformat(),
+            "end": self.end.isoformat(),
+            "time_column": self.time_column,
+            "periods": list(self.periods) if self.periods is not None else None,
+            "storages": list(self.storages) if self.storages is not None else None,
+            "align": self.align,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CoverRequest:
+        """Read :meth:`to_json` back, validating it like any other input."""
+        if not isinstance(data, Mapping) or "start" not in data or "end" not in data:
+            raise InvalidInput(f"a cover request needs 'start' and 'end', not {data!r}")
+        return cls.of(
+            data.get("fact"), data["start"], data["end"], time_column=data.get("time_column"),
+            periods=data.get("periods"), storages=data.get("storages"), align=data.get("align"),
+        )
