@@ -95,7 +95,7 @@ def source(
     """A timeline holding every partition of ``[start, end)`` except ``holes`` (ordinals)."""
     tl = CountingTimeline(period)
     if present:
-        tl._replace_ranges(_minus([(period.ordinal(start), period.ordinal(end))], holes))
+        tl.replace_ranges(_minus([(period.ordinal(start), period.ordinal(end))], holes))
     return CoverSource(storage, 0, period, tl)
 
 

@@ -113,7 +113,7 @@ def build(catalog: Catalog, partitions: int, regions: int) -> int:
                         batch.append((key, cells))
                         written += 1
                         if len(batch) == 5000:
-                            catalog.io.partitions.put_many(batch, batch_size=5000)
+                            catalog.rows.partitions.put_many(batch, batch_size=5000)
                             batch = []
                         if written >= partitions:
                             done = True
@@ -127,7 +127,7 @@ def build(catalog: Catalog, partitions: int, regions: int) -> int:
         if done:
             break
     if batch:
-        catalog.io.partitions.put_many(batch, batch_size=5000)
+        catalog.rows.partitions.put_many(batch, batch_size=5000)
     return written
 
 
@@ -141,7 +141,7 @@ def rows_in_ranges(catalog: Catalog, text: str, total: int) -> int:
             count += total
             continue
         for scan in period.scans:
-            count += sum(1 for _ in catalog.io.partitions.scan(
+            count += sum(1 for _ in catalog.rows.partitions.scan(
                 start=scan.start, stop=scan.stop, columns=[STATE]))
     return count
 
@@ -172,11 +172,11 @@ def baseline_rows(catalog: Catalog) -> tuple[list[dict[str, Any]], float]:
     """One full scan of the storage, decoding every row's values (the shared baseline)."""
     sdef = catalog.get_storage(STORAGE)
     cols = [(c, t, value_cell_column(c)) for c, t in sdef.columns]
-    prefix = catalog.io.period_prefix(sdef, sdef.periods[0])
+    prefix = catalog.rows.period_prefix(sdef, sdef.periods[0])
     started = time.perf_counter()
     rows = [
         {c: typed_from_text(t, cells[v].decode()) for c, t, v in cols}
-        for _, cells in catalog.io.partitions.scan(prefix=prefix, batch_size=5000)
+        for _, cells in catalog.rows.partitions.scan(prefix=prefix, batch_size=5000)
     ]
     return rows, time.perf_counter() - started
 

@@ -19,7 +19,7 @@ from airflow_partitions.catalog.model import FactDef, StorageDef
 from airflow_partitions.catalog.rows import (
     DEF,
     PRESENT,
-    CatalogStore,
+    CatalogRows,
     TimelineCell,
     timeline_column,
 )
@@ -138,23 +138,23 @@ class TimelineCache:
             else:
                 self._facts.pop(fact, None)
 
-    def fact(self, io: CatalogStore, fact: str, *, refresh: bool = False) -> FactState:
+    def fact(self, catalog_rows: CatalogRows, fact: str, *, refresh: bool = False) -> FactState:
         """The fact's timelines: one round trip when warm, two plus slices when cold."""
         with self._lock:
             cached = self._facts.get(fact)
         if cached is not None and not refresh:
-            if io.read_generation(fact) == cached.generation:
+            if catalog_rows.read_generation(fact) == cached.generation:
                 return cached
-        state = self._load(io, fact)
+        state = self._load(catalog_rows, fact)
         with self._lock:
             self._facts[fact] = state
         return state
 
-    def _load(self, io: CatalogStore, fact: str) -> FactState:
-        definition, generation, storages = io.read_fact(fact)
+    def _load(self, catalog_rows: CatalogRows, fact: str) -> FactState:
+        definition, generation, storages = catalog_rows.read_fact(fact)
         if definition is None:
             raise UnknownFact(f"fact {fact!r} is not in the catalog")
-        rows = io.read_storage_rows(storages) if storages else {}
+        rows = catalog_rows.read_storage_rows(storages) if storages else {}
         states: dict[str, StorageState] = {}
         for name in storages:
             cells = rows.get(name, {})
@@ -166,20 +166,23 @@ class TimelineCache:
                 for column in sdef.time_columns:
                     col = timeline_column(period, column)
                     cell = TimelineCell.parse(cells.get(col), f"{name}/{col.decode()}")
-                    state.timelines[(period, column)] = timeline_from_cell(io, sdef, period,
-                                                                           column, cell)
+                    state.timelines[(period, column)] = timeline_from_cell(
+                        catalog_rows, sdef, period, column, cell
+                    )
             states[name] = state
         return FactState(definition, generation, states)
 
 
-def timeline_from_cell(io: CatalogStore, sdef: StorageDef, period: UpdatePeriod, column: str,
-                       cell: TimelineCell) -> PartitionTimeline:
+def timeline_from_cell(
+    catalog_rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str,
+    cell: TimelineCell,
+) -> PartitionTimeline:
     """Decode one stored timeline cell (StoreAll reads its value columns lazily)."""
     kind = cell.kind or sdef.timeline_kind(period, column)
     cls = timeline_class(kind)
     if cls is StoreAllTimeline:
         def loader(lo: int | None, hi: int | None) -> list[int]:
-            return io.read_values(sdef.name, period, column, lo, hi)
+            return catalog_rows.read_values(sdef.name, period, column, lo, hi)
 
         return SlicedStoreAllTimeline(period, column, sdef.tz, loader)
     if cell.raw is None:

@@ -284,3 +284,21 @@ def make_spec(storage: StorageDef, period: UpdatePeriod | str,
         texts.append((column, text))
         typed.append(value)
     return PartitionSpec(storage.name, period, tuple(texts)), tuple(typed)
+
+
+@dataclass(frozen=True)
+class Partition:
+    """A registered partition as listed by the catalog."""
+
+    storage: str
+    period: UpdatePeriod
+    values: dict[str, str]
+    location: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "storage": self.storage,
+            "period": self.period.name,
+            "values": dict(self.values),
+            "location": self.location,
+        }

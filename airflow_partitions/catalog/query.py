@@ -12,6 +12,7 @@ import heapq
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from airflow_partitions.catalog.rows import partition_from_cells
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.filters import ast
 from airflow_partitions.filters.explanation import Explain, explain_plan
@@ -23,7 +24,8 @@ from airflow_partitions.kv.base import Cells
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Catalog, Partition
+    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog.model import Partition
 
 #: Rows per scan page (one round trip each).
 SCAN_BATCH = 5000
@@ -98,7 +100,7 @@ def execute_plan(
                            for n, t, c in columns}
                     if not check(row):
                         continue
-                out.append(catalog.partition_from_cells(sdef, pplan.period, cells))
+                out.append(partition_from_cells(sdef, pplan.period, cells))
         return out
     finally:
         stats.rows_returned = len(out)
@@ -114,7 +116,7 @@ def _rows(
     catalog: Catalog, plan: PeriodPlan, stats: QueryStats, batch_size: int = 1000
 ) -> Iterator[tuple[bytes, Cells]]:
     """Rows of a period plan in key order: the gets (one ``get_many``) merged with the scans."""
-    table = catalog.io.partitions
+    table = catalog.rows.partitions
     got: list[tuple[bytes, Cells]] = []
     if plan.gets:
         stats.gets += len(plan.gets)

@@ -21,6 +21,7 @@ from airflow_partitions.catalog.rows import (
     STATE,
     TimelineCell,
     backoff,
+    partition_from_cells,
     value_cell_column,
 )
 from airflow_partitions.errors import ConcurrentUpdateError, InvalidInput
@@ -35,7 +36,8 @@ from airflow_partitions.timelines import (
 )
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Catalog, Partition
+    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog.model import Partition
 
 @dataclass
 class TimelineDiff:
@@ -90,8 +92,8 @@ def stored_timelines(
     timelines: dict[TimelineKey, PartitionTimeline] = {}
     for period in sdef.periods:
         for column in sdef.time_columns:
-            cell = catalog.io.read_timeline_cell(sdef.name, period, column)
-            timeline = timeline_from_cell(catalog.io, sdef, period, column, cell)
+            cell = catalog.rows.read_timeline_cell(sdef.name, period, column)
+            timeline = timeline_from_cell(catalog.rows, sdef, period, column, cell)
             if isinstance(timeline, SlicedStoreAllTimeline):
                 timeline = timeline.load_all()
             cells[(period, column)] = cell
@@ -106,10 +108,10 @@ def timelines_from_rows(catalog: Catalog, sdef: StorageDef) -> tuple[
     }
     dropping: list[Partition] = []
     for period in sdef.periods:
-        prefix = catalog.io.period_prefix(sdef, period)
-        for _, cells in catalog.io.partitions.scan(prefix=prefix):
+        prefix = catalog.rows.period_prefix(sdef, period)
+        for _, cells in catalog.rows.partitions.scan(prefix=prefix):
             if cells.get(STATE) != LIVE:
-                dropping.append(catalog.partition_from_cells(sdef, period, cells))
+                dropping.append(partition_from_cells(sdef, period, cells))
                 continue
             for column in sdef.time_columns:
                 text = cells[value_cell_column(column)].decode()
@@ -140,17 +142,17 @@ def rebuild(catalog: Catalog, sdef: StorageDef) -> tuple[
                 old = set(o for b, e in stored[(period, column)].ordinal_ranges()
                           for o in range(b, e))
                 formatted = {o: period.format_ordinal(o, sdef.tz) for o in ordinals - old}
-                catalog.io.write_values(sdef.name, period, column, ordinals - old,
+                catalog.rows.write_values(sdef.name, period, column, ordinals - old,
                                      old - ordinals, formatted)
                 new = cell.encode_next(kind, {})
             else:
                 new = cell.encode_next(kind, timeline.to_properties())
-            if not catalog.io.swap_timeline_cell(sdef.name, period, column, cell, new):
+            if not catalog.rows.swap_timeline_cell(sdef.name, period, column, cell, new):
                 ok = False
                 break
         if ok:
-            catalog.io.set_present(sdef.name, True)
-            catalog.io.bump_generation(sdef.fact)
+            catalog.rows.set_present(sdef.name, True)
+            catalog.rows.bump_generation(sdef.fact)
             catalog.cache.invalidate(sdef.fact)
             return stored, rebuilt
         backoff(attempt)
@@ -187,23 +189,23 @@ def migrate_timeline(catalog: Catalog, sdef: StorageDef, period: UpdatePeriod | 
         raise InvalidInput(f"storage {storage!r} has no {period_.name} timeline for {column!r}")
     target_kind = timeline_class(to).kind
     for attempt in range(MAX_SWAP_ATTEMPTS):
-        cell = catalog.io.read_timeline_cell(sdef.name, period_, column)
-        current = timeline_from_cell(catalog.io, sdef, period_, column, cell)
+        cell = catalog.rows.read_timeline_cell(sdef.name, period_, column)
+        current = timeline_from_cell(catalog.rows, sdef, period_, column, cell)
         if isinstance(current, SlicedStoreAllTimeline):
             current = current.load_all()
         target = convert(current, target_kind)
         all_values = {o for b, e in current.ordinal_ranges() for o in range(b, e)}
         if isinstance(target, StoreAllTimeline):
             formatted = {o: period_.format_ordinal(o, sdef.tz) for o in all_values}
-            catalog.io.write_values(sdef.name, period_, column, all_values, (), formatted)
+            catalog.rows.write_values(sdef.name, period_, column, all_values, (), formatted)
             new = cell.encode_next(target_kind, {})
         else:
             new = cell.encode_next(target_kind, target.to_properties())
-        if catalog.io.swap_timeline_cell(sdef.name, period_, column, cell, new):
+        if catalog.rows.swap_timeline_cell(sdef.name, period_, column, cell, new):
             if isinstance(current, StoreAllTimeline) and not isinstance(
                     target, StoreAllTimeline):
-                catalog.io.write_values(sdef.name, period_, column, (), all_values, {})
-            catalog.io.bump_generation(sdef.fact)
+                catalog.rows.write_values(sdef.name, period_, column, (), all_values, {})
+            catalog.rows.bump_generation(sdef.fact)
             catalog.cache.invalidate(sdef.fact)
             return target
         backoff(attempt)

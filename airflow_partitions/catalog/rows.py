@@ -26,19 +26,15 @@ import json
 import random
 import struct
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from airflow_partitions.catalog.model import FactDef, StorageDef, encode_json
+from airflow_partitions.catalog.model import FactDef, Partition, StorageDef, encode_json
 from airflow_partitions.errors import CorruptTimeline
 from airflow_partitions.keys import (
     LOCATION_CELL,
-    ColumnType,
-    KeySchema,
-    decode_key,
     encode_key,
-    encode_value,
     key_prefix,
     prefix_successor,
 )
@@ -129,7 +125,7 @@ class TimelineCell:
         return encode_json(body)
 
 
-class CatalogStore:
+class CatalogRows:
     """The catalog's rows on a KV store: every read and write of the layout lives here."""
 
     def __init__(self, store: KVStore):
@@ -232,23 +228,9 @@ class CatalogStore:
     ) -> bytes:
         return encode_key(storage.key_schema, storage.name, period.name, typed)
 
-    def storage_prefix(self, storage: str) -> bytes:
-        """Every partition row of a storage, all periods."""
-        return encode_value(ColumnType.STRING, storage)
-
     def period_prefix(self, storage: StorageDef, period: UpdatePeriod,
                       leading: tuple[Any, ...] = ()) -> bytes:
         return key_prefix(storage.key_schema, storage.name, period.name, leading)
-
-    def scan_partition_rows(
-        self, prefix: bytes, start: bytes | None = None, stop: bytes | None = None,
-        batch_size: int = 1000,
-    ) -> Iterator[tuple[bytes, Cells]]:
-        if start is None and stop is None:
-            yield from self.partitions.scan(prefix=prefix, batch_size=batch_size)
-        else:
-            yield from self.partitions.scan(start=start, stop=stop, batch_size=batch_size)
-
 
 def decode_counter(raw: bytes | None) -> int:
     if not raw:
@@ -258,5 +240,7 @@ def decode_counter(raw: bytes | None) -> int:
     return int(struct.unpack(">q", raw)[0])
 
 
-def decode_partition_key(schema: KeySchema, key: bytes) -> tuple[str, str, tuple[Any, ...]]:
-    return decode_key(schema, key)
+def partition_from_cells(sdef: StorageDef, period: UpdatePeriod, cells: Cells) -> Partition:
+    """A Partition from the cells of its row (for readers of raw scans: filters, covers)."""
+    values = {c: cells.get(value_cell_column(c), b"").decode() for c in sdef.column_names}
+    return Partition(sdef.name, period, values, cells[LOC].decode())

@@ -13,8 +13,9 @@ import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.rows import LOC, value_cell_column
+from airflow_partitions.catalog import writer
+from airflow_partitions.catalog.model import Partition, StorageDef
+from airflow_partitions.catalog.rows import LOC, partition_from_cells, value_cell_column
 from airflow_partitions.cover.compute import Cover, CoverPartition, CoverSource, compute_cover
 from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.defaults import GET_BATCH
@@ -24,7 +25,8 @@ from airflow_partitions.kv.base import Cells
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Catalog, Partition
+    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog.model import Partition
 
 log = logging.getLogger(__name__)
 MAX_VERIFY_ROUNDS = 3
@@ -117,20 +119,20 @@ def _read_rows(
         if sdef.column_names == (column,):
             for ordinal in range(run.first, run.end):
                 value = run.period.format_ordinal(ordinal, sdef.tz)
-                key = catalog.io.partition_key(sdef, run.period, (value,))
+                key = catalog.rows.partition_key(sdef, run.period, (value,))
                 point_keys[key] = (sdef, run.period)
             continue
         if sdef.column_names[0] == column:
-            low = catalog.io.period_prefix(sdef, run.period, (first,))
-            high = prefix_successor(catalog.io.period_prefix(sdef, run.period, (last,)))
-            rows = catalog.io.partitions.scan(start=low, stop=high)
+            low = catalog.rows.period_prefix(sdef, run.period, (first,))
+            high = prefix_successor(catalog.rows.period_prefix(sdef, run.period, (last,)))
+            rows = catalog.rows.partitions.scan(start=low, stop=high)
         else:
-            rows = catalog.io.partitions.scan(prefix=catalog.io.period_prefix(sdef, run.period))
+            rows = catalog.rows.partitions.scan(prefix=catalog.rows.period_prefix(sdef, run.period))
         for _, cells in rows:
             _collect(catalog, found, sdef, run.period, column, cells)
     keys = list(point_keys)
     for i in range(0, len(keys), GET_BATCH):
-        for key, cells in catalog.io.partitions.get_many(keys[i : i + GET_BATCH]).items():
+        for key, cells in catalog.rows.partitions.get_many(keys[i : i + GET_BATCH]).items():
             sdef, period = point_keys[key]
             _collect(catalog, found, sdef, period, column, cells)
     return found
@@ -141,7 +143,7 @@ def _collect(catalog: Catalog, found: dict[PartKey, list[Partition]], sdef: Stor
     if LOC not in cells:
         return
     value = cells.get(value_cell_column(column), b"").decode()
-    part = catalog.partition_from_cells(sdef, period, cells)
+    part = partition_from_cells(sdef, period, cells)
     found.setdefault((sdef.name, period.name, value), []).append(part)
 
 
@@ -158,7 +160,6 @@ def _repair(catalog: Catalog, defs: dict[str, StorageDef], column: str,
     for (storage, period), ordinals in by_timeline.items():
         sdef = defs[storage]
         values = {period.format_ordinal(o, sdef.tz) for o in ordinals}
-        still = catalog._live_time_values(sdef, period, column, values)
-        gone = {period.parse_ordinal(v, sdef.tz) for v in values - still}
-        if catalog._update_timeline(sdef, period, column, remove=gone):
-            catalog.io.bump_generation(sdef.fact)
+        _, changed = writer.unadvertise(catalog.rows, sdef, period, column, values)
+        if changed:
+            catalog.rows.bump_generation(sdef.fact)

@@ -22,7 +22,7 @@ from airflow_partitions.cli.base import (
 from airflow_partitions.filters import QueryStats
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Partition
+    from airflow_partitions.catalog.model import Partition
 
 EXAMPLES = [
     "airflow-partitions explain events_raw --filter \"dt >= '2015-01-01' and region = 'us'\"",

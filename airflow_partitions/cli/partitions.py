@@ -8,8 +8,8 @@ from typing import Final
 
 from rich.table import Table
 
-from airflow_partitions.catalog.facade import Partition, PartitionConflict
-from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.model import Partition, StorageDef
+from airflow_partitions.catalog.writer import PartitionConflict
 from airflow_partitions.cli.base import (
     Context,
     SubParsers,

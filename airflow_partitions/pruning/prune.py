@@ -77,7 +77,8 @@ from airflow_partitions.pruning.values import (
 )
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Catalog, Partition
+    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog.model import Partition
 
 
 @dataclass

@@ -29,7 +29,8 @@ from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.pruning.values import Typed, partition_value, sort_key
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Catalog, Partition
+    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog.model import Partition
 
 #: How many conjuncts the IN lists (times the cover's time runs) may expand into before the
 #: query reads one range scan per period and applies the value sets on the client instead.

@@ -93,8 +93,11 @@ class PartitionTimeline(abc.ABC):
         """Maximal existing ranges clipped to ``[lo, hi)``; costs O(ranges or holes inside)."""
 
     @abc.abstractmethod
-    def _replace_ranges(self, ranges: list[OrdinalRange]) -> None:
-        """Reset the contents to exactly these maximal, sorted, disjoint ranges."""
+    def replace_ranges(self, ranges: list[OrdinalRange]) -> None:
+        """Reset the contents to exactly these maximal, sorted, disjoint ranges.
+
+        The common range model every kind converts through (``factory.convert``).
+        """
 
     @abc.abstractmethod
     def is_consistent(self) -> bool:
@@ -143,7 +146,7 @@ class PartitionTimeline(abc.ABC):
         merged = union_ranges(before, new)
         if merged == before:
             return False
-        self._replace_ranges(merged)
+        self.replace_ranges(merged)
         return True
 
     def drop(self, partition: TimePartition) -> bool:

@@ -92,7 +92,7 @@ class EndsAndHolesTimeline(PartitionTimeline):
             out.append((begin, end))
         return out
 
-    def _replace_ranges(self, ranges: list[OrdinalRange]) -> None:
+    def replace_ranges(self, ranges: list[OrdinalRange]) -> None:
         if not ranges:
             self._first = self._latest = None
             self._holes = SortedSet()

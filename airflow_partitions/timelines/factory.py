@@ -62,5 +62,5 @@ def timeline_from_properties(
 def convert(timeline: PartitionTimeline, kind: str) -> PartitionTimeline:
     """The same partitions in another implementation, through the common range model."""
     target = new_timeline(kind, timeline.period, timeline.column, timeline.tz)
-    target._replace_ranges(timeline.ordinal_ranges())
+    target.replace_ranges(timeline.ordinal_ranges())
     return target

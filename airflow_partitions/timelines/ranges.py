@@ -85,7 +85,7 @@ class RangesTimeline(PartitionTimeline):
                 out.append((b, e))
         return out
 
-    def _replace_ranges(self, ranges: list[OrdinalRange]) -> None:
+    def replace_ranges(self, ranges: list[OrdinalRange]) -> None:
         self._ranges = SortedDict(ranges)
         self._count = sum(e - b for b, e in ranges)
 
@@ -120,4 +120,4 @@ class RangesTimeline(PartitionTimeline):
                 raise CorruptTimeline("the ranges are unsorted, overlapping or not merged")
         if any(b >= e for b, e in pairs):
             raise CorruptTimeline("the ranges list holds an empty or reversed range")
-        self._replace_ranges(pairs)
+        self.replace_ranges(pairs)

@@ -52,7 +52,7 @@ class StoreAllTimeline(PartitionTimeline):
     def ordinal_ranges(self, lo: int | None = None, hi: int | None = None) -> list[OrdinalRange]:
         return runs(self._values.irange(lo, hi, inclusive=(True, False)))
 
-    def _replace_ranges(self, ranges: list[OrdinalRange]) -> None:
+    def replace_ranges(self, ranges: list[OrdinalRange]) -> None:
         self._values = SortedSet(o for b, e in ranges for o in range(b, e))
 
     def is_consistent(self) -> bool:

@@ -110,9 +110,9 @@ def test_an_advertised_partition_without_a_row_is_not_success(events: Catalog) -
     task = sensor()
     assert task.poke({})
     sdef = events.get_storage("raw")
-    [(_, key)] = events._specs(sdef, "HOURLY", {"dt": "2024-01-01-03", "region": "eu"})
-    events.io.partitions.delete(key)  # behind the catalog's back: the timeline over-reports
-    events.io.bump_generation("events")
+    [(_, key)] = events.keyed_specs(sdef, "HOURLY", {"dt": "2024-01-01-03", "region": "eu"})
+    events.rows.partitions.delete(key)  # behind the catalog's back: the timeline over-reports
+    events.rows.bump_generation("events")
     assert sensor().poke({}) is False
 
 

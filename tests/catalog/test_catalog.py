@@ -7,6 +7,7 @@ import pytest
 from airflow_partitions.catalog import AlreadyExists, Catalog, PartitionConflict
 from airflow_partitions.catalog.cache import UnknownFact, UnknownStorage
 from airflow_partitions.catalog.model import InvalidDefinition, InvalidPartitionSpec, UnsafeLocation
+from airflow_partitions.catalog.writer import update_timeline
 from airflow_partitions.errors import InvalidPartitionValue
 from airflow_partitions.periods import UpdatePeriod
 from tests.catalog.conftest import rows_truth, stored_values
@@ -123,8 +124,8 @@ def test_reconcile_reports_and_repairs_drift(events: Catalog) -> None:
     sdef = events.get_storage("raw")
     # Simulate drift behind the catalog's back: the timeline forgets one hour, invents another.
     period = UpdatePeriod.HOURLY
-    events._update_timeline(sdef, period, "dt", add={period.parse_ordinal(HOURS[10])},
-                            remove={period.parse_ordinal(HOURS[1])})
+    update_timeline(events.rows, sdef, period, "dt", add={period.parse_ordinal(HOURS[10])},
+                    remove={period.parse_ordinal(HOURS[1])})
     report = events.reconcile("raw")
     [diff] = report.diffs
     assert diff.under_reported == [HOURS[1]]

@@ -60,8 +60,8 @@ def test_rows_deleted_behind_the_catalogs_back_are_never_advertised(lens: Catalo
     lens.cover("events", START, END)  # warm the cache
     # Delete the MONTHLY row without telling the timeline: the stored timeline over-reports.
     sdef = lens.get_storage("rollup")
-    key = lens.io.partition_key(sdef, sdef.periods[-1], ("2015-02",))
-    lens.io.partitions.delete(key)
+    key = lens.rows.partition_key(sdef, sdef.periods[-1], ("2015-02",))
+    lens.rows.partitions.delete(key)
     cover = lens.cover("events", START, END)
     assert cover.coverable
     assert ("rollup", "MONTHLY", "2015-02") not in _summary(cover)

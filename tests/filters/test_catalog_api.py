@@ -121,8 +121,8 @@ def test_rows_being_dropped_are_still_registered(catalog: Catalog) -> None:
     catalog.create_storage("ev", name, ["DAILY"], columns=["dt", "region"])
     catalog.register(name, "DAILY", [{"dt": "2015-01-01", "region": r} for r in ("a", "b")])
     sdef = catalog.get_storage(name)
-    key = catalog.io.partition_key(sdef, sdef.periods[0], ("2015-01-01", "a"))
-    catalog.io.partitions.put(key, {STATE: DROPPING})
+    key = catalog.rows.partition_key(sdef, sdef.periods[0], ("2015-01-01", "a"))
+    catalog.rows.partitions.put(key, {STATE: DROPPING})
     got = get_partitions_by_filter(catalog, name, "region = 'a'")
     assert [p.values["region"] for p in got] == ["a"]
     assert len(list(catalog.list_partitions(name))) == 2

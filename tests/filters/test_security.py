@@ -55,7 +55,7 @@ def write_raw(catalog: Catalog, storage: str, values: list[tuple[int, str]]) -> 
             cells[value_cell_column(column)] = str(typed[index]).encode()
             cells[encoded_cell_column(column)] = field_bytes(key, FIRST_VALUE_FIELD + index)
         rows.append((key, cells))
-    catalog.io.partitions.put_many(rows)
+    catalog.rows.partitions.put_many(rows)
 
 
 def shape(f: ScanFilter) -> Any:

@@ -1,0 +1,267 @@
+"""Register and drop: the write protocols that keep the timelines honest under concurrency.
+
+They hold DESIGN.md's invariants on any store with one-row atomicity and single-cell
+check-and-put:
+
+* register: write the partition rows, then add their time values to the timelines (CAS loop),
+  then bump the fact's generation. A crash in between under-reports, never over-reports.
+* drop: mark the rows ``dropping`` (so concurrent droppers of siblings do not count them; a
+  partition stays registered until its row is deleted), remove time values that no other live
+  row still has (CAS loop), bump the generation, re-check for live rows added meanwhile and
+  re-advertise them, and only then delete the rows.
+
+:data:`WRITE_STEPS` names the gaps between the steps; ``AIRFLOW_PARTITIONS_CRASH_AT=<step>``
+kills the process there, which is how the crash-safety tests reach every gap.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from airflow_partitions.catalog.cache import timeline_from_cell
+from airflow_partitions.catalog.model import PartitionSpec, StorageDef
+from airflow_partitions.catalog.rows import (
+    DROPPING,
+    LIVE,
+    LOC,
+    MAX_SWAP_ATTEMPTS,
+    STAMP,
+    STATE,
+    CatalogRows,
+    backoff,
+    encoded_cell_column,
+    value_cell_column,
+)
+from airflow_partitions.defaults import GET_BATCH
+from airflow_partitions.errors import ConcurrentUpdateError, InvalidInput
+from airflow_partitions.keys import FIRST_VALUE_FIELD, field_bytes
+from airflow_partitions.kv.base import Cells
+from airflow_partitions.kv.scan_filters import SingleColumnValue
+from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.timelines import StoreAllTimeline, timeline_class
+
+CRASH_ENV: Final = "AIRFLOW_PARTITIONS_CRASH_AT"
+#: Every gap between two steps of a write, in protocol order (the crash-safety tests use it).
+REGISTER_STEPS: Final = (
+    "register:before-rows",
+    "register:after-rows",
+    "register:after-timeline",
+    "register:after-generation",
+)
+DROP_STEPS: Final = (
+    "drop:after-mark",
+    "drop:after-timeline",
+    "drop:after-generation",
+    "drop:after-delete",
+)
+WRITE_STEPS: Final = REGISTER_STEPS + DROP_STEPS
+#: In-process observers of write steps, for tests that break the store at an exact step.
+STEP_HOOKS: list[Callable[[str], None]] = []
+#: Up to this many time values, finding which still have a live row is one small prefix scan
+#: each; beyond it, one scan of the period is cheaper.
+_PROBE_LIMIT: Final = 16
+
+#: A partition to write: its validated spec and its row key.
+KeyedSpec = tuple[PartitionSpec, bytes]
+
+
+class PartitionConflict(InvalidInput):
+    """A partition is registered with another location and ``overwrite`` was not given."""
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a bulk register or drop did."""
+
+    changed: int
+    unchanged: int
+
+
+def crash_point(step: str) -> None:
+    """Test seam: ``AIRFLOW_PARTITIONS_CRASH_AT=<step>[,<step>...]`` kills the process here."""
+    if step not in WRITE_STEPS:  # a typo here would silently leave a gap untested
+        raise ValueError(f"unknown write step {step!r}")
+    for hook in STEP_HOOKS:
+        hook(step)
+    wanted = os.environ.get(CRASH_ENV)
+    if wanted and step in wanted.split(","):
+        os._exit(86)
+
+
+def register(
+    rows: CatalogRows,
+    sdef: StorageDef,
+    period: UpdatePeriod,
+    specs: Sequence[KeyedSpec],
+    locations: Mapping[bytes, str],
+    *,
+    overwrite: bool,
+) -> WriteResult:
+    """Write the rows, advertise their time values, bump the generation; idempotent."""
+    existing = read_states(rows, [key for _, key in specs])
+    conflicts = [
+        f"{spec.value_map} at {existing[key][LOC].decode()!r}"
+        for spec, key in specs
+        if existing.get(key, {}).get(STATE) == LIVE
+        and existing[key].get(LOC, b"").decode() != locations[key]
+    ]
+    if conflicts and not overwrite:
+        raise PartitionConflict(
+            f"{len(conflicts)} partition(s) of {sdef.name!r} are registered elsewhere, e.g. "
+            f"{conflicts[0]}; pass overwrite=True (--overwrite) to move them"
+        )
+    now = str(int(time.time())).encode()
+    writes = []
+    for spec, key in specs:
+        old = existing.get(key, {})
+        if old.get(STATE) == LIVE and old.get(LOC, b"").decode() == locations[key]:
+            continue
+        cells = {LOC: locations[key].encode(), STATE: LIVE, STAMP: now}
+        cells.update({value_cell_column(c): v.encode() for c, v in spec.values})
+        cells.update(_encoded_cells(sdef, key))
+        writes.append((key, cells))
+    crash_point("register:before-rows")
+    if writes:
+        rows.partitions.put_many(writes)
+    crash_point("register:after-rows")
+    changed = False
+    for column in sdef.time_columns:
+        ordinals = {period.parse_ordinal(spec.value_map[column], sdef.tz) for spec, _ in specs}
+        changed |= update_timeline(rows, sdef, period, column, add=ordinals)
+        crash_point("register:after-timeline")
+    if changed:
+        rows.bump_generation(sdef.fact)
+    crash_point("register:after-generation")
+    return WriteResult(len(writes), len(specs) - len(writes))
+
+
+def drop(
+    rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, specs: Sequence[KeyedSpec]
+) -> WriteResult:
+    """Un-advertise, then delete; dropping an absent partition is a no-op."""
+    existing = read_states(rows, [key for _, key in specs])
+    present = [(spec, key) for spec, key in specs if key in existing]
+    if not present:
+        return WriteResult(0, len(specs))
+    marks = [(key, {STATE: DROPPING}) for _, key in present if existing[key].get(STATE) == LIVE]
+    if marks:
+        rows.partitions.put_many(marks)
+    crash_point("drop:after-mark")
+    touched: dict[str, set[int]] = {}
+    for column in sdef.time_columns:
+        values = {spec.value_map[column] for spec, _ in present}
+        touched[column], _ = unadvertise(rows, sdef, period, column, values)
+        crash_point("drop:after-timeline")
+    rows.bump_generation(sdef.fact)
+    crash_point("drop:after-generation")
+    for column, gone in touched.items():
+        texts = {period.format_ordinal(o, sdef.tz) for o in gone}
+        back = live_time_values(rows, sdef, period, column, texts)
+        if back:  # a concurrent register of a sibling partition: re-advertise it
+            ordinals = {period.parse_ordinal(v, sdef.tz) for v in back}
+            if update_timeline(rows, sdef, period, column, add=ordinals):
+                rows.bump_generation(sdef.fact)
+    for _, key in present:
+        rows.partitions.delete(key)
+    crash_point("drop:after-delete")
+    return WriteResult(len(present), len(specs) - len(present))
+
+
+def unadvertise(
+    rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str, values: set[str]
+) -> tuple[set[int], bool]:
+    """Remove from one timeline the values no live row backs any more.
+
+    Shared by drop and by the reader that finds a timeline over-reporting. Returns the ordinals
+    that no live row backs and whether the stored timeline changed (the caller bumps the
+    generation once for all its timelines).
+    """
+    still = live_time_values(rows, sdef, period, column, values)
+    gone = {period.parse_ordinal(v, sdef.tz) for v in values - still}
+    return gone, update_timeline(rows, sdef, period, column, remove=gone)
+
+
+def read_states(rows: CatalogRows, keys: list[bytes]) -> dict[bytes, Cells]:
+    """Location and state of each existing row, in ``get_many`` batches."""
+    out: dict[bytes, Cells] = {}
+    for i in range(0, len(keys), GET_BATCH):
+        out.update(rows.partitions.get_many(keys[i : i + GET_BATCH], [LOC, STATE]))
+    return out
+
+
+def _encoded_cells(sdef: StorageDef, key: bytes) -> dict[bytes, bytes]:
+    """Each value as order-preserving bytes (``p:k.<col>``), cut from the row key.
+
+    Why: HBase then compares typed values server-side with plain binary comparators.
+    """
+    return {
+        encoded_cell_column(column): field_bytes(key, FIRST_VALUE_FIELD + index)
+        for index, (column, _) in enumerate(sdef.columns)
+    }
+
+
+def live_time_values(
+    rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str, values: set[str]
+) -> set[str]:
+    """Which of these time values still have a live partition row (any other columns)."""
+    if not values:
+        return set()
+    live = SingleColumnValue(STATE, "=", LIVE, filter_if_missing=True)
+    vcol = value_cell_column(column)
+    found: set[str] = set()
+    if sdef.column_names[0] == column and len(values) <= _PROBE_LIMIT:
+        for value in values:
+            prefix = rows.period_prefix(sdef, period, (value,))
+            for _ in rows.partitions.scan(prefix=prefix, columns=[STATE], filter=live, limit=1):
+                found.add(value)
+        return found
+    prefix = rows.period_prefix(sdef, period)
+    for _, cells in rows.partitions.scan(prefix=prefix, columns=[STATE, vcol], filter=live):
+        value = cells.get(vcol, b"").decode()
+        if value in values:
+            found.add(value)
+    return found
+
+
+def update_timeline(
+    rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str,
+    add: set[int] | None = None, remove: set[int] | None = None,
+) -> bool:
+    """Apply adds/removes to one stored timeline with check-and-put; returns if it changed.
+
+    A lost race re-reads the cell and retries (with jitter), so concurrent writers of distinct
+    partitions never lose each other's updates (invariant 2).
+    """
+    add, remove = add or set(), remove or set()
+    if not add and not remove:
+        return False
+    for attempt in range(MAX_SWAP_ATTEMPTS):
+        cell = rows.read_timeline_cell(sdef.name, period, column)
+        kind = cell.kind or sdef.timeline_kind(period, column)
+        if timeline_class(kind) is StoreAllTimeline:
+            formatted = {o: period.format_ordinal(o, sdef.tz) for o in add}
+            rows.write_values(sdef.name, period, column, add, remove, formatted)
+            new = cell.encode_next(kind, {})
+            changed = True
+        else:
+            timeline = timeline_from_cell(rows, sdef, period, column, cell)
+            changed = False
+            for o in sorted(add):
+                changed |= timeline.add_ordinal(o)
+            for o in sorted(remove):
+                changed |= timeline.drop_ordinal(o)
+            if not changed:
+                return False
+            new = cell.encode_next(kind, timeline.to_properties())
+        if rows.swap_timeline_cell(sdef.name, period, column, cell, new):
+            return changed
+        rows.kv.stats.note("swap_retry")
+        backoff(attempt)
+    raise ConcurrentUpdateError(
+        f"the {period.name} {column} timeline of {sdef.name!r} kept changing during "
+        f"{MAX_SWAP_ATTEMPTS} attempts; the partition rows are safe, retry the operation"
+    )
