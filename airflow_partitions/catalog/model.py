@@ -15,9 +15,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from airflow_partitions.cover.request import to_instant
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import ColumnType, KeySchema, PartitionValue, RowLayout
-from airflow_partitions.periods import UpdatePeriod, zone, zone_name
+from airflow_partitions.periods import (
+    TimePartition,
+    TimePartitionRange,
+    UpdatePeriod,
+    zone,
+    zone_name,
+)
 from airflow_partitions.timelines import DEFAULT_KIND, timeline_class
 
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
@@ -302,3 +309,39 @@ class Partition:
             "values": dict(self.values),
             "location": self.location,
         }
+
+
+def range_values(
+    sdef: StorageDef, period: UpdatePeriod, begin: Any, end: Any, column: str, *,
+    option: str = "column",
+) -> list[str]:
+    """Every value of ``period`` in ``[begin, end)`` of a time column of ``sdef``.
+
+    The one expansion of a partition range, shared by the register/drop operators and the
+    CLI's ``--range``. ``begin`` and ``end`` are partition values (``2024-01-01-00``) or aligned
+    instants (datetimes, or ISO text such as a rendered ``{{ data_interval_start }}``) in the
+    storage's zone. ``option`` names the argument that chose ``column``, for the error.
+    """
+    if column not in sdef.time_columns:
+        raise InvalidInput(
+            f"{option} {column!r} is not a time column of {sdef.name!r} "
+            f"({', '.join(sdef.time_columns)})"
+        )
+    first = _range_bound(period, begin, sdef.tz, "range start")
+    last = _range_bound(period, end, sdef.tz, "range end")
+    return [p.value for p in TimePartitionRange(first, last)]
+
+
+def _range_bound(period: UpdatePeriod, value: Any, tz: str, what: str) -> TimePartition:
+    """A partition value, else an aligned instant (a rendered template is either)."""
+    if isinstance(value, dt.datetime):
+        return TimePartition.of(period, to_instant(value, what), tz)
+    text = str(value).strip()
+    try:
+        return TimePartition.of(period, text, tz)
+    except InvalidInput as as_value:
+        try:
+            instant = to_instant(text, what)
+        except InvalidInput:
+            raise as_value from None
+        return TimePartition.of(period, instant, tz)

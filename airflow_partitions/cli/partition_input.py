@@ -12,10 +12,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from airflow_partitions.catalog.facade import Catalog
-from airflow_partitions.catalog.model import StorageDef, make_spec
+from airflow_partitions.catalog.model import StorageDef, make_spec, range_values
 from airflow_partitions.cli.base import UsageError
 from airflow_partitions.errors import InvalidInput
-from airflow_partitions.periods import TimePartitionRange, UpdatePeriod
+from airflow_partitions.periods import UpdatePeriod
 
 
 @dataclass(frozen=True)
@@ -76,17 +76,12 @@ def items_from_range(
 ) -> list[Item]:
     """Every partition of ``period`` in ``[begin, end)``, each with the other given values."""
     column = column or sdef.time_columns[0]
-    if column not in sdef.time_columns:
-        raise UsageError(
-            f"--column {column!r} is not a time column of {sdef.name!r} "
-            f"({', '.join(sdef.time_columns)})"
-        )
+    values = range_values(sdef, period, begin, end, column, option="--column")
     if column in others:
         raise UsageError(f"{column}={others[column]} conflicts with --range, which sets {column}")
-    span = TimePartitionRange.of(period, begin, end, sdef.tz)
-    if span.is_empty():
+    if not values:
         raise UsageError(f"--range {begin} {end} is empty: [{begin}, {end}) holds no partition")
-    return [Item({**others, column: part.value}, "") for part in span]
+    return [Item({**others, column: value}, "") for value in values]
 
 
 def validate(catalog: Catalog, sdef: StorageDef, period: UpdatePeriod, items: Sequence[Item],

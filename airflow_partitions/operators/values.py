@@ -14,34 +14,18 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.cover import to_instant
+from airflow_partitions.catalog.model import StorageDef, range_values
 from airflow_partitions.errors import InvalidInput
-from airflow_partitions.periods import TimePartition, TimePartitionRange, UpdatePeriod
+from airflow_partitions.periods import UpdatePeriod
 
 #: Asset partition key styles (see docs/airflow.md, "Asset partition keys").
 KEY_STYLES: Final = ("start", "value", "columns")
 MAX_KEY_LENGTH: Final = 250
-
-
-def _bound(period: UpdatePeriod, value: Any, tz: str, what: str) -> TimePartition:
-    if isinstance(value, dt.datetime):
-        return TimePartition.of(period, to_instant(value, what), tz)
-    text = str(value).strip()
-    try:
-        return TimePartition.of(period, text, tz)
-    except InvalidInput as as_value:
-        try:
-            instant = to_instant(text, what)
-        except InvalidInput:
-            raise as_value from None
-        return TimePartition.of(period, instant, tz)
 
 
 def _texts(column: str, value: Any) -> list[str]:
@@ -68,13 +52,11 @@ def _expand_one(item: Mapping[str, Any], sdef: StorageDef, period: UpdatePeriod)
                     "say which one the range is of with 'range_column'"
                 )
             column = sdef.time_columns[0]
-        if column not in sdef.time_columns:
-            raise InvalidInput(f"range_column {column!r} is not a time column of {sdef.name!r}")
         if not isinstance(bounds, list | tuple) or len(bounds) != 2:
             raise InvalidInput(f"'range' must be [start, end), got {bounds!r}")
-        begin = _bound(period, bounds[0], sdef.tz, "range start")
-        end = _bound(period, bounds[1], sdef.tz, "range end")
-        columns[column] = [p.value for p in TimePartitionRange(begin, end)]
+        columns[column] = range_values(
+            sdef, period, bounds[0], bounds[1], column, option="range_column"
+        )
     for column, value in item.items():
         columns[str(column)] = _texts(str(column), value)
     names = list(columns)
