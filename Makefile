@@ -17,6 +17,7 @@ venv: $(STAMP)
 lint: venv
 	$(VENV)/bin/ruff check airflow_partitions tests benchmarks dags_examples
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 test: lint
 	$(VENV)/bin/pytest

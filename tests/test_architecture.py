@@ -1,0 +1,76 @@
+"""The house keeps its shape: imports point down, the core stays free of Airflow, modules stay
+small. ``make lint`` runs the same import contracts; these tests prove the check bites."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "airflow_partitions"
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+MAX_MODULE_LINES = 500
+
+
+def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
+    """Run the project's import contracts against the package copy under ``tree``."""
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        cwd=tree, env={"PYTHONPATH": str(tree), "PATH": str(LINT_IMPORTS.parent)},
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tree = tmp_path_factory.mktemp("house")
+    shutil.copytree(PACKAGE, tree / "airflow_partitions",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return tree
+
+
+@pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter is not installed")
+def test_the_contracts_hold_on_the_real_tree(tree_copy: Path) -> None:
+    result = lint_imports(tree_copy)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter is not installed")
+@pytest.mark.parametrize(
+    ("module", "line", "contract"),
+    [
+        # filters must never know the catalog, not even for typing
+        ("filters/ast.py",
+         "if False:\n    from airflow_partitions.catalog import Catalog  # noqa\n",
+         "Layers"),
+        ("periods/__init__.py", "import airflow.sdk  # noqa\n", "never imports Airflow"),
+        ("get_provider_info.py", "import airflow  # noqa\n", "Provider discovery"),
+        ("kv/base.py", "import airflow_partitions.keys  # noqa\n", "kv knows nothing"),
+    ],
+    ids=["upward-import", "airflow-in-core", "airflow-in-provider-info", "kv-knows-keys"],
+)
+def test_a_forbidden_import_breaks_lint(tmp_path: Path, module: str, line: str,
+                                        contract: str) -> None:
+    tree = tmp_path / "tree"
+    shutil.copytree(PACKAGE, tree / "airflow_partitions",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    target = tree / "airflow_partitions" / module
+    target.write_text(target.read_text() + "\n" + line)
+    result = lint_imports(tree)
+    assert result.returncode != 0
+    broken = result.stdout.split("Broken contracts", 1)[-1]
+    assert contract in broken, result.stdout
+
+
+def test_no_shipped_module_is_over_the_size_limit() -> None:
+    sizes = {
+        str(path.relative_to(ROOT)): len(path.read_text().splitlines())
+        for path in PACKAGE.rglob("*.py")
+    }
+    too_big = {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES}
+    assert not too_big, f"split these modules (over {MAX_MODULE_LINES} lines): {too_big}"
