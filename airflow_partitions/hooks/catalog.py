@@ -18,9 +18,9 @@ from typing import Any
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
+from airflow_partitions.catalog.connection import CONN_TYPE, extra_field, store_url_from_fields
 from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.defaults import CONNECTION_ID, default_store_url
-from airflow_partitions.hooks.connection import CONN_TYPE, extra_field, store_url_from_fields
 
 _CATALOGS: dict[tuple[str, str | None], Catalog] = {}
 _CATALOGS_LOCK = threading.Lock()

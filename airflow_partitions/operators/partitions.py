@@ -3,7 +3,7 @@
 Both are idempotent (a retried task is harmless) and, given ``outlets=[Asset(...)]``, emit one
 asset event per asset carrying the partitions' keys (``outlet_events[asset].add_partitions``),
 so ``PartitionedAssetTimetable`` DAGs can follow. Keys: see
-:func:`airflow_partitions.operators.values.partition_key`.
+:func:`airflow_partitions.catalog.partition_values.partition_key`.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
+from airflow_partitions.catalog.partition_values import KEY_STYLES, expand_values, partition_keys
 from airflow_partitions.catalog.writer import WriteResult
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
-from airflow_partitions.operators.values import KEY_STYLES, expand_values, partition_keys
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -106,7 +106,7 @@ class RegisterPartitionsOperator(_PartitionsOperator):
     :param storage: the storage table. (templated)
     :param period: the update period (``HOURLY``, ``DAILY``...). (templated)
     :param values: the partitions: a mapping, a list of mappings or a range, see
-        :mod:`airflow_partitions.operators.values`. (templated)
+        :mod:`airflow_partitions.catalog.partition_values`. (templated)
     :param location: an explicit location (one partition only); default: the storage's
         location template. (templated)
     :param overwrite: move partitions registered at another location.

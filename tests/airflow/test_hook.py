@@ -10,8 +10,8 @@ import pytest
 from airflow.sdk.exceptions import AirflowNotFoundException
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.connection import InvalidConnection, store_url_from_fields
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
-from airflow_partitions.hooks.connection import InvalidConnection, store_url_from_fields
 
 
 def test_url_from_hbase_fields() -> None:

@@ -12,12 +12,12 @@ from airflow.sdk.exceptions import AirflowFailException
 from airflow.sdk.execution_time.context import OutletEventAccessors
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.partition_values import expand_values, partition_keys
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.operators.partitions import (
     DropPartitionsOperator,
     RegisterPartitionsOperator,
 )
-from airflow_partitions.operators.values import expand_values, partition_keys
 from tests.airflow.conftest import T0
 
 RAW = Asset(name="events_raw", uri="file:///data/events/raw")
