@@ -46,7 +46,7 @@ from airflow_partitions.catalog.rows import (
 )
 from airflow_partitions.catalog.verified_cover import VerifiedCover, verified_cover
 from airflow_partitions.catalog.writer import WriteResult
-from airflow_partitions.cover.compute import Cover
+from airflow_partitions.cover import Cover
 from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.defaults import default_data_root, default_store_url
 from airflow_partitions.errors import InvalidInput

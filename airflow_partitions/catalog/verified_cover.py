@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from airflow_partitions.catalog import writer
 from airflow_partitions.catalog.model import Partition, StorageDef
 from airflow_partitions.catalog.rows import LOC, partition_from_cells, value_cell_column
-from airflow_partitions.cover.compute import Cover, CoverPartition, CoverSource, compute_cover
+from airflow_partitions.cover import Cover, CoverPartition, CoverSource, compute_cover
 from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.defaults import GET_BATCH
 from airflow_partitions.errors import InvalidInput, PartitionsError

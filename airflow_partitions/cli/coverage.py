@@ -18,7 +18,7 @@ from airflow_partitions.cli.base import (
     say,
 )
 from airflow_partitions.cli.coverage_picture import coverage_lanes, plot_coverage, render_bars
-from airflow_partitions.cover.compute import Cover
+from airflow_partitions.cover import Cover
 from airflow_partitions.periods import zone
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow_partitions.catalog.cache import FactState
-from airflow_partitions.cover.compute import Cover
+from airflow_partitions.cover import Cover
 from airflow_partitions.errors import PartitionsError
 from airflow_partitions.periods import UpdatePeriod
 

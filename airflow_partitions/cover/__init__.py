@@ -3,21 +3,17 @@
 Pure: no store, no Airflow. See ``docs/cover.md``.
 """
 
-from airflow_partitions.cover.compute import (
+from airflow_partitions.cover.compute import compute_cover, cover_key
+from airflow_partitions.cover.model import (
     Cover,
     CoverPartition,
-    CoverRequest,
     CoverRun,
-    CoverSource,
-    MisalignedBound,
     MissingRange,
-    NaiveInstant,
     NeededPartitions,
     ValueRun,
-    compute_cover,
-    cover_key,
 )
-from airflow_partitions.cover.request import to_instant
+from airflow_partitions.cover.request import CoverRequest, NaiveInstant, to_instant
+from airflow_partitions.cover.sources import CoverSource, MisalignedBound
 from airflow_partitions.cover.text import missing_list, status_line
 
 __all__ = [

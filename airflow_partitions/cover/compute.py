@@ -42,31 +42,17 @@ from airflow_partitions.cover.clock import Clock, from_us, to_us
 from airflow_partitions.cover.model import (
     MAX_NEEDED_RUNS,
     Cover,
-    CoverPartition,
     CoverRun,
     MissingRange,
     NeededPartitions,
     ValueRun,
 )
-from airflow_partitions.cover.request import CoverRequest, NaiveInstant
-from airflow_partitions.cover.sources import CoverSource, MisalignedBound, PreparedCover, prepare
+from airflow_partitions.cover.request import CoverRequest
+from airflow_partitions.cover.sources import CoverSource, PreparedCover, prepare
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines.base import OrdinalRange
 
-__all__ = [
-    "Cover",
-    "CoverPartition",
-    "CoverRequest",
-    "CoverRun",
-    "CoverSource",
-    "MisalignedBound",
-    "MissingRange",
-    "NaiveInstant",
-    "NeededPartitions",
-    "ValueRun",
-    "compute_cover",
-    "cover_key",
-]
+__all__ = ["compute_cover", "cover_key"]
 
 #: Periods whose boundaries may cross each other (WEEKLY vs the calendar months).
 _COARSE: Final = frozenset(

@@ -27,7 +27,7 @@ from airflow_partitions.catalog.model import Partition
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.pruning.prune import (
+from airflow_partitions.pruning import (
     DEFAULT_MAX_VALUES,
     KeyValues,
     PruneResult,

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
-from airflow_partitions.cover import CoverRequest, missing_list, status_line
-from airflow_partitions.cover.compute import Cover
+from airflow_partitions.cover import Cover, CoverRequest, missing_list, status_line
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.spark.manifest import (

@@ -3,25 +3,31 @@ partitions before Spark reads them. See ``docs/pruning.md``.
 """
 
 from airflow_partitions.pruning.prune import (
-    DEFAULT_MAX_VALUES,
     Analysis,
+    PruneResult,
+    analyse,
+    prune,
+    prune_partitions,
+)
+from airflow_partitions.pruning.record import (
     DecisionRecord,
+)
+from airflow_partitions.pruning.spec import (
     InvalidJoinSpec,
-    JoinKeyTypeError,
     JoinSpec,
     JoinType,
     KeyExpr,
-    KeyValues,
-    PruneResult,
-    ValueSets,
-    analyse,
     col,
     fn,
     keys_to_collect,
-    load_key_file,
     parse_key,
-    prune,
-    prune_partitions,
+)
+from airflow_partitions.pruning.values import (
+    DEFAULT_MAX_VALUES,
+    JoinKeyTypeError,
+    KeyValues,
+    ValueSets,
+    load_key_file,
 )
 
 __all__ = [

@@ -51,27 +51,17 @@ from airflow_partitions.pruning.record import (
 from airflow_partitions.pruning.spec import (
     NO_VALUE_SET,
     VALUE_SET_TOO_LARGE,
-    InvalidJoinSpec,
     JoinSpec,
-    JoinType,
-    KeyExpr,
     PairCheck,
     check_pairs,
-    col,
-    fn,
     join_specs,
-    keys_to_collect,
-    parse_key,
 )
 from airflow_partitions.pruning.values import (
     DEFAULT_MAX_VALUES,
-    JoinKeyTypeError,
-    KeyValues,
     Typed,
     ValueSets,
     find_values,
     json_value,
-    load_key_file,
     sort_key,
     typed_set,
 )
@@ -269,24 +259,4 @@ def _cover_info(cover: VerifiedCover | Sequence[Partition] | None) -> dict[str, 
     return {"fact": None, "start": None, "end": None, "partitions": len(cover)}
 
 
-__all__ = [
-    "DEFAULT_MAX_VALUES",
-    "Analysis",
-    "DecisionRecord",
-    "InvalidJoinSpec",
-    "JoinKeyTypeError",
-    "JoinSpec",
-    "JoinType",
-    "KeyExpr",
-    "KeyValues",
-    "PruneResult",
-    "ValueSets",
-    "analyse",
-    "col",
-    "fn",
-    "keys_to_collect",
-    "load_key_file",
-    "parse_key",
-    "prune",
-    "prune_partitions",
-]
+__all__ = ["Analysis", "PruneResult", "analyse", "prune", "prune_partitions"]

@@ -23,8 +23,7 @@ from airflow.sdk.exceptions import (
 )
 
 from airflow_partitions.catalog.coverage_watch import CoverageWatch
-from airflow_partitions.cover import CoverRequest, missing_list, status_line, to_instant
-from airflow_partitions.cover.compute import Cover
+from airflow_partitions.cover import Cover, CoverRequest, missing_list, status_line, to_instant
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.kv import StoreUnavailable
