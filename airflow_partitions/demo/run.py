@@ -38,7 +38,7 @@ from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.synthetic import expected_totals
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # airflow_partitions/demo/run.py -> the checkout
 VENV_BIN = Path(sys.executable).parent
 HOUR = dt.timedelta(hours=1)
 DAY = dt.timedelta(days=1)
