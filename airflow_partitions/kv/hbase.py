@@ -12,23 +12,20 @@ from __future__ import annotations
 import errno
 import os
 import socket
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import happybase  # noqa: F401 - importing happybase registers the Hbase_thrift module
 from Hbase_thrift import (
     AlreadyExists,
-    BatchMutation,
     ColumnDescriptor,
     IllegalArgument,
-    Mutation,
-    TScan,
 )
 from Hbase_thrift import IOError as HBaseIOError
 from thriftpy2.thrift import TApplicationException, TException
 from thriftpy2.transport import TTransportException
 
-from airflow_partitions.kv.base import Cells, KVStore, KVTable, RowCells
+from airflow_partitions.kv.base import KVStore
 from airflow_partitions.kv.errors import (
     CorruptCell,
     InvalidArgument,
@@ -38,17 +35,10 @@ from airflow_partitions.kv.errors import (
     TableNotFound,
 )
 from airflow_partitions.kv.hbase_pool import ConnectionPool, PooledConnection, PoolExhausted
-from airflow_partitions.kv.scan_filters import ScanFilter, render_hbase_bytes
+from airflow_partitions.kv.hbase_table import HBaseTable
 from airflow_partitions.kv.urls import HBaseConfig
 from airflow_partitions.kv.validation import (
-    ScanRange,
-    check_amount,
-    check_cells,
-    check_column,
-    check_column_specs,
     check_families,
-    check_mutation,
-    check_row,
     check_table_name,
 )
 
@@ -73,10 +63,6 @@ def _text(value: object) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)
-
-
-def _cells(result: Any) -> Cells:
-    return {bytes(col): bytes(cell.value) for col, cell in (result.columns or {}).items()}
 
 
 class HBaseStore(KVStore):
@@ -272,234 +258,3 @@ class HBaseStore(KVStore):
         if pool is not None and pool.pid == os.getpid():
             pool.close()
         self._closed = True
-
-
-class HBaseTable(KVTable):
-    """One HBase table, addressed through the store's pool."""
-
-    def __init__(self, store: HBaseStore, name: str) -> None:
-        super().__init__(name)
-        self._store = store
-        self._full = store.full_name(name)
-
-    def _call(self, op: str, fn: Callable[[Client], T], *, idempotent: bool) -> T:
-        return self._store.call(
-            op, f"{op} on {self.name!r}", fn, idempotent=idempotent, table=self.name
-        )
-
-    # -- reads --------------------------------------------------------------------------------
-
-    def get(self, row: bytes, columns: Iterable[bytes] | None = None) -> Cells:
-        check_row(row)
-        specs = check_column_specs(columns)
-        cols = list(specs) if specs is not None else None
-        results = self._call(
-            "get", lambda c: c.getRowWithColumns(self._full, row, cols, {}), idempotent=True
-        )
-        return _cells(results[0]) if results else {}
-
-    def get_many(
-        self, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
-    ) -> dict[bytes, Cells]:
-        keys = sorted(dict.fromkeys(check_row(r) for r in rows))
-        specs = check_column_specs(columns)
-        if not keys:
-            return {}
-        cols = list(specs) if specs is not None else None
-        results = self._call(
-            "get_many",
-            lambda c: c.getRowsWithColumns(self._full, keys, cols, {}),
-            idempotent=True,
-        )
-        found: dict[bytes, Cells] = {}
-        for result in results:
-            cells = _cells(result)
-            if cells:
-                found.setdefault(bytes(result.row), {}).update(cells)
-        return found
-
-    def _scan(
-        self,
-        rng: ScanRange,
-        columns: tuple[bytes, ...] | None,
-        filter: ScanFilter | None,
-        reverse: bool,
-    ) -> Iterator[RowCells]:
-        if rng.empty or rng.limit == 0:
-            return
-        filter_string = render_hbase_bytes(filter) if filter is not None else None
-        remaining = rng.limit
-        last: bytes | None = None
-        restarts_left = 1
-        while True:
-            scan = self._tscan(rng, columns, filter_string, reverse, last)
-
-            def open_scanner(c: Client, scan: Any = scan) -> int:
-                return int(c.scannerOpenWithScan(self._full, scan, {}))
-
-            scanner = self._call("scan_open", open_scanner, idempotent=True)
-            try:
-                while True:
-                    want = rng.batch_size if remaining is None else min(rng.batch_size, remaining)
-
-                    def fetch(c: Client, want: int = want, scanner: int = scanner) -> list[Any]:
-                        return list(c.scannerGetList(scanner, want))
-
-                    try:
-                        items = self._call("scan_page", fetch, idempotent=False)
-                    except (StoreUnavailable, InvalidArgument):
-                        # The scanner (or its connection) is gone: reopen after the last row.
-                        if restarts_left == 0:
-                            raise
-                        restarts_left -= 1
-                        self._store.stats.note("scan_restart")
-                        break
-                    restarts_left = 1
-                    for item in items:
-                        key = bytes(item.row)
-                        if last is not None and (key >= last if reverse else key <= last):
-                            continue  # already yielded before a restart
-                        if not _in_range(key, rng):
-                            if reverse and rng.start is not None and key < rng.start:
-                                return
-                            continue
-                        last = key
-                        yield key, _cells(item)
-                        if remaining is not None:
-                            remaining -= 1
-                            if remaining == 0:
-                                return
-                    if len(items) < want:
-                        return
-            finally:
-                self._close_scanner(scanner)
-
-    def _tscan(
-        self,
-        rng: ScanRange,
-        columns: tuple[bytes, ...] | None,
-        filter_string: bytes | None,
-        reverse: bool,
-        last: bytes | None,
-    ) -> Any:
-        """The Thrift scan for ``rng``, resumed after ``last`` when a scan restarts."""
-        if not reverse:
-            start = rng.start if last is None else last + b"\x00"
-            return TScan(
-                startRow=start,
-                stopRow=rng.stop,
-                columns=list(columns) if columns is not None else None,
-                caching=rng.batch_size,
-                filterString=filter_string,
-            )
-        # Reversed Thrift scans run from startRow (inclusive) down to stopRow (exclusive). There
-        # is no key just below ``start``, so stop a little lower and trim on the client.
-        top = rng.stop if last is None else last
-        bottom: bytes | None = None
-        if rng.start is not None:
-            head, last_byte = rng.start[:-1], rng.start[-1]
-            bottom = head if last_byte == 0 else head + bytes([last_byte - 1])
-        return TScan(
-            startRow=top,
-            stopRow=bottom or None,
-            columns=list(columns) if columns is not None else None,
-            caching=rng.batch_size,
-            filterString=filter_string,
-            reversed=True,
-        )
-
-    def _close_scanner(self, scanner: int) -> None:
-        try:
-            self._call("scan_close", lambda c: c.scannerClose(scanner), idempotent=False)
-        except KVError:
-            self._store.stats.note("scan_close_failed")
-
-    # -- writes -------------------------------------------------------------------------------
-
-    def put(self, row: bytes, cells: Mapping[bytes, bytes]) -> None:
-        check_row(row)
-        checked = check_cells(cells)
-        if not checked:
-            return
-        mutations = [Mutation(column=c, value=v) for c, v in checked.items()]
-        self._call("put", lambda c: c.mutateRow(self._full, row, mutations, {}), idempotent=True)
-
-    def put_many(
-        self, items: Iterable[tuple[bytes, Mapping[bytes, bytes]]], batch_size: int = 1000
-    ) -> None:
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise InvalidArgument(f"batch_size must be a positive int, got {batch_size!r}")
-        batch: list[Any] = []
-        for row, cells in items:
-            checked = check_cells(cells)
-            if checked:
-                mutations = [Mutation(column=c, value=v) for c, v in checked.items()]
-                batch.append(BatchMutation(row=check_row(row), mutations=mutations))
-            if len(batch) >= batch_size:
-                self._send_batch(batch)
-                batch = []
-        if batch:
-            self._send_batch(batch)
-
-    def _send_batch(self, batch: list[Any]) -> None:
-        self._call("put_many", lambda c: c.mutateRows(self._full, batch, {}), idempotent=True)
-
-    def delete(self, row: bytes, columns: Iterable[bytes] | None = None) -> None:
-        check_row(row)
-        specs = check_column_specs(columns)
-        if specs is None:
-            self._call("delete", lambda c: c.deleteAllRow(self._full, row, {}), idempotent=True)
-            return
-        mutations = [Mutation(isDelete=True, column=spec) for spec in specs]
-        self._call("delete", lambda c: c.mutateRow(self._full, row, mutations, {}), idempotent=True)
-
-    def mutate_row(
-        self,
-        row: bytes,
-        puts: Mapping[bytes, bytes] | None = None,
-        deletes: Iterable[bytes] | None = None,
-    ) -> None:
-        check_row(row)
-        checked_puts, checked_deletes = check_mutation(puts, deletes)
-        mutations = [Mutation(isDelete=True, column=spec) for spec in checked_deletes]
-        mutations += [Mutation(column=c, value=v) for c, v in checked_puts.items()]
-        if not mutations:
-            return
-        self._call(
-            "mutate_row", lambda c: c.mutateRow(self._full, row, mutations, {}), idempotent=True
-        )
-
-    def check_and_put(
-        self, row: bytes, column: bytes, expected: bytes | None, value: bytes
-    ) -> bool:
-        check_row(row)
-        check_column(column)
-        if expected is not None and not isinstance(expected, bytes):
-            raise InvalidArgument(f"expected must be bytes or None, got {type(expected).__name__}")
-        check_cells({column: value})
-        mutation = Mutation(column=column, value=value)
-        return bool(
-            self._call(
-                "check_and_put",
-                lambda c: c.checkAndPut(self._full, row, column, expected or None, mutation, {}),
-                idempotent=False,
-            )
-        )
-
-    def increment(self, row: bytes, column: bytes, amount: int = 1) -> int:
-        check_row(row)
-        check_column(column)
-        check_amount(amount)
-        return int(
-            self._call(
-                "increment",
-                lambda c: c.atomicIncrement(self._full, row, column, amount),
-                idempotent=False,
-            )
-        )
-
-
-def _in_range(key: bytes, rng: ScanRange) -> bool:
-    if rng.start is not None and key < rng.start:
-        return False
-    return not (rng.stop is not None and key >= rng.stop)
