@@ -56,7 +56,7 @@ class Clock:
             step = _FIXED_US.get(period)
             if step is not None:
                 return us // step
-            return _calendar_ordinal(period, dt.date.fromordinal(us // DAY_US + _EPOCH_DAY))
+            return period.calendar_ordinal(dt.date.fromordinal(us // DAY_US + _EPOCH_DAY))
         instant = _EPOCH + dt.timedelta(microseconds=us)
         return period.ordinal(instant, self.zone)
 
@@ -71,7 +71,7 @@ class Clock:
             step = _FIXED_US.get(period)
             if step is not None:
                 return ordinal * step
-            return (_calendar_start(period, ordinal) - _EPOCH_DAY) * DAY_US
+            return (period.calendar_start_day(ordinal) - _EPOCH_DAY) * DAY_US
         if self._cache is None:
             return to_us(period.start_of(ordinal, self.zone))
         key = (period, ordinal)
@@ -83,29 +83,3 @@ class Clock:
     def is_aligned(self, period: UpdatePeriod, us: int) -> bool:
         """Whether ``us`` starts a partition of ``period``."""
         return self.start(period, self.floor(period, us)) == us
-
-
-def _calendar_ordinal(period: UpdatePeriod, day: dt.date) -> int:
-    """Same numbering as :meth:`UpdatePeriod.ordinal` for calendar periods."""
-    if period is UpdatePeriod.DAILY:
-        return day.toordinal()
-    if period is UpdatePeriod.WEEKLY:
-        return (day.toordinal() - 1) // 7
-    if period is UpdatePeriod.MONTHLY:
-        return day.year * 12 + day.month - 1
-    if period is UpdatePeriod.QUARTERLY:
-        return day.year * 4 + (day.month - 1) // 3
-    return day.year
-
-
-def _calendar_start(period: UpdatePeriod, ordinal: int) -> int:
-    """The proleptic day number on which calendar partition ``ordinal`` starts."""
-    if period is UpdatePeriod.DAILY:
-        return ordinal
-    if period is UpdatePeriod.WEEKLY:
-        return ordinal * 7 + 1
-    if period is UpdatePeriod.MONTHLY:
-        return dt.date(ordinal // 12, ordinal % 12 + 1, 1).toordinal()
-    if period is UpdatePeriod.QUARTERLY:
-        return dt.date(ordinal // 4, (ordinal % 4) * 3 + 1, 1).toordinal()
-    return dt.date(ordinal, 1, 1).toordinal()

@@ -1,0 +1,346 @@
+"""``UpdatePeriod``: how often a storage gets a partition, its value format, and ordinals.
+
+Every partition of a period has an integer *ordinal* (consecutive partitions, consecutive
+ordinals). Fixed-length periods count seconds from the epoch (shifted by the zone's phase);
+calendar periods count days, weeks, months, quarters or years in the zone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import functools
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+import pendulum
+
+from airflow_partitions.errors import (
+    InvalidPartitionValue,
+    InvalidRange,
+    MisalignedTime,
+)
+from airflow_partitions.periods.zones import (
+    _EPOCH,
+    TzLike,
+    _check_phase,
+    _epoch_seconds,
+    _is_ambiguous,
+    _local,
+    _offset_text,
+    _require_aware,
+    _resolve_wall_time,
+    _same_instant,
+    _to_pendulum,
+    _zone_has_transitions,
+    _zone_phase,
+    zone,
+    zone_name,
+)
+
+if TYPE_CHECKING:  # partition.py builds on this module; the one runtime use imports late
+    from airflow_partitions.periods.partition import TimePartition
+
+
+@dataclass(frozen=True)
+class _Spec:
+    seconds: int  # fixed length for sub-daily periods, approximate otherwise
+    fixed: bool
+    pattern: str
+    regex: re.Pattern[str]
+
+
+_OFFSET = r"(?:([+-]\d{2}:\d{2}))?"
+_SPECS: Final[dict[str, _Spec]] = {
+    "SECONDLY": _Spec(
+        1, True, "yyyy-MM-dd-HH-mm-ss",
+        re.compile(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})" + _OFFSET),
+    ),
+    "MINUTELY": _Spec(
+        60, True, "yyyy-MM-dd-HH-mm",
+        re.compile(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})" + _OFFSET),
+    ),
+    "HOURLY": _Spec(
+        3600, True, "yyyy-MM-dd-HH", re.compile(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})" + _OFFSET)
+    ),
+    "DAILY": _Spec(86400, False, "yyyy-MM-dd", re.compile(r"(\d{4})-(\d{2})-(\d{2})")),
+    "WEEKLY": _Spec(7 * 86400, False, "yyyy-'W'ww", re.compile(r"(\d{4})-W(\d{2})")),
+    "MONTHLY": _Spec(30 * 86400, False, "yyyy-MM", re.compile(r"(\d{4})-(\d{2})")),
+    "QUARTERLY": _Spec(91 * 86400, False, "yyyy-'Q'q", re.compile(r"(\d{4})-Q(\d)")),
+    "YEARLY": _Spec(365 * 86400, False, "yyyy", re.compile(r"(\d{4})")),
+}
+
+# Which periods a period's partitions fit into exactly (calendar nesting, not durations).
+_NESTS_IN: Final[dict[str, frozenset[str]]] = {
+    "SECONDLY": frozenset(_SPECS),
+    "MINUTELY": frozenset(_SPECS) - {"SECONDLY"},
+    "HOURLY": frozenset({"HOURLY", "DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY"}),
+    "DAILY": frozenset({"DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY"}),
+    "WEEKLY": frozenset({"WEEKLY"}),
+    "MONTHLY": frozenset({"MONTHLY", "QUARTERLY", "YEARLY"}),
+    "QUARTERLY": frozenset({"QUARTERLY", "YEARLY"}),
+    "YEARLY": frozenset({"YEARLY"}),
+}
+
+
+@functools.total_ordering
+class UpdatePeriod(enum.Enum):
+    """How often a storage table gets a new partition; ordered from finest to coarsest."""
+
+    SECONDLY = "SECONDLY"
+    MINUTELY = "MINUTELY"
+    HOURLY = "HOURLY"
+    DAILY = "DAILY"
+    WEEKLY = "WEEKLY"
+    MONTHLY = "MONTHLY"
+    QUARTERLY = "QUARTERLY"
+    YEARLY = "YEARLY"
+
+    @classmethod
+    def of(cls, name: str | UpdatePeriod) -> UpdatePeriod:
+        """Look a period up by name, case-insensitively, with a readable error."""
+        if isinstance(name, UpdatePeriod):
+            return name
+        try:
+            return cls[name.strip().upper()]
+        except KeyError:
+            names = ", ".join(p.name for p in cls)
+            raise InvalidPartitionValue(
+                f"unknown update period {name!r}; expected one of {names}"
+            ) from None
+
+    @property
+    def _spec(self) -> _Spec:
+        return _SPECS[self.value]
+
+    @property
+    def approx_seconds(self) -> int:
+        """Nominal length, used only to order periods."""
+        return self._spec.seconds
+
+    @property
+    def format_pattern(self) -> str:
+        """The value format in Lens/Java notation, for documentation and errors."""
+        return self._spec.pattern
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, UpdatePeriod):
+            return NotImplemented
+        return self.approx_seconds < other.approx_seconds
+
+    def nests_in(self, other: UpdatePeriod) -> bool:
+        """Whether every partition of ``other`` is an exact union of partitions of ``self``."""
+        return other.value in _NESTS_IN[self.value]
+
+    # -- ordinals: the integer identity of a partition ------------------------------------------
+
+    def ordinal(self, instant: dt.datetime, tz: TzLike | None = None) -> int:
+        """The ordinal of the partition containing ``instant`` (in ``tz``, else its own zone)."""
+        _require_aware(instant, "instant")
+        zone_ = zone(tz if tz is not None else instant.tzinfo)
+        spec = self._spec
+        if spec.fixed:
+            phase = _zone_phase(zone_, self)
+            ordinal = (_epoch_seconds(instant) + phase) // spec.seconds
+            _check_phase(instant.astimezone(zone_), phase, self)
+            return ordinal
+        local = instant.astimezone(zone_)
+        return self.calendar_ordinal(local.date())
+
+    def calendar_ordinal(self, day: dt.date) -> int:
+        """The ordinal of the calendar partition (DAILY and coarser) holding local ``day``.
+
+        Pure day arithmetic, no zone: the cover's UTC fast path calls it in loops.
+
+        >>> UpdatePeriod.MONTHLY.calendar_ordinal(dt.date(2015, 2, 14))
+        24181
+        """
+        if self is UpdatePeriod.DAILY:
+            return day.toordinal()
+        if self is UpdatePeriod.WEEKLY:
+            return (day.toordinal() - 1) // 7
+        if self is UpdatePeriod.MONTHLY:
+            return day.year * 12 + day.month - 1
+        if self is UpdatePeriod.QUARTERLY:
+            return day.year * 4 + (day.month - 1) // 3
+        return day.year
+
+    def start_of(self, ordinal: int, tz: TzLike | None = None) -> pendulum.DateTime:
+        """The first instant of the partition with this ordinal, in ``tz``."""
+        zone_ = zone(tz)
+        try:
+            return _to_pendulum(self._start_utc(ordinal, zone_), zone_)
+        except (OverflowError, ValueError) as exc:
+            raise InvalidRange(f"{self.name} ordinal {ordinal} is outside years 1..9999") from exc
+
+    def _start_utc(self, ordinal: int, tz: dt.tzinfo) -> dt.datetime:
+        spec = self._spec
+        if spec.fixed:
+            phase = _zone_phase(tz, self)
+            start = _EPOCH + dt.timedelta(seconds=ordinal * spec.seconds - phase)
+            _check_phase(start.astimezone(tz), phase, self)
+            return start
+        day = dt.date.fromordinal(self.calendar_start_day(ordinal))
+        return _local(day.year, day.month, day.day, 0, 0, 0, tz)
+
+    def calendar_start_day(self, ordinal: int) -> int:
+        """The proleptic day number (``date.toordinal``) on which calendar partition
+        ``ordinal`` starts: the inverse of :meth:`calendar_ordinal`.
+
+        >>> day = UpdatePeriod.WEEKLY.calendar_start_day(104_846)
+        >>> dt.date.fromordinal(day).isoformat()  # ISO weeks start on Monday
+        '2010-05-31'
+        """
+        if self is UpdatePeriod.DAILY:
+            return ordinal
+        if self is UpdatePeriod.WEEKLY:
+            return ordinal * 7 + 1
+        if self is UpdatePeriod.MONTHLY:
+            return dt.date(ordinal // 12, ordinal % 12 + 1, 1).toordinal()
+        if self is UpdatePeriod.QUARTERLY:
+            return dt.date(ordinal // 4, (ordinal % 4) * 3 + 1, 1).toordinal()
+        return dt.date(ordinal, 1, 1).toordinal()
+
+    # -- instant arithmetic ------------------------------------------------------------------------
+
+    def truncate(self, instant: dt.datetime, tz: TzLike | None = None) -> pendulum.DateTime:
+        """Floor: the start of the partition containing ``instant``."""
+        zone_ = zone(tz if tz is not None else instant.tzinfo)
+        return self.start_of(self.ordinal(instant, zone_), zone_)
+
+    def ceil(self, instant: dt.datetime, tz: TzLike | None = None) -> pendulum.DateTime:
+        """The first partition start at or after ``instant``."""
+        zone_ = zone(tz if tz is not None else instant.tzinfo)
+        floor = self.truncate(instant, zone_)
+        if _same_instant(floor, instant):
+            return floor
+        return self.start_of(self.ordinal(instant, zone_) + 1, zone_)
+
+    def is_aligned(self, instant: dt.datetime, tz: TzLike | None = None) -> bool:
+        """Whether ``instant`` starts a partition of this period."""
+        return _same_instant(self.truncate(instant, tz), instant)
+
+    def add(self, instant: dt.datetime, n: int, tz: TzLike | None = None) -> pendulum.DateTime:
+        """The start ``n`` partitions after the (aligned) ``instant``; ``n`` may be negative."""
+        zone_ = zone(tz if tz is not None else instant.tzinfo)
+        return self.start_of(self._aligned_ordinal(instant, zone_) + n, zone_)
+
+    def next(self, instant: dt.datetime, tz: TzLike | None = None) -> pendulum.DateTime:
+        """The start of the partition after the one starting at ``instant``."""
+        return self.add(instant, 1, tz)
+
+    def previous(self, instant: dt.datetime, tz: TzLike | None = None) -> pendulum.DateTime:
+        """The start of the partition before the one starting at ``instant``."""
+        return self.add(instant, -1, tz)
+
+    def _aligned_ordinal(self, instant: dt.datetime, tz: dt.tzinfo) -> int:
+        ordinal = self.ordinal(instant, tz)
+        if not _same_instant(self._start_utc(ordinal, tz), instant):
+            raise MisalignedTime(
+                f"{instant.isoformat()} does not start a {self.name} partition in "
+                f"{zone_name(tz) or tz}; the enclosing one starts at "
+                f"{self.start_of(ordinal, tz).isoformat()}"
+            )
+        return ordinal
+
+    # -- values ------------------------------------------------------------------------------------
+
+    def format(self, instant: dt.datetime, tz: TzLike | None = None) -> str:
+        """The value string of the partition containing ``instant``."""
+        zone_ = zone(tz if tz is not None else instant.tzinfo)
+        return self.format_ordinal(self.ordinal(instant, zone_), zone_)
+
+    def format_ordinal(self, ordinal: int, tz: TzLike | None = None) -> str:
+        """The value string of the partition with this ordinal."""
+        zone_ = zone(tz)
+        if self is UpdatePeriod.MONTHLY:
+            return f"{ordinal // 12:04d}-{ordinal % 12 + 1:02d}"
+        if self is UpdatePeriod.QUARTERLY:
+            return f"{ordinal // 4:04d}-Q{ordinal % 4 + 1}"
+        if self is UpdatePeriod.YEARLY:
+            return f"{ordinal:04d}"
+        if self is UpdatePeriod.DAILY:
+            return dt.date.fromordinal(ordinal).isoformat()
+        if self is UpdatePeriod.WEEKLY:
+            year, week, _ = dt.date.fromordinal(ordinal * 7 + 1).isocalendar()
+            return f"{year:04d}-W{week:02d}"
+        local = self._start_utc(ordinal, zone_).astimezone(zone_)
+        text = local.strftime(
+            {"HOURLY": "%Y-%m-%d-%H", "MINUTELY": "%Y-%m-%d-%H-%M"}.get(
+                self.value, "%Y-%m-%d-%H-%M-%S"
+            )
+        )
+        if local.year < 1000:
+            text = f"{local.year:04d}" + text[text.index("-") :]
+        if _zone_has_transitions(zone_) and _is_ambiguous(local):
+            text += _offset_text(local)
+        return text
+
+    def parse(self, value: str, tz: TzLike | None = None) -> pendulum.DateTime:
+        """The start instant of the partition named by ``value`` (strict)."""
+        zone_ = zone(tz)
+        return self.start_of(self.parse_ordinal(value, zone_), zone_)
+
+    def parse_ordinal(self, value: str, tz: TzLike | None = None) -> int:
+        """The ordinal of the partition named by ``value``; strict, typed errors."""
+        zone_ = zone(tz)
+        if not isinstance(value, str):
+            raise InvalidPartitionValue(f"{self.name} value must be a string, not {value!r}")
+        match = self._spec.regex.fullmatch(value)
+        if match is None:
+            raise InvalidPartitionValue(
+                f"{value!r} is not a {self.name} value; expected the format {self.format_pattern}"
+            )
+        try:
+            ordinal = self._ordinal_from_fields(match, zone_, value)
+        except ValueError as exc:
+            if isinstance(exc, InvalidPartitionValue):
+                raise
+            raise InvalidPartitionValue(
+                f"{value!r} is not a valid {self.name} value: {exc}"
+            ) from None
+        canonical = self.format_ordinal(ordinal, zone_)
+        if canonical != value:
+            raise InvalidPartitionValue(
+                f"{value!r} is not a canonical {self.name} value; it names {canonical!r}"
+            )
+        return ordinal
+
+    def _ordinal_from_fields(self, match: re.Match[str], tz: dt.tzinfo, value: str) -> int:
+        groups = match.groups()
+        year = int(groups[0])
+        if year < 1:
+            raise InvalidPartitionValue(f"{value!r}: year 0000 does not exist")
+        if self is UpdatePeriod.YEARLY:
+            return year
+        if self is UpdatePeriod.QUARTERLY:
+            quarter = int(groups[1])
+            if not 1 <= quarter <= 4:
+                raise InvalidPartitionValue(f"{value!r}: quarter must be 1..4")
+            return year * 4 + quarter - 1
+        if self is UpdatePeriod.MONTHLY:
+            month = int(groups[1])
+            if not 1 <= month <= 12:
+                raise InvalidPartitionValue(f"{value!r}: month must be 01..12")
+            return year * 12 + month - 1
+        if self is UpdatePeriod.WEEKLY:
+            monday = dt.date.fromisocalendar(year, int(groups[1]), 1)
+            return (monday.toordinal() - 1) // 7
+        day = dt.date(year, int(groups[1]), int(groups[2]))
+        if self is UpdatePeriod.DAILY:
+            return day.toordinal()
+        fields = [int(g) for g in groups[3:-1]] + [0, 0]
+        wall = dt.datetime(year, day.month, day.day, fields[0], fields[1], fields[2])
+        instant = _resolve_wall_time(wall, tz, groups[-1], value, self)
+        return self.ordinal(instant, tz)
+
+    # -- convenience -------------------------------------------------------------------------------
+
+    def partition(self, value: str | dt.datetime, tz: TzLike | None = None) -> TimePartition:
+        """A :class:`TimePartition` of this period from a value string or an aligned instant."""
+        from airflow_partitions.periods.partition import TimePartition
+
+        return TimePartition.of(self, value, tz)
+
+
