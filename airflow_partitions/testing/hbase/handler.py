@@ -1,0 +1,480 @@
+"""The HBase test double's Thrift1 handler: happybase's ``Hbase.thrift`` calls mapped onto the
+in-memory :class:`~airflow_partitions.testing.hbase.store.Store`, plus server-side scanners.
+A TEST DOUBLE, not HBase.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from airflow_partitions.testing.hbase.filter_language import (
+    Cell,
+    Filter,
+    FilterLanguageError,
+    apply_filter,
+    parse_filter,
+)
+from airflow_partitions.testing.hbase.store import (
+    LATEST_TIMESTAMP,
+    ColumnKey,
+    Store,
+    Table,
+    Version,
+    as_bytes,
+    column_name,
+    illegal_argument,
+    io_error,
+)
+
+logger = logging.getLogger(__name__)
+
+
+# ----------------------------------------------------------------------------------------------
+# Scanners
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Scanner:
+    """Server-side scanner state: bounds, selection, filter and a cursor into the row order."""
+
+    table: bytes
+    start: bytes
+    stop: bytes
+    reversed: bool
+    columns: Sequence[bytes] | None
+    max_ts: int | None
+    flt: Filter | None
+    batch: int | None
+    sort_columns: bool
+    cursor: bytes | None = None
+    done: bool = False
+    pending: collections.deque[tuple[bytes, list[tuple[ColumnKey, Version]]]] = field(
+        default_factory=collections.deque
+    )
+
+    def key_range(self, rows: Any) -> Iterator[bytes]:
+        """Row keys still to visit, honouring start (inclusive) and stop (exclusive)."""
+        keys: Iterator[bytes]
+        if not self.reversed:
+            low, low_incl = (self.start, True) if self.cursor is None else (self.cursor, False)
+            keys = rows.irange(low, self.stop or None, inclusive=(low_incl, False))
+            return keys
+        high, high_incl = (
+            (self.start or None, True) if self.cursor is None else (self.cursor, False)
+        )
+        keys = rows.irange(self.stop or None, high, inclusive=(False, high_incl), reverse=True)
+        return keys
+
+
+def next_scan_row(
+    store: Store, scanner: Scanner
+) -> tuple[bytes, list[tuple[ColumnKey, Version]]] | None:
+    """Advance to the next row that survives selection and filter; None when exhausted."""
+    while not scanner.done:
+        with store.lock:
+            table = store.table(scanner.table)
+            sel = store.selection(table, scanner.columns, max_ts=scanner.max_ts)
+            row = next(scanner.key_range(table.rows), None)
+            if row is None:
+                scanner.done = True
+                return None
+            scanner.cursor = row
+            visible = [(k, vs[0]) for k, vs in store.visible(table.rows[row], sel)]
+        if not visible:
+            continue  # HBase never shows a filter a row without cells
+        cells = [Cell(k[0], k[1], v.value, v.timestamp) for k, v in visible]
+        kept, stop = apply_filter(scanner.flt, row, cells)
+        scanner.done = stop
+        if kept:
+            return row, [((c.family, c.qualifier), Version(c.timestamp, c.value)) for c in kept]
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# The Thrift handler
+# ----------------------------------------------------------------------------------------------
+
+
+class HBaseHandler:
+    """Implements the ``Hbase`` Thrift1 service; method names are the Thrift ones on purpose."""
+
+    def __init__(self, store: Store, thrift: ModuleType, port: Callable[[], int]) -> None:
+        self.store = store
+        self.t = thrift
+        self._port = port
+        self._scanners: dict[int, Scanner] = {}
+        self._scanner_ids = itertools.count(1)
+
+    def drop_scanners(self) -> None:
+        """Forget open scanners (a restarted Thrift server has none)."""
+        with self.store.lock:
+            self._scanners.clear()
+
+    # -- result building ------------------------------------------------------------------------
+
+    def _row_result(
+        self, row: bytes, cells: Sequence[tuple[ColumnKey, Version]], sort_columns: bool
+    ) -> Any:
+        if sort_columns:
+            columns = [
+                self.t.TColumn(column_name(k), self.t.TCell(v.value, v.timestamp))
+                for k, v in cells
+            ]
+            return self.t.TRowResult(row=row, sortedColumns=columns)
+        mapping = {column_name(k): self.t.TCell(v.value, v.timestamp) for k, v in cells}
+        return self.t.TRowResult(row=row, columns=mapping)
+
+    def _rows(
+        self,
+        table: bytes,
+        rows: Sequence[bytes],
+        columns: Sequence[bytes] | None,
+        max_ts: int | None,
+    ) -> list[Any]:
+        out = []
+        for row in rows:
+            cells = self.store.read_row(table, row, columns, max_ts=max_ts)
+            if cells:
+                out.append(self._row_result(row, [(k, vs[0]) for k, vs in cells], False))
+        return out
+
+    def _cells(
+        self, table: bytes, row: bytes, column: bytes, versions: int, max_ts: int | None
+    ) -> list[Any]:
+        if versions < 1:
+            raise illegal_argument("numVersions must be at least 1")
+        found = self.store.read_row(table, row, [column], max_ts=max_ts, versions=versions)
+        return [self.t.TCell(v.value, v.timestamp) for _, vs in found for v in vs]
+
+    # -- table administration -------------------------------------------------------------------
+
+    def getTableNames(self) -> list[bytes]:
+        with self.store.lock:
+            return sorted(self.store.tables)
+
+    def createTable(self, tableName: bytes, columnFamilies: list[Any]) -> None:
+        self.store.create_table(as_bytes(tableName), columnFamilies)
+
+    def deleteTable(self, tableName: bytes) -> None:
+        self.store.delete_table(as_bytes(tableName))
+
+    def enableTable(self, tableName: bytes) -> None:
+        self.store.set_enabled(as_bytes(tableName), True)
+
+    def disableTable(self, tableName: bytes) -> None:
+        self.store.set_enabled(as_bytes(tableName), False)
+
+    def isTableEnabled(self, tableName: bytes) -> bool:
+        with self.store.lock:
+            return self.store.table(as_bytes(tableName), must_be_enabled=False).enabled
+
+    def compact(self, tableNameOrRegionName: bytes) -> None:
+        self.store.table(as_bytes(tableNameOrRegionName), must_be_enabled=False)
+
+    def majorCompact(self, tableNameOrRegionName: bytes) -> None:
+        self.store.table(as_bytes(tableNameOrRegionName), must_be_enabled=False)
+
+    def getColumnDescriptors(self, tableName: bytes) -> dict[bytes, Any]:
+        with self.store.lock:
+            table = self.store.table(as_bytes(tableName), must_be_enabled=False)
+            return {f + b":": d for f, d in table.descriptors.items()}
+
+    def _region(self, table: Table) -> Any:
+        name = table.name + b",," + str(table.region_id).encode() + b"."
+        return self.t.TRegionInfo(
+            startKey=b"",
+            endKey=b"",
+            id=table.region_id,
+            name=name,
+            version=1,
+            serverName=b"127.0.0.1",
+            port=self._port(),
+        )
+
+    def getTableRegions(self, tableName: bytes) -> list[Any]:
+        with self.store.lock:
+            return [self._region(self.store.table(as_bytes(tableName), must_be_enabled=False))]
+
+    def getRegionInfo(self, row: bytes) -> Any:
+        """Regions are named ``table,startKey,id.``; the double has one region per table."""
+        name = as_bytes(row).partition(b",")[0]
+        with self.store.lock:
+            return self._region(self.store.table(name, must_be_enabled=False))
+
+    # -- single-cell and row reads ----------------------------------------------------------------
+
+    def get(self, tableName: bytes, row: bytes, column: bytes, attributes: Any) -> list[Any]:
+        return self._cells(tableName, row, column, 1, None)
+
+    def getVer(
+        self, tableName: bytes, row: bytes, column: bytes, numVersions: int, attributes: Any
+    ) -> list[Any]:
+        return self._cells(tableName, row, column, numVersions, None)
+
+    def getVerTs(
+        self,
+        tableName: bytes,
+        row: bytes,
+        column: bytes,
+        timestamp: int,
+        numVersions: int,
+        attributes: Any,
+    ) -> list[Any]:
+        return self._cells(tableName, row, column, numVersions, timestamp)
+
+    def getRow(self, tableName: bytes, row: bytes, attributes: Any) -> list[Any]:
+        return self._rows(tableName, [row], None, None)
+
+    def getRowWithColumns(
+        self, tableName: bytes, row: bytes, columns: list[bytes] | None, attributes: Any
+    ) -> list[Any]:
+        return self._rows(tableName, [row], columns, None)
+
+    def getRowTs(self, tableName: bytes, row: bytes, timestamp: int, attributes: Any) -> list[Any]:
+        return self._rows(tableName, [row], None, timestamp)
+
+    def getRowWithColumnsTs(
+        self,
+        tableName: bytes,
+        row: bytes,
+        columns: list[bytes] | None,
+        timestamp: int,
+        attributes: Any,
+    ) -> list[Any]:
+        return self._rows(tableName, [row], columns, timestamp)
+
+    def getRows(self, tableName: bytes, rows: list[bytes], attributes: Any) -> list[Any]:
+        return self._rows(tableName, rows, None, None)
+
+    def getRowsWithColumns(
+        self, tableName: bytes, rows: list[bytes], columns: list[bytes] | None, attributes: Any
+    ) -> list[Any]:
+        return self._rows(tableName, rows, columns, None)
+
+    def getRowsTs(
+        self, tableName: bytes, rows: list[bytes], timestamp: int, attributes: Any
+    ) -> list[Any]:
+        return self._rows(tableName, rows, None, timestamp)
+
+    def getRowsWithColumnsTs(
+        self,
+        tableName: bytes,
+        rows: list[bytes],
+        columns: list[bytes] | None,
+        timestamp: int,
+        attributes: Any,
+    ) -> list[Any]:
+        return self._rows(tableName, rows, columns, timestamp)
+
+    def getRowOrBefore(self, tableName: bytes, row: bytes, family: bytes) -> list[Any]:
+        raise io_error("getRowOrBefore is deprecated in HBase and not supported by the test double")
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def mutateRow(
+        self, tableName: bytes, row: bytes, mutations: list[Any], attributes: Any
+    ) -> None:
+        self.store.mutate_rows(tableName, [(row, mutations)], None)
+
+    def mutateRowTs(
+        self, tableName: bytes, row: bytes, mutations: list[Any], timestamp: int, attributes: Any
+    ) -> None:
+        self.store.mutate_rows(tableName, [(row, mutations)], timestamp)
+
+    def mutateRows(self, tableName: bytes, rowBatches: list[Any], attributes: Any) -> None:
+        self.store.mutate_rows(tableName, [(b.row, b.mutations or []) for b in rowBatches], None)
+
+    def mutateRowsTs(
+        self, tableName: bytes, rowBatches: list[Any], timestamp: int, attributes: Any
+    ) -> None:
+        batches = [(b.row, b.mutations or []) for b in rowBatches]
+        self.store.mutate_rows(tableName, batches, timestamp)
+
+    def atomicIncrement(self, tableName: bytes, row: bytes, column: bytes, value: int) -> int:
+        return self.store.increment(as_bytes(tableName), as_bytes(row), as_bytes(column), value)
+
+    def increment(self, increment: Any) -> None:
+        self.atomicIncrement(
+            increment.table, increment.row, increment.column, increment.ammount or 0
+        )
+
+    def incrementRows(self, increments: list[Any]) -> None:
+        with self.store.lock:
+            for inc in increments:
+                self.increment(inc)
+
+    def deleteAll(self, tableName: bytes, row: bytes, column: bytes, attributes: Any) -> None:
+        self.store.delete_cells(
+            as_bytes(tableName), as_bytes(row), as_bytes(column), LATEST_TIMESTAMP
+        )
+
+    def deleteAllTs(
+        self, tableName: bytes, row: bytes, column: bytes, timestamp: int, attributes: Any
+    ) -> None:
+        self.store.delete_cells(as_bytes(tableName), as_bytes(row), as_bytes(column), timestamp)
+
+    def deleteAllRow(self, tableName: bytes, row: bytes, attributes: Any) -> None:
+        self.store.delete_cells(as_bytes(tableName), as_bytes(row), None, LATEST_TIMESTAMP)
+
+    def deleteAllRowTs(self, tableName: bytes, row: bytes, timestamp: int, attributes: Any) -> None:
+        self.store.delete_cells(as_bytes(tableName), as_bytes(row), None, timestamp)
+
+    def checkAndPut(
+        self,
+        tableName: bytes,
+        row: bytes,
+        column: bytes,
+        value: bytes | None,
+        mput: Any,
+        attributes: Any,
+    ) -> bool:
+        return self.store.check_and_put(
+            as_bytes(tableName),
+            as_bytes(row),
+            as_bytes(column),
+            value and as_bytes(value),
+            mput,
+        )
+
+    def append(self, append: Any) -> list[Any]:
+        results = self.store.append(
+            as_bytes(append.table),
+            as_bytes(append.row),
+            append.columns or [],
+            append.values or [],
+        )
+        return [self.t.TCell(v, ts) for v, ts in results]
+
+    # -- scanners -------------------------------------------------------------------------------
+
+    def _open(
+        self,
+        tableName: bytes,
+        start: bytes | None,
+        stop: bytes | None,
+        columns: list[bytes] | None,
+        max_ts: int | None,
+        scan: Any = None,
+    ) -> int:
+        flt = self._parse_filter(scan.filterString) if scan is not None else None
+        batch = scan.batchSize if scan is not None and scan.batchSize else None
+        scanner = Scanner(
+            table=as_bytes(tableName),
+            start=as_bytes(start),
+            stop=as_bytes(stop),
+            reversed=bool(scan is not None and scan.reversed),
+            columns=columns or None,
+            max_ts=max_ts,
+            flt=flt,
+            batch=batch,
+            sort_columns=bool(scan is not None and scan.sortColumns),
+        )
+        with self.store.lock:
+            table = self.store.table(scanner.table)
+            self.store.selection(table, scanner.columns)  # validate families up front
+            scanner_id = next(self._scanner_ids) % 2**31
+            self._scanners[scanner_id] = scanner
+            return scanner_id
+
+    @staticmethod
+    def _parse_filter(text: bytes | str | None) -> Filter | None:
+        if not text:
+            return None
+        try:
+            return parse_filter(text)
+        except FilterLanguageError as exc:
+            raise io_error(
+                f"java.lang.IllegalArgumentException: invalid filter string: {exc}"
+            ) from exc
+
+    def scannerOpenWithScan(self, tableName: bytes, scan: Any, attributes: Any) -> int:
+        return self._open(
+            tableName, scan.startRow, scan.stopRow, scan.columns, scan.timestamp, scan
+        )
+
+    def scannerOpen(
+        self, tableName: bytes, startRow: bytes, columns: list[bytes] | None, attributes: Any
+    ) -> int:
+        return self._open(tableName, startRow, None, columns, None)
+
+    def scannerOpenWithStop(
+        self,
+        tableName: bytes,
+        startRow: bytes,
+        stopRow: bytes,
+        columns: list[bytes] | None,
+        attributes: Any,
+    ) -> int:
+        return self._open(tableName, startRow, stopRow, columns, None)
+
+    def scannerOpenWithPrefix(
+        self, tableName: bytes, startAndPrefix: bytes, columns: list[bytes] | None, attributes: Any
+    ) -> int:
+        prefix = as_bytes(startAndPrefix)
+        scan = self.t.TScan(filterString=b"PrefixFilter('" + prefix.replace(b"'", b"''") + b"')")
+        return self._open(tableName, prefix, None, columns, None, scan)
+
+    def scannerOpenTs(
+        self,
+        tableName: bytes,
+        startRow: bytes,
+        columns: list[bytes] | None,
+        timestamp: int,
+        attributes: Any,
+    ) -> int:
+        return self._open(tableName, startRow, None, columns, timestamp)
+
+    def scannerOpenWithStopTs(
+        self,
+        tableName: bytes,
+        startRow: bytes,
+        stopRow: bytes,
+        columns: list[bytes] | None,
+        timestamp: int,
+        attributes: Any,
+    ) -> int:
+        return self._open(tableName, startRow, stopRow, columns, timestamp)
+
+    def _scanner(self, scanner_id: int) -> Scanner:
+        with self.store.lock:
+            scanner = self._scanners.get(scanner_id)
+        if scanner is None:
+            raise illegal_argument("scanner ID is invalid")
+        return scanner
+
+    def scannerGetList(self, id: int, nbRows: int) -> list[Any]:
+        scanner = self._scanner(id)
+        out: list[Any] = []
+        while len(out) < max(nbRows, 1):
+            if not scanner.pending:
+                found = next_scan_row(self.store, scanner)
+                if found is None:
+                    break
+                self._split(scanner, *found)
+            row, cells = scanner.pending.popleft()
+            out.append(self._row_result(row, cells, scanner.sort_columns))
+        return out
+
+    @staticmethod
+    def _split(scanner: Scanner, row: bytes, cells: list[tuple[ColumnKey, Version]]) -> None:
+        """Scan.setBatch: a row wider than ``batch`` cells comes back as several results."""
+        size = scanner.batch or len(cells)
+        for i in range(0, len(cells), size):
+            scanner.pending.append((row, cells[i : i + size]))
+
+    def scannerGet(self, id: int) -> list[Any]:
+        return self.scannerGetList(id, 1)
+
+    def scannerClose(self, id: int) -> None:
+        with self.store.lock:
+            if self._scanners.pop(id, None) is None:
+                raise illegal_argument("scanner ID is invalid")
+
+
