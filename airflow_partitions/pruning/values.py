@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import Any, Final
 
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import ColumnType
+from airflow_partitions.spark.key_file import column_entries, decode_value, read_key_file
 
 DEFAULT_MAX_VALUES: Final = 10_000
 _INT_TEXT: Final = re.compile(r"\s*[-+]?\d{1,40}\s*")
@@ -194,48 +194,25 @@ def json_value(value: Typed) -> Any:
 
 
 def load_key_file(path: str) -> dict[str, dict[str, KeyValues]]:
-    """Read a ``collect_keys`` output file into value sets (see :mod:`...jobs.collect_keys`)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except OSError as exc:
-        raise InvalidInput(f"cannot read the key file {path!r}: {exc}") from exc
-    except ValueError as exc:
-        raise InvalidInput(f"key file {path!r} is not valid JSON: {exc}") from exc
-    return key_sets_from_json(data, where=f"key file {path!r}")
+    """Read a ``collect_keys`` output file (:mod:`airflow_partitions.spark.key_file`)."""
+    return key_sets_from_json(read_key_file(path), where=f"key file {path!r}")
 
 
 def key_sets_from_json(data: Any, where: str = "key sets") -> dict[str, dict[str, KeyValues]]:
-    """``{"version": 1, "sources": [{"name", "columns": {col: {"values", "has_null",
-    "overflow", "type"}}}]}`` -> small table -> column -> :class:`KeyValues`."""
-    if not isinstance(data, Mapping) or data.get("version") != 1:
-        raise InvalidInput(f"{where}: expected a version 1 object")
+    """A key file's content -> small table -> column -> :class:`KeyValues`."""
     out: dict[str, dict[str, KeyValues]] = {}
-    for source in data.get("sources") or []:
-        name = source.get("name")
-        columns = source.get("columns")
-        if not isinstance(name, str) or not isinstance(columns, Mapping):
-            raise InvalidInput(f"{where}: every source needs a name and columns")
-        table = out.setdefault(name, {})
-        for column, info in columns.items():
-            values = info.get("values")
-            if not isinstance(values, list):
-                raise InvalidInput(f"{where}: {name}.{column} has no value list")
-            spark_type = info.get("type")
-            table[column] = KeyValues(
-                name, column, tuple(_from_json(v, spark_type) for v in values if v is not None),
-                int(bool(info.get("has_null"))), bool(info.get("overflow")), spark_type)
+    for name, column, entry in column_entries(data, where):
+        spark_type = entry.get("type")
+        out.setdefault(name, {})[column] = KeyValues(
+            name, column,
+            tuple(_from_json(v, spark_type) for v in entry["values"] if v is not None),
+            int(bool(entry.get("has_null"))), bool(entry.get("overflow")), spark_type)
     return out
 
 
 def _from_json(value: Any, spark_type: Any) -> Any:
-    """Undo the collector's JSON encoding of dates, timestamps and decimals."""
-    if not isinstance(value, str) or not isinstance(spark_type, str):
-        return value
-    if spark_type == "date":
-        return dt.date.fromisoformat(value)
-    if spark_type.startswith("timestamp"):
+    """Undo the collector's JSON encoding; timestamps get this module's aware parsing."""
+    if isinstance(value, str) and isinstance(spark_type, str) and spark_type.startswith(
+            "timestamp"):
         return _to_timestamp(value)
-    if spark_type.startswith("decimal"):
-        return decimal.Decimal(value)
-    return value
+    return decode_value(value, spark_type)

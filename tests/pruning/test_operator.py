@@ -17,6 +17,12 @@ from airflow_partitions.demo.pruning import FACT, STORAGE, ensure_catalog
 from airflow_partitions.hooks.catalog import shared_catalog
 from airflow_partitions.operators.pruned_spark import PrunedSparkSubmitOperator
 from airflow_partitions.pruning import JoinSpec
+from airflow_partitions.spark.key_file import (
+    column_entry,
+    key_document,
+    source_entry,
+    write_key_file,
+)
 from airflow_partitions.spark.manifest import load_manifest
 from airflow_partitions.spark.synthetic import REGIONS
 from tests.airflow.conftest import store_url  # noqa: F401  (fixture)
@@ -43,10 +49,8 @@ def submits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str]]]:
         args = list(self._application_args or [])
         calls.append((application, args))
         output = args[args.index("--output") + 1]
-        Path(output).write_text(json.dumps({"version": 1, "sources": [{
-            "name": "dim", "columns": {"region": {
-                "type": "string", "values": ["eu-west", "us-east"], "has_null": True,
-                "overflow": False}}}]}))
+        region = column_entry("string", ["eu-west", "us-east"], has_null=True, overflow=False)
+        write_key_file(key_document([source_entry("dim", {"region": region})], 10_000), output)
 
     monkeypatch.setattr(SparkSubmitHook, "submit", submit)
     monkeypatch.setattr(SparkSubmitOperator, "execute",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,12 @@ import pytest
 from airflow_partitions.keys import ColumnType
 from airflow_partitions.pruning import JoinKeyTypeError, load_key_file
 from airflow_partitions.pruning.values import convert_value, partition_value
+from airflow_partitions.spark.key_file import (
+    column_entry,
+    key_document,
+    source_entry,
+    write_key_file,
+)
 
 
 @pytest.mark.parametrize(("value", "ctype", "expected"), [
@@ -54,11 +59,15 @@ def test_partition_text_unreadable_is_none() -> None:
 
 def test_key_file_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "keys.json"
-    path.write_text(json.dumps({"version": 1, "sources": [{"name": "dim", "columns": {
-        "region": {"type": "string", "values": ["eu", None], "has_null": True,
-                   "overflow": False},
-        "day": {"type": "date", "values": ["2024-01-02"], "has_null": False, "overflow": True},
-    }}]}))
+    columns = {
+        "region": column_entry("string", ["eu"], has_null=True, overflow=False),
+        "day": column_entry("date", [dt.date(2024, 1, 2)], has_null=False, overflow=False),
+        "shop": column_entry("bigint", list(range(5)), has_null=False, overflow=True),
+    }
+    write_key_file(key_document([source_entry("dim", columns)], 4), str(path))
     sets = load_key_file(str(path))
     assert sets["dim"]["region"].values == ("eu",) and sets["dim"]["region"].nulls == 1
-    assert sets["dim"]["day"].values == (dt.date(2024, 1, 2),) and sets["dim"]["day"].overflow
+    assert sets["dim"]["day"].values == (dt.date(2024, 1, 2),)
+    assert not sets["dim"]["day"].overflow
+    # an overflowing column carries no values: the pruning must bail out for it
+    assert sets["dim"]["shop"].overflow and sets["dim"]["shop"].values == ()

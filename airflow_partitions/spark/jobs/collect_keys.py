@@ -10,24 +10,24 @@ columns). Each column stops at ``--max-values + 1`` distinct values and is then 
 ``--source`` starts a group; the ``--column``/``--name``/``--format`` after it belong to it. A
 source is read as a table when ``--kind table`` is given or it has no ``/`` and ``:`` (e.g.
 ``db.shops``), else as files. The output (JSON, written by the driver, so on a cluster give a
-path the operator can read, e.g. a shared mount)::
-
-    {"version": 1, "max_values": 10000,
-     "sources": [{"name", "source", "kind", "format",
-                  "columns": {col: {"type", "values", "has_null", "overflow"}}}]}
+path the operator can read, e.g. a shared mount) in the format of
+:mod:`airflow_partitions.spark.key_file`, the contract with the pruning operator.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import decimal
-import json
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+from airflow_partitions.spark.key_file import (
+    column_entry,
+    key_document,
+    source_entry,
+    write_key_file,
+)
 
 DEFAULT_MAX_VALUES: Final = 10_000
 
@@ -93,20 +93,6 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
-def _json(value: Any) -> Any:
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:  # Spark returns session-local naive datetimes: mark them UTC
-            value = value.astimezone(dt.UTC)
-        return value.isoformat()
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, bytes | bytearray):
-        return value.hex()
-    return value
-
-
 def collect(spark: Any, sources: Sequence[Source], max_values: int = DEFAULT_MAX_VALUES
             ) -> dict[str, Any]:
     """The key sets document (see the module docstring); each column is its own small job."""
@@ -124,27 +110,12 @@ def collect(spark: Any, sources: Sequence[Source], max_values: int = DEFAULT_MAX
             has_null = any(v is None for v in values)
             present = [v for v in values if v is not None]
             overflow = len(present) > max_values
-            columns[column] = {
-                "type": frame.schema[column].dataType.simpleString(),
-                "values": [] if overflow else sorted((_json(v) for v in present), key=repr),
-                "distinct": len(present),
-                "has_null": has_null,
-                "overflow": overflow,
-            }
-        out.append({"name": src.label, "source": src.source,
-                    "kind": "table" if src.is_table else "path", "format": src.format,
-                    "columns": columns})
-    return {"version": 1, "max_values": max_values, "sources": out}
-
-
-def write_json(doc: dict[str, Any], path: str) -> None:
-    """Write atomically (the operator may be polling for the file)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, path)
+            spark_type = frame.schema[column].dataType.simpleString()
+            columns[column] = column_entry(spark_type, present, has_null=has_null,
+                                           overflow=overflow)
+        out.append(source_entry(src.label, columns, source=src.source,
+                                kind="table" if src.is_table else "path", fmt=src.format))
+    return key_document(out, max_values)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -154,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     spark = SparkSession.builder.appName("collect_keys").getOrCreate()
     try:
         doc = collect(spark, args.sources, args.max_values)
-        write_json(doc, args.output)
+        write_key_file(doc, args.output)
         for src in doc["sources"]:
             sizes = ", ".join(f"{c}: {'overflow' if i['overflow'] else len(i['values'])}"
                               for c, i in src["columns"].items())
