@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
 PACKAGE = ROOT / "airflow_partitions"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 MAX_MODULE_LINES = 500

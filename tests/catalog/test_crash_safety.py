@@ -5,15 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from airflow_partitions.catalog import CRASH_ENV, Catalog
 from airflow_partitions.catalog.writer import DROP_STEPS, REGISTER_STEPS
 from tests.catalog.conftest import rows_truth, stored_values
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 # The steps come from the code, so a new step in the write protocol is crash-tested at once.
 STEPS = {"register": REGISTER_STEPS, "drop": DROP_STEPS}
 CASES = [(op, step) for op, steps in STEPS.items() for step in steps]

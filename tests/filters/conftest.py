@@ -6,7 +6,6 @@ so a test never pays for a fresh store per example.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,12 +13,7 @@ import pytest
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
-
-_counter = itertools.count()
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}{next(_counter)}"
+from tests.helpers import unique
 
 
 @pytest.fixture(scope="module", params=["sqlite", "hbase-testserver"])

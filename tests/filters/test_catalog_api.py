@@ -20,7 +20,7 @@ from airflow_partitions.cli.filters import (
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.filters import QueryStats
 from airflow_partitions.filters.errors import FilterSyntaxError, UnknownColumnError
-from tests.filters.conftest import unique
+from tests.helpers import unique
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,8 @@ from airflow_partitions.catalog.query import get_partitions_by_filter
 from airflow_partitions.filters import QueryStats, ast
 from airflow_partitions.filters.parser import parse_filter
 from airflow_partitions.filters.types import Binder, typed_from_text
-from tests.filters.conftest import unique
 from tests.filters.strategies import COLUMNS, mixed_filters, partition_values
+from tests.helpers import unique
 
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large]
 

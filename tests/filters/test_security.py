@@ -34,7 +34,7 @@ from airflow_partitions.kv.scan_filters import (
     render_hbase_bytes,
 )
 from airflow_partitions.testing.hbase import filter_language as hfl
-from tests.filters.conftest import unique
+from tests.helpers import unique
 
 HOSTILE = [
     "it's", "a\\b", "x) AND (y", "v AND w", "nul\0byte", "é", "日本", "'; DROP TABLE x; --",

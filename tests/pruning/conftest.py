@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,13 +9,11 @@ import pytest
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
+from tests.helpers import unique
 
-_counter = itertools.count()
 REGIONS = ("ap", "eu", "sa", "us")
 
 
-def unique(prefix: str) -> str:
-    return f"{prefix}{next(_counter)}"
 
 
 @pytest.fixture(scope="module")
@@ -60,4 +57,3 @@ def spark() -> Iterator[object]:
     session.stop()
 
 
-from tests.airflow.conftest import airflow_home  # noqa: E402,F401  (session fixture, reused)

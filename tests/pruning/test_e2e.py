@@ -21,7 +21,7 @@ from airflow_partitions.demo.pruning import FACT, STORAGE, ensure_catalog
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.jobs.regional_join import join_totals
 from airflow_partitions.spark.manifest import build_manifest
-from tests.airflow.conftest import AirflowHome
+from tests.helpers import AirflowHome
 from tests.pruning.data import expected, write_dimension, write_regional
 
 pytestmark = pytest.mark.e2e

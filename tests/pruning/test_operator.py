@@ -25,14 +25,13 @@ from airflow_partitions.spark.key_file import (
 )
 from airflow_partitions.spark.manifest import load_manifest
 from airflow_partitions.spark.synthetic import REGIONS
-from tests.airflow.conftest import store_url  # noqa: F401  (fixture)
-from tests.airflow.test_operators_spark import FakeTI
+from tests.helpers import FakeTI
 
 T0 = pendulum.datetime(2024, 1, 1, tz="UTC")
 
 
 @pytest.fixture
-def regional(store_url: str, tmp_path: Path) -> Catalog:  # noqa: F811
+def regional(store_url: str, tmp_path: Path) -> Catalog:
     catalog = shared_catalog(store_url)
     ensure_catalog(catalog, str(tmp_path / "ev/dt={dt}/region={region}"))
     catalog.register(STORAGE, "HOURLY", [{"dt": f"2024-01-01-{h:02d}", "region": r}

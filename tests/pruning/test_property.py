@@ -23,7 +23,7 @@ from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.keys import ColumnType
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.pruning import JoinSpec, analyse, prune, prune_partitions
-from tests.pruning.conftest import unique
+from tests.helpers import unique
 
 SDEF = StorageDef(
     name="big", fact="ev",

@@ -13,21 +13,7 @@ from airflow.sdk.exceptions import AirflowFailException
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator, UncoverableRange
 from airflow_partitions.spark.manifest import MANIFEST_CONF, load_manifest
-from tests.airflow.conftest import T0, register_hours
-
-
-class FakeTI:
-    dag_id, task_id, run_id, try_number = "dag", "spark", "manual__2024-01-01T00:00:00", 1
-
-    def __init__(self, xcom: dict[str, Any] | None = None) -> None:
-        self.xcom = dict(xcom or {})
-        self.pushed: dict[str, Any] = {}
-
-    def xcom_pull(self, task_ids: str) -> Any:
-        return self.xcom.get(task_ids)
-
-    def xcom_push(self, key: str, value: Any) -> None:
-        self.pushed[key] = value
+from tests.helpers import T0, FakeTI, register_hours
 
 
 @pytest.fixture

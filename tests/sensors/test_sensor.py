@@ -22,7 +22,7 @@ from airflow_partitions.cover import Cover, CoverRequest
 from airflow_partitions.kv import StoreUnavailable
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
-from tests.airflow.conftest import T0, register_hours
+from tests.helpers import T0, register_hours
 
 
 def sensor(**kwargs: Any) -> PartitionCoverageSensor:

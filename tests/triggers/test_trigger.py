@@ -13,7 +13,7 @@ from airflow.triggers.base import TriggerEvent
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import CoverRequest
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
-from tests.airflow.conftest import T0, register_hours
+from tests.helpers import T0, register_hours
 
 REQUEST = CoverRequest.of("events", T0, T0.add(hours=4)).to_json()
 

@@ -1,58 +1,34 @@
-"""Fixtures of the Airflow-layer tests: a fresh sqlite catalog per test, the hook's view of it.
+"""Test helpers shared by every folder: clocks, fakes, the Airflow-home runner, the DagBag check.
 
-Airflow reads ``AIRFLOW_HOME`` when first imported; unless the caller set one, the tests use a
-throw-away directory so nothing lands in ``~/airflow``.
+Fixtures that wrap these live in ``tests/conftest.py``; a folder's own ``conftest.py`` may
+override a fixture of the same name for that folder (e.g. ``tests/catalog`` runs ``catalog``
+on every backend).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
 import sys
-import tempfile
 import textwrap
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pendulum
-import pytest
-
-os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="airflow-partitions-unit-"))
-os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.hooks.catalog import forget_catalogs, shared_catalog
 
+ROOT = Path(__file__).resolve().parents[1]
 T0 = pendulum.datetime(2024, 1, 1, tz="UTC")
+_counter = itertools.count()
 
 
-@pytest.fixture
-def store_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A fresh sqlite store that the hook finds through ``$AIRFLOW_PARTITIONS_STORE``."""
-    url = f"sqlite:///{tmp_path}/catalog.db"
-    monkeypatch.setenv("AIRFLOW_PARTITIONS_STORE", url)
-    monkeypatch.setenv("AIRFLOW_PARTITIONS_DATA_ROOT", str(tmp_path / "data"))
-    monkeypatch.delenv("AIRFLOW_CONN_PARTITIONS_DEFAULT", raising=False)
-    forget_catalogs()
-    yield url
-    forget_catalogs()
-
-
-@pytest.fixture
-def catalog(store_url: str) -> Catalog:
-    """The very catalog object the hook hands out in this process."""
-    return shared_catalog(store_url)
-
-
-@pytest.fixture
-def events(catalog: Catalog) -> Catalog:
-    """``events``: ``raw`` HOURLY by (dt, region), ``rollup`` DAILY (preferred)."""
-    catalog.create_fact("events")
-    catalog.create_storage("events", "raw", ["HOURLY"], columns=["dt", "region"])
-    catalog.create_storage("events", "rollup", ["DAILY"], priority=5)
-    return catalog
+def unique(prefix: str) -> str:
+    """A name no other test in this process uses (module-scoped catalogs are shared)."""
+    return f"{prefix}{next(_counter)}"
 
 
 def register_hours(catalog: Catalog, first: int, last: int, regions: tuple[str, ...] = ("eu",),
@@ -63,7 +39,43 @@ def register_hours(catalog: Catalog, first: int, last: int, regions: tuple[str, 
     ])
 
 
-# -- end-to-end: one migrated AIRFLOW_HOME per session ------------------------------------------
+class FakeTI:
+    dag_id, task_id, run_id, try_number = "dag", "spark", "manual__2024-01-01T00:00:00", 1
+
+    def __init__(self, xcom: dict[str, Any] | None = None) -> None:
+        self.xcom = dict(xcom or {})
+        self.pushed: dict[str, Any] = {}
+
+    def xcom_pull(self, task_ids: str) -> Any:
+        return self.xcom.get(task_ids)
+
+    def xcom_push(self, key: str, value: Any) -> None:
+        self.pushed[key] = value
+
+
+def load_dagbag(dag_folder: Path, home: Path, report: str) -> dict[str, Any]:
+    """Import ``dag_folder`` through Airflow's own DagBag in a fresh process.
+
+    ``report`` is a Python expression over the DagBag ``b`` whose value is printed as JSON;
+    ``errors`` (the import errors) is always added. A fresh process, because Airflow reads its
+    configuration once per process.
+    """
+    code = (
+        "import json; from airflow.dag_processing.dagbag import DagBag; "
+        f"b = DagBag(dag_folder={str(dag_folder)!r}); "
+        f"r = {report}; r['errors'] = {{k: str(v) for k, v in b.import_errors.items()}}; "
+        "print(json.dumps(r))"
+    )
+    env = {**os.environ, "AIRFLOW_HOME": str(home), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+           "AIRFLOW_PARTITIONS_DATA_ROOT": str(home / "data")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+# -- end-to-end: a migrated AIRFLOW_HOME -------------------------------------------------------
 
 VENV_BIN = Path(sys.executable).parent
 LOGICAL_DATE = "2024-01-01T00:00:00+00:00"
@@ -95,9 +107,8 @@ class AirflowHome:
         return output
 
 
-@pytest.fixture(scope="session")
-def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> AirflowHome:
-    home = tmp_path_factory.mktemp("airflow_home")
+def make_airflow_home(home: Path) -> AirflowHome:
+    """Migrate a fresh Airflow home in ``home`` whose DAGs run ``airflow dags test``."""
     dags = home / "dags"
     dags.mkdir()
     env = {k: v for k, v in os.environ.items()

@@ -18,7 +18,7 @@ from airflow_partitions.operators.partitions import (
     DropPartitionsOperator,
     RegisterPartitionsOperator,
 )
-from tests.airflow.conftest import T0
+from tests.helpers import T0
 
 RAW = Asset(name="events_raw", uri="file:///data/events/raw")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import Run, events, one_error_line, run, store_args  # noqa: F401
+from tests.cli.test_cli import Run, events, one_error_line, run, store_args  # noqa: F401
 
 RANGE = ["--start", "2015-01-29T06:00:00Z", "--end", "2015-03-01T06:00:00Z"]
 

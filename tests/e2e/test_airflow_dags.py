@@ -21,7 +21,7 @@ from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.cover import Cover
 from airflow_partitions.spark.jobs import job_path
-from tests.airflow.conftest import AirflowHome
+from tests.helpers import AirflowHome
 
 pytestmark = pytest.mark.e2e
 
