@@ -342,5 +342,3 @@ class UpdatePeriod(enum.Enum):
         from airflow_partitions.periods.partition import TimePartition
 
         return TimePartition.of(self, value, tz)
-
-

@@ -197,5 +197,3 @@ def _resolve_wall_time(
             f"{value!r} occurs twice in {zone_name(tz)} (DST fall-back); write one of {options}"
         )
     return candidates[0]
-
-
