@@ -133,18 +133,18 @@ class KVTable(ABC):
         range from the top. Each page fetched is one round trip (HBase adds the scanner's
         open and close).
         """
-        rng = check_scan(start, stop, prefix, limit, batch_size)
+        scan_range = check_scan(start, stop, prefix, limit, batch_size)
         specs = check_column_specs(columns)
         if filter is not None and not isinstance(filter, FILTER_TYPES):
             raise InvalidScan(f"filter must be a scan filter from kv.scan_filters, got {filter!r}")
         if not isinstance(reverse, bool):
             raise InvalidScan(f"reverse must be a bool, got {reverse!r}")
-        return self._scan(rng, specs, filter, reverse)
+        return self._scan(scan_range, specs, filter, reverse)
 
     @abstractmethod
     def _scan(
         self,
-        rng: ScanRange,
+        scan_range: ScanRange,
         columns: tuple[bytes, ...] | None,
         filter: ScanFilter | None,
         reverse: bool,

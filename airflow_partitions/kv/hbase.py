@@ -49,17 +49,17 @@ _TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (TTransportException, OSErr
 _POOL_WAIT_S = 60.0
 # Connection pools inherited across fork() are kept referenced, never closed: closing them in
 # the child would shut down the parent's sockets.
-_ORPHANED: list[ConnectionPool] = []
+_ORPHANED_POOLS: list[ConnectionPool] = []
 
 
-class _Sent:
+class _RequestSent:
     """Whether the current attempt got as far as sending its request."""
 
     def __init__(self) -> None:
         self.value = False
 
 
-def _text(value: object) -> str:
+def _message_text(value: object) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)
@@ -96,7 +96,7 @@ class HBaseStore(KVStore):
             raise KVError(f"store {self.url} is closed")
         pool = self._pool
         if pool is not None and pool.pid != os.getpid():
-            _ORPHANED.append(pool)
+            _ORPHANED_POOLS.append(pool)
             pool = None
         if pool is None:
             pool = self._pool = ConnectionPool(self.config.pool_size, self._new_connection)
@@ -106,7 +106,7 @@ class HBaseStore(KVStore):
         self,
         op: str,
         doing: str,
-        fn: Callable[[Client], T],
+        request: Callable[[Client], T],
         *,
         idempotent: bool,
         table: str | None = None,
@@ -114,14 +114,14 @@ class HBaseStore(KVStore):
         """One Thrift call (one round trip), with errors translated and reads retried once."""
         attempts = 2 if idempotent else 1
         for attempt in range(attempts):
-            sent = _Sent()
+            sent = _RequestSent()
             try:
-                return self._attempt(op, fn, sent)
+                return self._attempt(op, request, sent)
             except HBaseIOError as exc:
-                raise self._io_error(_text(exc.message), doing, table) from exc
+                raise self._translate_io_error(_message_text(exc.message), doing, table) from exc
             except IllegalArgument as exc:
                 raise InvalidArgument(
-                    f"store {self.url} rejected {doing}: {_text(exc.message)}"
+                    f"store {self.url} rejected {doing}: {_message_text(exc.message)}"
                 ) from exc
             except AlreadyExists as exc:
                 raise TableExists(table or "?", self.url) from exc
@@ -134,13 +134,13 @@ class HBaseStore(KVStore):
                     self.stats.note("retry")
                     continue
                 raise StoreUnavailable(
-                    self.url, doing, self._describe(exc, sent.value, idempotent)
+                    self.url, doing, self._describe_transport_error(exc, sent.value, idempotent)
                 ) from exc
             except TException as exc:
                 raise KVError(f"store {self.url} failed {doing}: {exc!r}") from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _attempt(self, op: str, fn: Callable[[Client], T], sent: _Sent) -> T:
+    def _attempt(self, op: str, request: Callable[[Client], T], sent: _RequestSent) -> T:
         pool = self._current_pool()
         before = pool.reconnects
         with pool.connection(_POOL_WAIT_S) as conn:
@@ -148,9 +148,9 @@ class HBaseStore(KVStore):
                 self.stats.note("reconnect")
             sent.value = True
             self.stats.record(op)
-            return fn(conn.client)
+            return request(conn.client)
 
-    def _describe(self, exc: BaseException, sent: bool, idempotent: bool) -> str:
+    def _describe_transport_error(self, exc: BaseException, sent: bool, idempotent: bool) -> str:
         where = f"{self.config.host}:{self.config.port}"
         if isinstance(exc, TTransportException) and exc.type == TTransportException.NOT_OPEN:
             reason = f"cannot connect to the HBase Thrift server at {where} (is it running?)"
@@ -171,7 +171,7 @@ class HBaseStore(KVStore):
             reason += "; the request may or may not have been applied (re-read before retrying)"
         return reason
 
-    def _io_error(self, message: str, doing: str, table: str | None) -> KVError:
+    def _translate_io_error(self, message: str, doing: str, table: str | None) -> KVError:
         lowered = message.lower()
         missing = ("tablenotfound", "table not found", "no such table", "not found", "not exist")
         if table is not None and "family" not in lowered and any(m in lowered for m in missing):

@@ -41,9 +41,8 @@ T = TypeVar("T")
 Client = Any  # thriftpy2's generated client has no static types
 
 
-def _cells(result: Any) -> Cells:
+def _cells_of(result: Any) -> Cells:
     return {bytes(col): bytes(cell.value) for col, cell in (result.columns or {}).items()}
-
 
 
 class HBaseTable(KVTable):
@@ -52,11 +51,11 @@ class HBaseTable(KVTable):
     def __init__(self, store: HBaseStore, name: str) -> None:
         super().__init__(name)
         self._store = store
-        self._full = store.full_name(name)
+        self._full_name = store.full_name(name)
 
-    def _call(self, op: str, fn: Callable[[Client], T], *, idempotent: bool) -> T:
+    def _call(self, op: str, request: Callable[[Client], T], *, idempotent: bool) -> T:
         return self._store.call(
-            op, f"{op} on {self.name!r}", fn, idempotent=idempotent, table=self.name
+            op, f"{op} on {self.name!r}", request, idempotent=idempotent, table=self.name
         )
 
     # -- reads --------------------------------------------------------------------------------
@@ -66,9 +65,9 @@ class HBaseTable(KVTable):
         specs = check_column_specs(columns)
         cols = list(specs) if specs is not None else None
         results = self._call(
-            "get", lambda c: c.getRowWithColumns(self._full, row, cols, {}), idempotent=True
+            "get", lambda c: c.getRowWithColumns(self._full_name, row, cols, {}), idempotent=True
         )
-        return _cells(results[0]) if results else {}
+        return _cells_of(results[0]) if results else {}
 
     def get_many(
         self, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
@@ -80,42 +79,46 @@ class HBaseTable(KVTable):
         cols = list(specs) if specs is not None else None
         results = self._call(
             "get_many",
-            lambda c: c.getRowsWithColumns(self._full, keys, cols, {}),
+            lambda c: c.getRowsWithColumns(self._full_name, keys, cols, {}),
             idempotent=True,
         )
         found: dict[bytes, Cells] = {}
         for result in results:
-            cells = _cells(result)
+            cells = _cells_of(result)
             if cells:
                 found.setdefault(bytes(result.row), {}).update(cells)
         return found
 
     def _scan(
         self,
-        rng: ScanRange,
+        scan_range: ScanRange,
         columns: tuple[bytes, ...] | None,
         filter: ScanFilter | None,
         reverse: bool,
     ) -> Iterator[RowCells]:
-        if rng.empty or rng.limit == 0:
+        if scan_range.empty or scan_range.limit == 0:
             return
         filter_string = render_hbase_bytes(filter) if filter is not None else None
-        remaining = rng.limit
-        last: bytes | None = None
+        remaining = scan_range.limit
+        last_row: bytes | None = None
         restarts_left = 1
         while True:
-            scan = self._tscan(rng, columns, filter_string, reverse, last)
+            scan = self._thrift_scan(scan_range, columns, filter_string, reverse, last_row)
 
             def open_scanner(c: Client, scan: Any = scan) -> int:
-                return int(c.scannerOpenWithScan(self._full, scan, {}))
+                return int(c.scannerOpenWithScan(self._full_name, scan, {}))
 
             scanner = self._call("scan_open", open_scanner, idempotent=True)
             try:
                 while True:
-                    want = rng.batch_size if remaining is None else min(rng.batch_size, remaining)
+                    page_size = scan_range.batch_size
+                    if remaining is not None:
+                        page_size = min(page_size, remaining)
 
-                    def fetch(c: Client, want: int = want, scanner: int = scanner) -> list[Any]:
-                        return list(c.scannerGetList(scanner, want))
+                    def fetch(
+                        c: Client, page_size: int = page_size, scanner: int = scanner
+                    ) -> list[Any]:
+                        return list(c.scannerGetList(scanner, page_size))
 
                     try:
                         items = self._call("scan_page", fetch, idempotent=False)
@@ -129,53 +132,55 @@ class HBaseTable(KVTable):
                     restarts_left = 1
                     for item in items:
                         key = bytes(item.row)
-                        if last is not None and (key >= last if reverse else key <= last):
+                        if last_row is not None and (
+                            key >= last_row if reverse else key <= last_row
+                        ):
                             continue  # already yielded before a restart
-                        if not _in_range(key, rng):
-                            if reverse and rng.start is not None and key < rng.start:
+                        if not _in_scan_range(key, scan_range):
+                            if reverse and scan_range.start is not None and key < scan_range.start:
                                 return
                             continue
-                        last = key
-                        yield key, _cells(item)
+                        last_row = key
+                        yield key, _cells_of(item)
                         if remaining is not None:
                             remaining -= 1
                             if remaining == 0:
                                 return
-                    if len(items) < want:
+                    if len(items) < page_size:
                         return
             finally:
                 self._close_scanner(scanner)
 
-    def _tscan(
+    def _thrift_scan(
         self,
-        rng: ScanRange,
+        scan_range: ScanRange,
         columns: tuple[bytes, ...] | None,
         filter_string: bytes | None,
         reverse: bool,
-        last: bytes | None,
+        last_row: bytes | None,
     ) -> Any:
-        """The Thrift scan for ``rng``, resumed after ``last`` when a scan restarts."""
+        """The Thrift scan for ``scan_range``, resumed after ``last_row`` when a scan restarts."""
         if not reverse:
-            start = rng.start if last is None else last + b"\x00"
+            start = scan_range.start if last_row is None else last_row + b"\x00"
             return TScan(
                 startRow=start,
-                stopRow=rng.stop,
+                stopRow=scan_range.stop,
                 columns=list(columns) if columns is not None else None,
-                caching=rng.batch_size,
+                caching=scan_range.batch_size,
                 filterString=filter_string,
             )
         # Reversed Thrift scans run from startRow (inclusive) down to stopRow (exclusive). There
         # is no key just below ``start``, so stop a little lower and trim on the client.
-        top = rng.stop if last is None else last
+        top = scan_range.stop if last_row is None else last_row
         bottom: bytes | None = None
-        if rng.start is not None:
-            head, last_byte = rng.start[:-1], rng.start[-1]
+        if scan_range.start is not None:
+            head, last_byte = scan_range.start[:-1], scan_range.start[-1]
             bottom = head if last_byte == 0 else head + bytes([last_byte - 1])
         return TScan(
             startRow=top,
             stopRow=bottom or None,
             columns=list(columns) if columns is not None else None,
-            caching=rng.batch_size,
+            caching=scan_range.batch_size,
             filterString=filter_string,
             reversed=True,
         )
@@ -194,7 +199,9 @@ class HBaseTable(KVTable):
         if not checked:
             return
         mutations = [Mutation(column=c, value=v) for c, v in checked.items()]
-        self._call("put", lambda c: c.mutateRow(self._full, row, mutations, {}), idempotent=True)
+        self._call(
+            "put", lambda c: c.mutateRow(self._full_name, row, mutations, {}), idempotent=True
+        )
 
     def put_many(
         self, items: Iterable[tuple[bytes, Mapping[bytes, bytes]]], batch_size: int = 1000
@@ -214,16 +221,20 @@ class HBaseTable(KVTable):
             self._send_batch(batch)
 
     def _send_batch(self, batch: list[Any]) -> None:
-        self._call("put_many", lambda c: c.mutateRows(self._full, batch, {}), idempotent=True)
+        self._call("put_many", lambda c: c.mutateRows(self._full_name, batch, {}), idempotent=True)
 
     def delete(self, row: bytes, columns: Iterable[bytes] | None = None) -> None:
         check_row(row)
         specs = check_column_specs(columns)
         if specs is None:
-            self._call("delete", lambda c: c.deleteAllRow(self._full, row, {}), idempotent=True)
+            self._call(
+                "delete", lambda c: c.deleteAllRow(self._full_name, row, {}), idempotent=True
+            )
             return
         mutations = [Mutation(isDelete=True, column=spec) for spec in specs]
-        self._call("delete", lambda c: c.mutateRow(self._full, row, mutations, {}), idempotent=True)
+        self._call(
+            "delete", lambda c: c.mutateRow(self._full_name, row, mutations, {}), idempotent=True
+        )
 
     def mutate_row(
         self,
@@ -238,7 +249,9 @@ class HBaseTable(KVTable):
         if not mutations:
             return
         self._call(
-            "mutate_row", lambda c: c.mutateRow(self._full, row, mutations, {}), idempotent=True
+            "mutate_row",
+            lambda c: c.mutateRow(self._full_name, row, mutations, {}),
+            idempotent=True,
         )
 
     def check_and_put(
@@ -253,7 +266,9 @@ class HBaseTable(KVTable):
         return bool(
             self._call(
                 "check_and_put",
-                lambda c: c.checkAndPut(self._full, row, column, expected or None, mutation, {}),
+                lambda c: c.checkAndPut(
+                    self._full_name, row, column, expected or None, mutation, {}
+                ),
                 idempotent=False,
             )
         )
@@ -265,13 +280,13 @@ class HBaseTable(KVTable):
         return int(
             self._call(
                 "increment",
-                lambda c: c.atomicIncrement(self._full, row, column, amount),
+                lambda c: c.atomicIncrement(self._full_name, row, column, amount),
                 idempotent=False,
             )
         )
 
 
-def _in_range(key: bytes, rng: ScanRange) -> bool:
-    if rng.start is not None and key < rng.start:
+def _in_scan_range(key: bytes, scan_range: ScanRange) -> bool:
+    if scan_range.start is not None and key < scan_range.start:
         return False
-    return not (rng.stop is not None and key >= rng.stop)
+    return not (scan_range.stop is not None and key >= scan_range.stop)

@@ -32,7 +32,7 @@ CompareOp: TypeAlias = Literal["<", "<=", "=", "!=", ">", ">="]
 Comparator: TypeAlias = Literal["binary", "binaryprefix", "regexstring", "substring"]
 ListOp: TypeAlias = Literal["AND", "OR"]
 
-_OPS: frozenset[str] = frozenset({"<", "<=", "=", "!=", ">", ">="})
+_COMPARE_OPS: frozenset[str] = frozenset({"<", "<=", "=", "!=", ">", ">="})
 _COMPARATORS: frozenset[str] = frozenset({"binary", "binaryprefix", "regexstring", "substring"})
 
 
@@ -108,8 +108,10 @@ class SingleColumnValue:
             raise InvalidScan(
                 f"SingleColumnValue.column must be b'family:qualifier', got {self.column!r}"
             )
-        if self.op not in _OPS:
-            raise InvalidScan(f"unknown comparison operator {self.op!r}; use one of {sorted(_OPS)}")
+        if self.op not in _COMPARE_OPS:
+            raise InvalidScan(
+                f"unknown comparison operator {self.op!r}; use one of {sorted(_COMPARE_OPS)}"
+            )
         if self.comparator not in _COMPARATORS:
             raise InvalidScan(
                 f"unknown comparator {self.comparator!r}; use one of {sorted(_COMPARATORS)}"
@@ -244,15 +246,15 @@ def _compile_regex(pattern: bytes) -> re.Pattern[bytes]:
         raise InvalidScan(f"invalid regexstring pattern {pattern!r}: {exc}") from exc
 
 
-def _sign(a: bytes, b: bytes) -> int:
+def _compare(a: bytes, b: bytes) -> int:
     return (a > b) - (a < b)
 
 
 def _value_matches(f: SingleColumnValue, cell: bytes) -> bool:
     if f.comparator == "binary":
-        sign = _sign(cell, f.value)
+        sign = _compare(cell, f.value)
     elif f.comparator == "binaryprefix":
-        sign = _sign(cell[: len(f.value)], f.value)
+        sign = _compare(cell[: len(f.value)], f.value)
     elif f.comparator == "regexstring":
         sign = 0 if _compile_regex(f.value).search(cell) else 1
     else:  # substring: case-insensitive, on UTF-8 text (HBase's SubstringComparator)
@@ -315,15 +317,15 @@ def _apply(f: ScanFilter, row: bytes, cells: Mapping[bytes, bytes]) -> dict[byte
     if isinstance(f, FilterList):
         results = [_apply(member, row, cells) for member in f.filters]
         if f.op == "AND":
-            if any(r is None for r in results):
+            if any(member_kept is None for member_kept in results):
                 return None
             keys = set(cells)
-            for r in results:
-                keys &= set(r or ())
+            for member_kept in results:
+                keys &= set(member_kept or ())
             return {c: cells[c] for c in cells if c in keys} or None
         union: set[bytes] = set()
-        for r in results:
-            if r is not None:
-                union |= set(r)
+        for member_kept in results:
+            if member_kept is not None:
+                union |= set(member_kept)
         return {c: cells[c] for c in cells if c in union} or None
     raise InvalidScan(f"not a scan filter: {f!r}")

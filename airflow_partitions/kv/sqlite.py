@@ -37,10 +37,10 @@ from airflow_partitions.kv.validation import (
 
 T = TypeVar("T")
 
-_META = "_kv_meta"
+_META_TABLE = "_kv_meta"
 # Connections inherited across fork() are kept referenced, never closed: closing one in the
 # child could disturb the parent's locks and WAL.
-_ORPHANED: list[sqlite3.Connection] = []
+_ORPHANED_CONNECTIONS: list[sqlite3.Connection] = []
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
@@ -79,7 +79,7 @@ class SQLiteStore(KVStore):
             raise KVError(f"store {self.url} is closed")
         if self._pid != os.getpid():
             if self._conn is not None:
-                _ORPHANED.append(self._conn)
+                _ORPHANED_CONNECTIONS.append(self._conn)
             self._conn = None
             self._lock = threading.RLock()
             self._pid = os.getpid()
@@ -105,7 +105,7 @@ class SQLiteStore(KVStore):
                 raise StoreUnavailable(self.url, "enabling WAL", f"journal_mode is {mode}")
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
             conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {_META} "
+                f"CREATE TABLE IF NOT EXISTS {_META_TABLE} "
                 "(name TEXT PRIMARY KEY, families TEXT NOT NULL) WITHOUT ROWID"
             )
         except BaseException:
@@ -175,7 +175,9 @@ class SQLiteStore(KVStore):
 
     def families(self, conn: sqlite3.Connection, table: str) -> tuple[str, ...]:
         """The table's column families, read inside the caller's transaction."""
-        found = conn.execute(f"SELECT families FROM {_META} WHERE name = ?", (table,)).fetchone()
+        found = conn.execute(
+            f"SELECT families FROM {_META_TABLE} WHERE name = ?", (table,)
+        ).fetchone()
         if found is None:
             raise TableNotFound(table, self.url)
         return tuple(str(found[0]).split(","))
@@ -189,10 +191,10 @@ class SQLiteStore(KVStore):
         self, name: str, families: Iterable[str] = ("cf",), *, exist_ok: bool = False
     ) -> None:
         check_table_name(name)
-        fams = check_families(families)
+        checked_families = check_families(families)
 
         def body(conn: sqlite3.Connection) -> None:
-            found = conn.execute(f"SELECT 1 FROM {_META} WHERE name = ?", (name,)).fetchone()
+            found = conn.execute(f"SELECT 1 FROM {_META_TABLE} WHERE name = ?", (name,)).fetchone()
             if found is not None:
                 if exist_ok:
                     return
@@ -202,7 +204,8 @@ class SQLiteStore(KVStore):
                 "col BLOB NOT NULL, val BLOB NOT NULL, PRIMARY KEY (row, col)) WITHOUT ROWID"
             )
             conn.execute(
-                f"INSERT INTO {_META} (name, families) VALUES (?, ?)", (name, ",".join(fams))
+                f"INSERT INTO {_META_TABLE} (name, families) VALUES (?, ?)",
+                (name, ",".join(checked_families)),
             )
 
         self.run("create_table", f"creating table {name!r}", body, write=True)
@@ -211,13 +214,13 @@ class SQLiteStore(KVStore):
         check_table_name(name)
 
         def body(conn: sqlite3.Connection) -> None:
-            found = conn.execute(f"SELECT 1 FROM {_META} WHERE name = ?", (name,)).fetchone()
+            found = conn.execute(f"SELECT 1 FROM {_META_TABLE} WHERE name = ?", (name,)).fetchone()
             if found is None:
                 if missing_ok:
                     return
                 raise TableNotFound(name, self.url)
             conn.execute(f"DROP TABLE IF EXISTS {sql_table(name)}")
-            conn.execute(f"DELETE FROM {_META} WHERE name = ?", (name,))
+            conn.execute(f"DELETE FROM {_META_TABLE} WHERE name = ?", (name,))
 
         self.run("drop_table", f"dropping table {name!r}", body, write=True)
 
@@ -226,7 +229,7 @@ class SQLiteStore(KVStore):
 
         def body(conn: sqlite3.Connection) -> bool:
             return (
-                conn.execute(f"SELECT 1 FROM {_META} WHERE name = ?", (name,)).fetchone()
+                conn.execute(f"SELECT 1 FROM {_META_TABLE} WHERE name = ?", (name,)).fetchone()
                 is not None
             )
 
@@ -234,7 +237,8 @@ class SQLiteStore(KVStore):
 
     def list_tables(self) -> list[str]:
         def body(conn: sqlite3.Connection) -> list[str]:
-            return [str(r[0]) for r in conn.execute(f"SELECT name FROM {_META} ORDER BY name")]
+            rows = conn.execute(f"SELECT name FROM {_META_TABLE} ORDER BY name")
+            return [str(name) for (name,) in rows]
 
         return self.run("list_tables", "listing tables", body, write=False)
 

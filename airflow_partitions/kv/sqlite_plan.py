@@ -57,13 +57,13 @@ class ScanPlan:
 
     def column_sql(self, columns: tuple[bytes, ...] | None) -> tuple[list[str], list[bytes]]:
         clauses, params = columns_sql(columns)
-        for cr in self.column_ranges:
-            if cr.min:
-                clauses.append(f"{_QUALIFIER_SQL} {'>=' if cr.min_inclusive else '>'} ?")
-                params.append(cr.min)
-            if cr.max:
-                clauses.append(f"{_QUALIFIER_SQL} {'<=' if cr.max_inclusive else '<'} ?")
-                params.append(cr.max)
+        for column_range in self.column_ranges:
+            if column_range.min:
+                clauses.append(f"{_QUALIFIER_SQL} {'>=' if column_range.min_inclusive else '>'} ?")
+                params.append(column_range.min)
+            if column_range.max:
+                clauses.append(f"{_QUALIFIER_SQL} {'<=' if column_range.max_inclusive else '<'} ?")
+                params.append(column_range.max)
         return clauses, params
 
 
@@ -81,35 +81,37 @@ def columns_sql(columns: tuple[bytes, ...] | None) -> tuple[list[str], list[byte
     """``col`` conditions for a column projection (a family spec becomes a key range)."""
     if columns is None:
         return [], []
-    ors: list[str] = []
+    alternatives: list[str] = []
     params: list[bytes] = []
     for spec in columns:
         if b":" in spec:
             if column_selected(spec, tuple(c for c in columns if b":" not in c)):
                 continue  # already covered by its family
-            ors.append("col = ?")
+            alternatives.append("col = ?")
             params.append(spec)
         else:
-            ors.append("(col >= ? AND col < ?)")
+            alternatives.append("(col >= ? AND col < ?)")
             params += [spec + b":", spec + b";"]
-    return ["(" + " OR ".join(ors) + ")"], params
+    return ["(" + " OR ".join(alternatives) + ")"], params
 
 
-def _row_bounds(f: PrefixFilter | RowRange) -> tuple[list[Bound], list[Bound]]:
-    if isinstance(f, PrefixFilter):
-        successor = prefix_successor(f.prefix)
-        return [(f.prefix, True)], ([(successor, False)] if successor is not None else [])
-    lower = [(f.start, f.start_inclusive)] if f.start is not None else []
-    upper = [(f.stop, f.stop_inclusive)] if f.stop is not None else []
+def _row_bounds(row_filter: PrefixFilter | RowRange) -> tuple[list[Bound], list[Bound]]:
+    if isinstance(row_filter, PrefixFilter):
+        successor = prefix_successor(row_filter.prefix)
+        return [(row_filter.prefix, True)], ([(successor, False)] if successor is not None else [])
+    lower = [(row_filter.start, row_filter.start_inclusive)] if row_filter.start is not None else []
+    upper = [(row_filter.stop, row_filter.stop_inclusive)] if row_filter.stop is not None else []
     return lower, upper
 
 
-def plan_scan(f: ScanFilter | None) -> ScanPlan:
-    """Decompose ``f`` (see the module docstring)."""
+def plan_scan(scan_filter: ScanFilter | None) -> ScanPlan:
+    """Decompose ``scan_filter`` (see the module docstring)."""
     plan = ScanPlan()
-    if f is None:
+    if scan_filter is None:
         return plan
-    members = f.filters if isinstance(f, FilterList) and f.op == "AND" else (f,)
+    members: tuple[ScanFilter, ...] = (scan_filter,)
+    if isinstance(scan_filter, FilterList) and scan_filter.op == "AND":
+        members = scan_filter.filters
     rest: list[ScanFilter] = []
     ranges: list[ColumnRange] = []
     for member in _flatten_and(members):

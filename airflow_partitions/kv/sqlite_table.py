@@ -38,14 +38,13 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-_IN_CHUNK = 500  # row keys per "row IN (...)" statement, far below SQLite's variable limit
+_ROWS_PER_IN_LIST = 500  # row keys per "row IN (...)" statement, far below SQLite's variable limit
 
 
 def sql_table(name: str) -> str:
     """The quoted SQL identifier of a KV table; upper case escaped (SQL names fold case)."""
     escaped = "".join(f"^{c.lower()}" if c.isupper() else c for c in name)
     return f'"kv_{escaped}"'
-
 
 
 class SQLiteTable(KVTable):
@@ -78,7 +77,7 @@ class SQLiteTable(KVTable):
             [(row, col, val) for col, val in cells.items()],
         )
 
-    def _delete(
+    def _delete_cells(
         self, conn: sqlite3.Connection, row: bytes, specs: tuple[bytes, ...] | None
     ) -> None:
         clauses, params = columns_sql(specs)
@@ -94,9 +93,8 @@ class SQLiteTable(KVTable):
         sql = f"SELECT col, val FROM {self._sql} WHERE {' AND '.join(['row = ?', *clauses])}"
 
         def body(conn: sqlite3.Connection) -> Cells:
-            return {
-                bytes(c): bytes(v) for c, v in conn.execute(sql + " ORDER BY col", [row, *params])
-            }
+            found = conn.execute(sql + " ORDER BY col", [row, *params])
+            return {bytes(col): bytes(val) for col, val in found}
 
         return self._read("get", body)
 
@@ -111,42 +109,42 @@ class SQLiteTable(KVTable):
 
         def body(conn: sqlite3.Connection) -> dict[bytes, Cells]:
             result: dict[bytes, Cells] = {}
-            for i in range(0, len(keys), _IN_CHUNK):
-                chunk = keys[i : i + _IN_CHUNK]
+            for i in range(0, len(keys), _ROWS_PER_IN_LIST):
+                chunk = keys[i : i + _ROWS_PER_IN_LIST]
                 marks = ",".join("?" * len(chunk))
                 where = " AND ".join([f"row IN ({marks})", *clauses])
-                for r, c, v in conn.execute(
+                for found_row, col, val in conn.execute(
                     f"SELECT row, col, val FROM {self._sql} WHERE {where} ORDER BY row, col",
                     [*chunk, *params],
                 ):
-                    result.setdefault(bytes(r), {})[bytes(c)] = bytes(v)
+                    result.setdefault(bytes(found_row), {})[bytes(col)] = bytes(val)
             return result
 
         return self._read("get_many", body)
 
     def _scan(
         self,
-        rng: ScanRange,
+        scan_range: ScanRange,
         columns: tuple[bytes, ...] | None,
         filter: ScanFilter | None,
         reverse: bool,
     ) -> Iterator[RowCells]:
         plan = plan_scan(filter)
-        if rng.start is not None:
-            plan.lower.append((rng.start, True))
-        if rng.stop is not None:
-            plan.upper.append((rng.stop, False))
+        if scan_range.start is not None:
+            plan.lower.append((scan_range.start, True))
+        if scan_range.stop is not None:
+            plan.upper.append((scan_range.stop, False))
         col_clauses, col_params = plan.column_sql(columns)
         order = "DESC" if reverse else "ASC"
-        remaining = rng.limit
-        last: bytes | None = None
-        if rng.empty or remaining == 0:
+        remaining = scan_range.limit
+        last_row: bytes | None = None
+        if scan_range.empty or remaining == 0:
             return
         while True:
-            want = rng.batch_size
+            page_size = scan_range.batch_size
             if remaining is not None and plan.residual is None:
-                want = min(want, remaining)
-            resume = (last, False) if last is not None else None
+                page_size = min(page_size, remaining)
+            resume = (last_row, False) if last_row is not None else None
             page_clauses, page_params = plan.row_sql(
                 after=None if reverse else resume, before=resume if reverse else None
             )
@@ -158,17 +156,17 @@ class SQLiteTable(KVTable):
                 f"SELECT row, col, val FROM {self._sql} WHERE {outer_where} "
                 f"ORDER BY row {order}, col ASC"
             )
-            params = [*page_params, *col_params, want, *col_params]
+            params = [*page_params, *col_params, page_size, *col_params]
 
             def body(
                 conn: sqlite3.Connection, sql: str = sql, params: list[object] = params
             ) -> list[RowCells]:
                 page: list[RowCells] = []
-                for r, c, v in conn.execute(sql, params):
-                    key = bytes(r)
+                for found_row, col, val in conn.execute(sql, params):
+                    key = bytes(found_row)
                     if not page or page[-1][0] != key:
                         page.append((key, {}))
-                    page[-1][1][bytes(c)] = bytes(v)
+                    page[-1][1][bytes(col)] = bytes(val)
                 return page
 
             page = self._read("scan_page", body)
@@ -183,9 +181,9 @@ class SQLiteTable(KVTable):
                     remaining -= 1
                     if remaining == 0:
                         return
-            if len(page) < want:
+            if len(page) < page_size:
                 return
-            last = page[-1][0]
+            last_row = page[-1][0]
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -231,7 +229,7 @@ class SQLiteTable(KVTable):
 
         def body(conn: sqlite3.Connection) -> None:
             self._check_families(conn, specs or ())
-            self._delete(conn, row, specs)
+            self._delete_cells(conn, row, specs)
 
         self._write("delete", body)
 
@@ -249,7 +247,7 @@ class SQLiteTable(KVTable):
         def body(conn: sqlite3.Connection) -> None:
             self._check_families(conn, [*checked_puts, *checked_deletes])
             if checked_deletes:
-                self._delete(conn, row, checked_deletes)
+                self._delete_cells(conn, row, checked_deletes)
             self._upsert(conn, row, checked_puts)
 
         self._write("mutate_row", body)

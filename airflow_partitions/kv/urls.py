@@ -24,7 +24,7 @@ _SYNCHRONOUS: dict[str, Synchronous] = {
     "full": "FULL",
     "extra": "EXTRA",
 }
-_PREFIX = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
+_TABLE_PREFIX = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +136,7 @@ def _parse_hbase(url: str) -> HBaseConfig:
         url, parts.query, {"table_prefix", "transport", "protocol", "pool_size", "timeout"}
     )
     prefix = params.get("table_prefix") or None
-    if prefix is not None and not _PREFIX.fullmatch(prefix):
+    if prefix is not None and not _TABLE_PREFIX.fullmatch(prefix):
         raise InvalidStoreURL(
             f"parameter table_prefix={prefix!r} in store URL {url!r} must match [A-Za-z0-9_.-]"
         )
