@@ -56,11 +56,12 @@ def column_entry(
 
 def source_entry(
     name: str, columns: Mapping[str, Mapping[str, Any]], *, source: str | None = None,
-    kind: str = "path", fmt: str = "parquet",
+    kind: str = "path", file_format: str = "parquet",
 ) -> dict[str, Any]:
     """One small table's entry: its name (what join specs call it) and its columns."""
     return {"name": name, "source": source if source is not None else name, "kind": kind,
-            "format": fmt, "columns": {c: dict(e) for c, e in columns.items()}}
+            "format": file_format,
+            "columns": {column: dict(entry) for column, entry in columns.items()}}
 
 
 def key_document(sources: Sequence[Mapping[str, Any]], max_values: int) -> dict[str, Any]:

@@ -114,7 +114,8 @@ def collect(spark: Any, sources: Sequence[Source], max_values: int = DEFAULT_MAX
             columns[column] = column_entry(spark_type, present, has_null=has_null,
                                            overflow=overflow)
         out.append(source_entry(src.label, columns, source=src.source,
-                                kind="table" if src.is_table else "path", fmt=src.format))
+                                kind="table" if src.is_table else "path",
+                                file_format=src.format))
     return key_document(out, max_values)
 
 
@@ -127,8 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         doc = collect(spark, args.sources, args.max_values)
         write_key_file(doc, args.output)
         for src in doc["sources"]:
-            sizes = ", ".join(f"{c}: {'overflow' if i['overflow'] else len(i['values'])}"
-                              for c, i in src["columns"].items())
+            sizes = ", ".join(
+                f"{column}: {'overflow' if entry['overflow'] else len(entry['values'])}"
+                for column, entry in src["columns"].items())
             print(f"collect_keys: {src['name']}: {sizes}", flush=True)
     finally:
         spark.stop()
