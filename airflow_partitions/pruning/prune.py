@@ -8,11 +8,11 @@ Seed 003 (Hive's MapJoin pruning), for a big storage table joined with small tab
    and the small key's value set must be collected and hold at most ``max_values`` values.
    Pairs failing a rule are skipped with the reason; if no pair is left, pruning **bails out**
    and the unpruned partition list is used.
-2. **Value sets** are typed as the big column (:mod:`.pruning_values`); NULL keys never match
+2. **Value sets** are typed as the big column (:mod:`.values`); NULL keys never match
    (SQL), so they are dropped. Several pairs on one column (cascaded joins on the same key)
    intersect; pairs on different columns AND together, so cascades on different keys intersect
    their prunings too.
-3. **The catalog query** (:mod:`.pruning_query`) asks for partitions where every pruned column
+3. **The catalog query** (:mod:`.query`) asks for partitions where every pruned column
    is IN its set, planned by the filter planner; given a time cover, it is restricted to the
    cover's time ranges and intersected with the cover's partitions.
 
