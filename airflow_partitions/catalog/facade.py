@@ -46,8 +46,7 @@ from airflow_partitions.catalog.rows import (
 )
 from airflow_partitions.catalog.verified_cover import VerifiedCover, verified_cover
 from airflow_partitions.catalog.writer import WriteResult
-from airflow_partitions.cover import Cover
-from airflow_partitions.cover.request import CoverRequest
+from airflow_partitions.cover import Cover, CoverRequest
 from airflow_partitions.defaults import default_data_root, default_store_url
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.filters import Explain, QueryStats
@@ -55,9 +54,7 @@ from airflow_partitions.keys import ColumnType
 from airflow_partitions.kv import open_store
 from airflow_partitions.kv.base import KVStore
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines import (
-    PartitionTimeline,
-)
+from airflow_partitions.timelines import PartitionTimeline
 
 
 class AlreadyExists(InvalidInput):

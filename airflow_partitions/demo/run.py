@@ -159,7 +159,8 @@ class Demo:
         self.data.mkdir(parents=True, exist_ok=True)
         self.airflow("migrate the Airflow metadata DB", "db", "migrate")
         self.airflow("load the example DAGs", "dags", "reserialize")
-        os.environ["AIRFLOW_PARTITIONS_DATA_ROOT"] = str(self.data)  # read by airflow_partitions.demo.events
+        # airflow_partitions.demo.events reads the data root when it is imported
+        os.environ["AIRFLOW_PARTITIONS_DATA_ROOT"] = str(self.data)
         from airflow_partitions.demo.events import ensure_catalog
 
         ensure_catalog(self.open_catalog())
