@@ -1,7 +1,8 @@
 """The HBase filter language's evaluation: filters as values, and what they keep of a row.
 
 Half of :mod:`airflow_partitions.testing.hbase.filter_language` (its docstring has the
-language); :mod:`.filter_parse` turns text into these filters. Test double support.
+language); :mod:`.filter_parse` turns text into these filters and owns the errors bad text
+raises. Test double support.
 """
 
 from __future__ import annotations
@@ -11,40 +12,6 @@ import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
-
-# ----------------------------------------------------------------------------------------------
-# Errors
-# ----------------------------------------------------------------------------------------------
-
-
-class FilterLanguageError(ValueError):
-    """A filter string could not be parsed; ``position`` is the byte offset of the problem."""
-
-    def __init__(self, message: str, position: int, text: bytes = b"") -> None:
-        self.message = message
-        self.position = position
-        self.text = text
-        super().__init__(self._render())
-
-    def _render(self) -> str:
-        """Point at the offending byte so a human can fix the filter quickly."""
-        if not self.text:
-            return f"{self.message} (at position {self.position})"
-        shown = self.text.decode("latin-1")
-        return f"{self.message} (at position {self.position}): {shown!r}"
-
-
-class FilterSyntaxError(FilterLanguageError):
-    """The filter string is not well formed (quotes, parentheses, operators)."""
-
-
-class UnknownFilterError(FilterLanguageError):
-    """The filter name is not one the test double implements."""
-
-
-class FilterArgumentError(FilterLanguageError):
-    """A filter got the wrong number or kind of arguments."""
-
 
 # ----------------------------------------------------------------------------------------------
 # Data model
@@ -300,5 +267,3 @@ def apply_filter(flt: Filter | None, row: bytes, cells: Sequence[Cell]) -> tuple
         return [], verdict.stop
     kept = [flt.transform(c) for c, ok in zip(cells, verdict.cell_ok, strict=True) if ok]
     return kept, verdict.stop
-
-

@@ -37,21 +37,25 @@ from airflow_partitions.testing.hbase.filter_eval import (
     Comparator,
     CompareOp,
     Filter,
-    FilterArgumentError,
-    FilterLanguageError,
-    FilterSyntaxError,
     KeyOnly,
     Or,
     PositionLevel,
     RowLevel,
     SingleColumnValue,
     Skip,
-    UnknownFilterError,
     Verdict,
     While,
     apply_filter,
 )
-from airflow_partitions.testing.hbase.filter_parse import parse_filter, supported_filters, tokenize
+from airflow_partitions.testing.hbase.filter_parse import (
+    FilterArgumentError,
+    FilterLanguageError,
+    FilterSyntaxError,
+    UnknownFilterError,
+    parse_filter,
+    supported_filters,
+    tokenize,
+)
 
 __all__ = [
     "And",

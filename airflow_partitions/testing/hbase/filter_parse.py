@@ -1,5 +1,6 @@
 """The HBase filter language's parsing: filter text -> tokens -> the filters of
-:mod:`.filter_eval`, with each filter's argument rules as the reference guide gives them.
+:mod:`.filter_eval`, with each filter's argument rules as the reference guide gives them, and
+the errors (carrying byte positions) that bad filter text raises.
 
 Half of :mod:`airflow_partitions.testing.hbase.filter_language`. Test double support.
 """
@@ -18,17 +19,48 @@ from airflow_partitions.testing.hbase.filter_eval import (
     Comparator,
     CompareOp,
     Filter,
-    FilterArgumentError,
-    FilterSyntaxError,
     KeyOnly,
     Or,
     PositionLevel,
     RowLevel,
     SingleColumnValue,
     Skip,
-    UnknownFilterError,
     While,
 )
+
+# ----------------------------------------------------------------------------------------------
+# Errors
+# ----------------------------------------------------------------------------------------------
+
+
+class FilterLanguageError(ValueError):
+    """A filter string could not be parsed; ``position`` is the byte offset of the problem."""
+
+    def __init__(self, message: str, position: int, text: bytes = b"") -> None:
+        self.message = message
+        self.position = position
+        self.text = text
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        """Point at the offending byte so a human can fix the filter quickly."""
+        if not self.text:
+            return f"{self.message} (at position {self.position})"
+        shown = self.text.decode("latin-1")
+        return f"{self.message} (at position {self.position}): {shown!r}"
+
+
+class FilterSyntaxError(FilterLanguageError):
+    """The filter string is not well formed (quotes, parentheses, operators)."""
+
+
+class UnknownFilterError(FilterLanguageError):
+    """The filter name is not one the test double implements."""
+
+
+class FilterArgumentError(FilterLanguageError):
+    """A filter got the wrong number or kind of arguments."""
+
 
 # ----------------------------------------------------------------------------------------------
 # Tokenizer

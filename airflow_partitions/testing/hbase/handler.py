@@ -476,5 +476,3 @@ class HBaseHandler:
         with self.store.lock:
             if self._scanners.pop(id, None) is None:
                 raise illegal_argument("scanner ID is invalid")
-
-

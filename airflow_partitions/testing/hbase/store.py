@@ -378,5 +378,3 @@ class Store:
                 self.put(table, row, key, new, None)
                 out.append((new, table.rows[row][key][0].timestamp))
             return out
-
-
