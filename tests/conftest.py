@@ -1,4 +1,5 @@
-"""Fixtures every test folder may use: a fresh sqlite catalog per test, and the hook's view of it.
+"""Fixtures every test folder may use: a fresh sqlite catalog per test (the hook's view of it),
+a migrated Airflow home and a local SparkSession, both one per session.
 
 Airflow reads ``AIRFLOW_HOME`` when first imported; unless the caller set one, the tests use a
 throw-away directory so nothing lands in ``~/airflow``. Helpers live in ``tests/helpers.py``.
@@ -10,6 +11,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,3 +54,17 @@ def events(catalog: Catalog) -> Catalog:
 def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> AirflowHome:
     """One migrated Airflow home per session (``airflow db migrate`` takes seconds)."""
     return make_airflow_home(tmp_path_factory.mktemp("airflow_home"))
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One small local SparkSession for every job-level test (JVM start-up is the cost)."""
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[1]").appName("airflow-partitions-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.sql.session.timeZone", "UTC")
+               .getOrCreate())
+    yield session
+    session.stop()

@@ -1,4 +1,5 @@
-"""Test helpers shared by every folder: clocks, fakes, the Airflow-home runner, the DagBag check.
+"""Test helpers shared by every folder: clocks, fakes, module-wide catalogs, the Airflow-home
+runner, the DagBag check.
 
 Fixtures that wrap these live in ``tests/conftest.py``; a folder's own ``conftest.py`` may
 override a fixture of the same name for that folder (e.g. ``tests/catalog`` runs ``catalog``
@@ -18,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pendulum
+import pytest
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.cache import TimelineCache
 
 ROOT = Path(__file__).resolve().parents[1]
 T0 = pendulum.datetime(2024, 1, 1, tz="UTC")
@@ -37,6 +40,26 @@ def register_hours(catalog: Catalog, first: int, last: int, regions: tuple[str, 
     catalog.register("raw", "HOURLY", [
         {"dt": f"{day}-{h:02d}", "region": r} for h in range(first, last + 1) for r in regions
     ])
+
+
+def module_catalog(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                   name: str, backend: str = "sqlite") -> Catalog:
+    """A catalog with the fact ``ev``, for a module-scoped ``catalog`` fixture to yield and close.
+
+    Module scoped, so hypothesis examples and module-level storages share one store instead of
+    paying for a fresh one each; tests name their storages with ``unique()``. ``backend`` is
+    ``sqlite`` (in a fresh directory) or ``hbase-testserver`` (the in-process HBase test double,
+    under a fresh table prefix).
+    """
+    tmp = tmp_path_factory.mktemp(name)
+    if backend == "sqlite":
+        url = f"sqlite:///{tmp}/catalog.db"
+    else:
+        server: Any = request.getfixturevalue("hbase_test_server")
+        url = f"{server.url}?table_prefix={unique(name)}_"
+    catalog = Catalog(url, data_root=str(tmp / "data"), cache=TimelineCache())
+    catalog.create_fact("ev")
+    return catalog
 
 
 class FakeTI:

@@ -3,7 +3,6 @@ real HBase Thrift server when ``AIRFLOW_PARTITIONS_TEST_HBASE=host:port`` is set
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,9 +12,8 @@ import pytest
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
+from tests.helpers import unique
 from tests.kv.conftest import REAL_HBASE_ENV, REAL_HBASE_SKIP
-
-_counter = itertools.count()
 
 
 @pytest.fixture(params=["sqlite", "hbase-testserver", "hbase-real"])
@@ -26,9 +24,9 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         real = os.environ.get(REAL_HBASE_ENV)
         if not real:
             pytest.skip(REAL_HBASE_SKIP)
-        return f"hbase://{real}?table_prefix=apcat{os.getpid()}x{next(_counter)}"
+        return f"hbase://{real}?table_prefix={unique(f'apcat{os.getpid()}x')}"
     server: Any = request.getfixturevalue("hbase_test_server")
-    return f"{server.url}?table_prefix=cat{next(_counter)}_"
+    return f"{server.url}?table_prefix={unique('cat')}_"
 
 
 @pytest.fixture

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import Run, events, one_error_line, run, store_args  # noqa: F401
+from tests.cli.conftest import Run, one_error_line
 
 RANGE = ["--start", "2015-01-29T06:00:00Z", "--end", "2015-03-01T06:00:00Z"]
 
 
 @pytest.fixture
-def lens(events: Run) -> Run:  # noqa: F811
+def lens(events: Run) -> Run:
     """Hourly edges in raw, a rollup storage with DAILY (one day missing) and MONTHLY."""
     assert events("storage", "create", "events", "rollup", "--periods", "DAILY,MONTHLY",
                   "--priority", "5").code == 0

@@ -1,27 +1,25 @@
-"""Pruning tests: one sqlite catalog per module, storages named uniquely per test."""
+"""Pruning tests: one sqlite catalog per module, storages named uniquely per test.
+
+The local SparkSession the job-level tests use is the shared ``spark`` fixture of
+``tests/conftest.py``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
-from tests.helpers import unique
+from tests.helpers import module_catalog, unique
 
 REGIONS = ("ap", "eu", "sa", "us")
 
 
-
-
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
-    tmp: Path = tmp_path_factory.mktemp("pruning")
-    cat = Catalog(f"sqlite:///{tmp}/catalog.db", data_root=str(tmp / "data"),
-                  cache=TimelineCache())
-    cat.create_fact("ev")
+def catalog(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+            ) -> Iterator[Catalog]:
+    cat = module_catalog(request, tmp_path_factory, "pruning")
     yield cat
     cat.close()
 
@@ -41,19 +39,3 @@ def hourly_storage(catalog: Catalog, hours: int = 6, regions: tuple[str, ...] = 
             rows.append(row)
     catalog.register(name, "HOURLY", rows)
     return name
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
-    """One small local SparkSession for every job-level test (JVM start-up is the cost)."""
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[1]").appName("pruning-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.session.timeZone", "UTC")
-               .getOrCreate())
-    yield session
-    session.stop()
-
-

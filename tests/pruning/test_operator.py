@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pendulum
 import pytest
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
@@ -25,9 +24,7 @@ from airflow_partitions.spark.key_file import (
 )
 from airflow_partitions.spark.manifest import load_manifest
 from airflow_partitions.spark.synthetic import REGIONS
-from tests.helpers import FakeTI
-
-T0 = pendulum.datetime(2024, 1, 1, tz="UTC")
+from tests.helpers import T0, FakeTI
 
 
 @pytest.fixture

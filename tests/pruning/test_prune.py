@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 
-import pendulum
-
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import CoverRequest
 from airflow_partitions.pruning import JoinSpec, analyse, prune, prune_partitions
+from tests.helpers import T0
 from tests.pruning.conftest import hourly_storage
 
-T0 = pendulum.datetime(2024, 1, 1, tz="UTC")
 REGION = JoinSpec.of("dim", "region")
 
 

@@ -1,10 +1,16 @@
-"""The catalog API: explain (JSON shape), several periods, max_parts, stats, residuals, CLI."""
+"""``catalog.query``: explain (JSON shape), several periods, max_parts, stats, residuals, and the
+CLI's filter wiring over it, on sqlite and on the HBase test double.
+
+The storages are built once per module, so this module brings its own module-scoped ``catalog``
+(the folder's is per test and needs no fact).
+"""
 
 from __future__ import annotations
 
 import argparse
 import io
 import json
+from collections.abc import Iterator
 
 import pytest
 
@@ -20,7 +26,15 @@ from airflow_partitions.cli.filters import (
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.filters import QueryStats
 from airflow_partitions.filters.errors import FilterSyntaxError, UnknownColumnError
-from tests.helpers import unique
+from tests.helpers import module_catalog, unique
+
+
+@pytest.fixture(scope="module", params=["sqlite", "hbase-testserver"])
+def catalog(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+            ) -> Iterator[Catalog]:
+    cat = module_catalog(request, tmp_path_factory, "query", request.param)
+    yield cat
+    cat.close()
 
 
 @pytest.fixture(scope="module")
