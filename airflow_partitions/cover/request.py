@@ -52,6 +52,12 @@ def to_instant(value: Any, what: str) -> pendulum.DateTime:
     return pendulum.instance(parsed)
 
 
+def _utc(value: dt.datetime) -> dt.datetime:
+    """Compare instants, not wall clocks: two datetimes in one zone compare by wall time and
+    ignore ``fold``, so 01:30 (second, after a DST fall-back) would not be after 01:45 (first)."""
+    return value.astimezone(dt.UTC)
+
+
 def _names(values: Iterable[Any] | str | None) -> tuple[str, ...] | None:
     """``"a, b"`` or ``["a", "b"]`` -> ``("a", "b")``; None stays None (no restriction)."""
     if values is None:
@@ -87,7 +93,7 @@ class CoverRequest:
                 raise NaiveInstant(
                     f"cover {name} {value.isoformat()} is naive; pass an aware instant"
                 )
-        if self.start > self.end:
+        if _utc(self.start) > _utc(self.end):
             raise InvalidRange(
                 f"cover range [{self.start.isoformat()}, {self.end.isoformat()}) is reversed: "
                 "end before start"
@@ -121,7 +127,7 @@ class CoverRequest:
         if fact is not None and (not isinstance(fact, str) or not fact.strip()):
             raise InvalidInput(f"fact must be a non-empty string, not {fact!r}")
         start_, end_ = to_instant(start, "start"), to_instant(end, "end")
-        if not allow_empty and end_ <= start_:
+        if not allow_empty and _utc(end_) <= _utc(start_):
             raise InvalidInput(
                 f"the range [{start_.isoformat()}, {end_.isoformat()}) is empty or reversed; a "
                 "manual run's data interval is often empty: pass start= and end="

@@ -668,3 +668,14 @@ def test_json_round_trip_and_locations() -> None:
     with pytest.raises(InvalidInput):
         Cover.from_json({"start": "2015-01-01T00:00:00"})
     assert isinstance(cover.partitions[0], CoverPartition)
+
+
+def test_request_bounds_compare_instants_across_a_dst_fold() -> None:
+    """Same wall clock, different instants: 01:45 (first) < 01:30 (second, after fall-back)."""
+    tz = pendulum.timezone("America/St_Johns")
+    first = pendulum.datetime(2014, 11, 2, 1, 45, tz=tz).replace(fold=0)  # UTC-02:30
+    second = pendulum.datetime(2014, 11, 2, 1, 30, tz=tz).replace(fold=1)  # UTC-03:30
+    assert second.timestamp() > first.timestamp()
+    CoverRequest.of("events", first, second, allow_empty=False)  # a valid 45-minute range
+    with pytest.raises(InvalidRange):
+        CoverRequest.of("events", second, first)
