@@ -48,34 +48,6 @@ from datetime import UTC, date, datetime, timedelta
 
 from airflow_partitions.errors import InvalidInput
 
-__all__ = [
-    "FIRST_VALUE_FIELD",
-    "MAX_COLUMNS",
-    "MAX_KEY_LENGTH",
-    "ArityError",
-    "ColumnType",
-    "CorruptKeyError",
-    "FieldIndexError",
-    "InvalidStringError",
-    "KeyEncodingError",
-    "KeySchema",
-    "KeyTooLongError",
-    "NaiveTimestampError",
-    "PartitionValue",
-    "SchemaError",
-    "ValueOutOfRangeError",
-    "ValueTypeError",
-    "decode_key",
-    "decode_value",
-    "encode_key",
-    "encode_value",
-    "field_bytes",
-    "field_span",
-    "key_prefix",
-    "prefix_successor",
-    "table_prefix",
-]
-
 #: HBase refuses row keys longer than ``Short.MAX_VALUE``; we refuse them when encoding.
 MAX_KEY_LENGTH = 32767
 #: Field index of the first partition value (field 0 is the db, field 1 the table).
