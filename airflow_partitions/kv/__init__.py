@@ -49,6 +49,7 @@ def open_store(url: str) -> KVStore:
             config.path,
             url=url,
             busy_timeout_ms=config.busy_timeout_ms,
+            lock_timeout_s=config.lock_timeout_s,
             synchronous=config.synchronous,
         )
     from airflow_partitions.kv.hbase import HBaseStore

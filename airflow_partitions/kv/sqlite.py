@@ -1,7 +1,8 @@
 """The embedded default backend: one SQLite file, safe across processes.
 
 Every Airflow task is its own process, so the file is opened in WAL mode (readers never block
-the writer), every write is a ``BEGIN IMMEDIATE`` transaction retried on SQLITE_BUSY, and each
+the writer), every write is a ``BEGIN IMMEDIATE`` transaction retried on SQLITE_BUSY (reads, and
+opening a store whose tables exist, never take that lock), and each
 KV table is a ``WITHOUT ROWID`` table clustered on ``(row, col)``: BLOBs compare with memcmp,
 so walking the primary key is walking rows in byte order, as HBase does.
 """
@@ -192,6 +193,10 @@ class SQLiteStore(KVStore):
     ) -> None:
         check_table_name(name)
         checked_families = check_families(families)
+        if exist_ok and self.table_exists(name):
+            # Why: opening a catalog ensures its tables; a read transaction never waits for a
+            # writer (WAL), while BEGIN IMMEDIATE would queue every new reader behind one.
+            return
 
         def body(conn: sqlite3.Connection) -> None:
             found = conn.execute(f"SELECT 1 FROM {_META_TABLE} WHERE name = ?", (name,)).fetchone()

@@ -1,7 +1,8 @@
 """Store URLs: parse them strictly, so a typo fails at start-up with the bad part named.
 
 * ``sqlite:///abs/path.db`` (also ``sqlite:////abs/path.db``) and ``sqlite:relative/path.db``;
-  parameters ``busy_timeout`` (ms) and ``synchronous`` (off|normal|full|extra).
+  parameters ``busy_timeout`` (ms), ``lock_timeout`` (s: how long a write keeps retrying a
+  locked file before it fails) and ``synchronous`` (off|normal|full|extra).
 * ``hbase://host[:port]`` (port 9090 by default); parameters ``table_prefix``,
   ``transport`` (buffered|framed), ``protocol`` (binary|compact), ``pool_size``, ``timeout`` (ms).
 """
@@ -31,6 +32,7 @@ _TABLE_PREFIX = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 class SQLiteConfig:
     path: Path
     busy_timeout_ms: int = 5000
+    lock_timeout_s: int = 120
     synchronous: Synchronous = "NORMAL"
 
 
@@ -107,10 +109,14 @@ def _parse_sqlite(url: str, netloc: str, path: str, query: str) -> SQLiteConfig:
         raise InvalidStoreURL(f"sqlite store URL {url!r} has no file path")
     if path.startswith("/"):
         path = "/" + path.lstrip("/")
-    params = _params(url, query, {"busy_timeout", "synchronous"})
+    params = _params(url, query, {"busy_timeout", "lock_timeout", "synchronous"})
     busy = _int_param(url, "busy_timeout", params.get("busy_timeout", "5000"), 0, 3_600_000)
+    lock = _int_param(url, "lock_timeout", params.get("lock_timeout", "120"), 0, 86_400)
     sync = _choice(url, "synchronous", params.get("synchronous", "normal"), tuple(_SYNCHRONOUS))
-    return SQLiteConfig(path=Path(path), busy_timeout_ms=busy, synchronous=_SYNCHRONOUS[sync])
+    return SQLiteConfig(
+        path=Path(path), busy_timeout_ms=busy, lock_timeout_s=lock,
+        synchronous=_SYNCHRONOUS[sync],
+    )
 
 
 def _parse_hbase(url: str) -> HBaseConfig:

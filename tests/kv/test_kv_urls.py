@@ -24,6 +24,8 @@ def test_sqlite_urls() -> None:
     assert parse_store_url("sqlite:rel/p.db").path == Path("rel/p.db")  # type: ignore[union-attr]
     cfg = parse_store_url("sqlite:///x.db?busy_timeout=100&synchronous=full")
     assert cfg == SQLiteConfig(Path("/x.db"), busy_timeout_ms=100, synchronous="FULL")
+    cfg = parse_store_url("sqlite:///x.db?lock_timeout=7")
+    assert cfg == SQLiteConfig(Path("/x.db"), lock_timeout_s=7)
 
 
 def test_hbase_urls() -> None:
