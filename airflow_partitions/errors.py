@@ -39,8 +39,24 @@ class MixedPeriods(InvalidInput):
     """Two partitions of different update periods were combined where one period is required."""
 
 
-class CorruptTimeline(PartitionsError):
+class RangeTooLarge(InvalidRange):
+    """A range holds more partitions than the safety limit; the message gives the count."""
+
+
+class CorruptCatalog(PartitionsError):
+    """Something stored in the catalog cannot be decoded; it is reported, never half-used."""
+
+
+class CorruptTimeline(CorruptCatalog):
     """Stored timeline properties are inconsistent; they are reported, never half-used."""
+
+
+class CorruptDefinition(CorruptCatalog):
+    """A stored fact or storage definition is not the JSON this version writes."""
+
+
+class CorruptPartitionRow(CorruptCatalog):
+    """A partition row holds a state or cell this version does not know."""
 
 
 class ConcurrentUpdateError(PartitionsError):
