@@ -4,7 +4,8 @@ They hold DESIGN.md's invariants on any store with one-row atomicity and single-
 check-and-put:
 
 * register: write the partition rows, then add their time values to the timelines (CAS loop),
-  then bump the fact's generation. A crash in between under-reports, never over-reports.
+  then bump the fact's generation (always, so re-running an interrupted register reaches warm
+  caches). A crash in between under-reports, never over-reports.
 * drop: mark the rows ``dropping`` (so concurrent droppers of siblings do not count them; a
   partition stays registered until its row is deleted), remove time values that no other live
   row still has (CAS loop), bump the generation, re-check for live rows added meanwhile and
@@ -128,13 +129,14 @@ def register(
     if writes:
         rows.partitions.put_many(writes)
     crash_point("register:after-rows")
-    changed = False
     for column in sdef.time_columns:
         ordinals = {period.parse_ordinal(spec.value_map[column], sdef.tz) for spec, _ in specs}
-        changed |= update_timeline(rows, sdef, period, column, add=ordinals)
+        update_timeline(rows, sdef, period, column, add=ordinals)
         crash_point("register:after-timeline")
-    if changed:
-        rows.bump_generation(sdef.fact)
+    # Why unconditionally: a run killed after its timeline write but before this bump leaves a
+    # re-run with nothing to change, and warm caches (poke-mode sensors, the triggerer) would
+    # never learn of the partitions. One counter increment per register is the price.
+    rows.bump_generation(sdef.fact)
     crash_point("register:after-generation")
     return WriteResult(len(writes), len(specs) - len(writes))
 

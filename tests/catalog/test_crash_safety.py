@@ -55,3 +55,26 @@ def test_crash_never_over_reports_and_reconcile_repairs(events: Catalog, op: str
     else:
         assert "2015-01-01-01" not in final and "2015-01-01-02" in final
     assert events.reconcile("raw").consistent
+
+
+def _warm_values(catalog: Catalog) -> set[str]:
+    """What a long-lived process (poke-mode sensor, triggerer) sees: the cache, never flushed."""
+    return {p.value for p in catalog.timeline("raw", "HOURLY", "dt")}
+
+
+@pytest.mark.parametrize(("op", "step"), CASES, ids=[s for _, s in CASES])
+def test_rerun_after_crash_reaches_warm_caches(events: Catalog, op: str, step: str) -> None:
+    # Issue 13 item 3: a register killed after its timeline write but before the generation bump
+    # left warm caches blind for good when the re-run itself changed nothing.
+    events.register("raw", "HOURLY", INITIAL)
+    before = _warm_values(events)
+    assert _run_child(events, op, step) == 86, "the crash hook did not fire"
+    assert _warm_values(events) <= rows_truth(events, "raw")[("HOURLY", "dt")] | before
+
+    assert _run_child(events, op, None) == 0
+    truth = rows_truth(events, "raw")[("HOURLY", "dt")]
+    assert _warm_values(events) == truth, f"a warm cache missed the re-run after {step}"
+    if op == "register":
+        assert {"2015-01-01-06", "2015-01-01-02"} <= truth
+    else:
+        assert "2015-01-01-01" not in truth
