@@ -7,9 +7,12 @@ check-and-put:
   then bump the fact's generation (always, so re-running an interrupted register reaches warm
   caches). A crash in between under-reports, never over-reports.
 * drop: mark the rows ``dropping`` (so concurrent droppers of siblings do not count them; a
-  partition stays registered until its row is deleted), remove time values that no other live
-  row still has (CAS loop), bump the generation, re-check for live rows added meanwhile and
-  re-advertise them, and only then delete the rows.
+  partition stays registered until its row is deleted), settle the timelines (remove time
+  values that no other live row still has, re-check, re-advertise what a concurrent register
+  made live), bump the generation, then delete each row only if it still carries this drop's
+  mark, and settle any of its values a timeline advertises again.
+* Same-partition races: whoever changes a timeline last checks the rows last. A register
+  re-reads its rows after advertising and settles any a concurrent drop marked or deleted.
 
 :data:`WRITE_STEPS` names the gaps between the steps; ``AIRFLOW_PARTITIONS_CRASH_AT=<step>``
 kills the process there, which is how the crash-safety tests reach every gap.
@@ -133,6 +136,7 @@ def register(
         ordinals = {period.parse_ordinal(spec.value_map[column], sdef.tz) for spec, _ in specs}
         update_timeline(rows, sdef, period, column, add=ordinals)
         crash_point("register:after-timeline")
+    _withdraw_dropped(rows, sdef, period, specs)
     # Why unconditionally: a run killed after its timeline write but before this bump leaves a
     # re-run with nothing to change, and warm caches (poke-mode sensors, the triggerer) would
     # never learn of the partitions. One counter increment per register is the price.
@@ -153,24 +157,78 @@ def drop(
     if marks:
         rows.partitions.put_many(marks)
     crash_point("drop:after-mark")
-    touched: dict[str, set[int]] = {}
+    values = {c: {spec.value_map[c] for spec, _ in present} for c in sdef.time_columns}
     for column in sdef.time_columns:
-        values = {spec.value_map[column] for spec, _ in present}
-        touched[column], _ = unadvertise(rows, sdef, period, column, values)
+        settle(rows, sdef, period, column, values[column])
         crash_point("drop:after-timeline")
     rows.bump_generation(sdef.fact)
     crash_point("drop:after-generation")
-    for column, gone in touched.items():
-        texts = {period.format_ordinal(o, sdef.tz) for o in gone}
-        back = live_time_values(rows, sdef, period, column, texts)
-        if back:  # a concurrent register of a sibling partition: re-advertise it
-            ordinals = {period.parse_ordinal(v, sdef.tz) for v in back}
-            if update_timeline(rows, sdef, period, column, add=ordinals):
-                rows.bump_generation(sdef.fact)
     for _, key in present:
-        rows.partitions.delete(key)
+        # Only the row this drop marked: a register that rewrote it since has won.
+        rows.partitions.check_and_delete(key, STATE, DROPPING)
+    # Why check again: on HBase the conditional delete also removes a rewrite that landed in
+    # the same millisecond as the mark, after that register had verified its row.
+    if _settle_advertised(rows, sdef, period, values):
+        rows.bump_generation(sdef.fact)
     crash_point("drop:after-delete")
     return WriteResult(len(present), len(specs) - len(present))
+
+
+def settle(
+    rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str, values: set[str]
+) -> bool:
+    """Make one timeline advertise exactly those of ``values`` that have a live row.
+
+    Remove the unbacked ones, then re-check the removed ones and re-advertise any a concurrent
+    register made live meanwhile; every re-advertisement is checked again, so the last word is
+    always a check of the rows (invariant 2 for writers of the same partition). Returns whether
+    the stored timeline changed.
+    """
+    changed = False
+    pending = values
+    for _ in range(MAX_SWAP_ATTEMPTS):
+        gone, removed = unadvertise(rows, sdef, period, column, pending)
+        changed |= removed
+        texts = {period.format_ordinal(o, sdef.tz) for o in gone}
+        back = live_time_values(rows, sdef, period, column, texts)
+        if not back:
+            return changed
+        ordinals = {period.parse_ordinal(v, sdef.tz) for v in back}
+        changed |= update_timeline(rows, sdef, period, column, add=ordinals)
+        pending = back
+    raise ConcurrentUpdateError(
+        f"partitions of {sdef.name!r} kept being registered and dropped during "
+        f"{MAX_SWAP_ATTEMPTS} attempts; run 'airflow-partitions reconcile {sdef.name}'"
+    )
+
+
+def _withdraw_dropped(
+    rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, specs: Sequence[KeyedSpec]
+) -> None:
+    """After advertising: settle the values of rows a concurrent drop marked or deleted.
+
+    Why: a drop may remove a value before this register advertises it and then delete the row;
+    whoever advertises last must look at the rows last.
+    """
+    states = read_states(rows, [key for _, key in specs])
+    lost = [spec for spec, key in specs if states.get(key, {}).get(STATE) != LIVE]
+    for column in sdef.time_columns if lost else ():
+        settle(rows, sdef, period, column, {spec.value_map[column] for spec in lost})
+
+
+def _settle_advertised(
+    rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, values: Mapping[str, set[str]]
+) -> bool:
+    """Settle those of a drop's values that a timeline advertises again (usually none)."""
+    changed = False
+    for column, texts in values.items():
+        timeline = timeline_from_cell(
+            rows, sdef, period, column, rows.read_timeline_cell(sdef.name, period, column)
+        )
+        shown = {v for v in texts if timeline.exists_ordinal(period.parse_ordinal(v, sdef.tz))}
+        if shown:
+            changed |= settle(rows, sdef, period, column, shown)
+    return changed
 
 
 def unadvertise(

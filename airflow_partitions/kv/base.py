@@ -113,6 +113,17 @@ class KVTable(ABC):
         """
 
     @abstractmethod
+    def check_and_delete(self, row: bytes, column: bytes, expected: bytes) -> bool:
+        """Delete the whole row if ``column`` holds ``expected``; returns whether it did.
+
+        Why: a drop must not delete a row that a concurrent register rewrote after the drop
+        marked it. SQLite does the test and the delete in one transaction. Thrift1 has no
+        checkAndDelete, so HBase reads the cell's timestamp and deletes only cells not newer
+        than it (``deleteAllRowTs``): a row rewritten later survives, except a rewrite landing
+        in the same millisecond as the checked cell, which the caller must tolerate.
+        """
+
+    @abstractmethod
     def increment(self, row: bytes, column: bytes, amount: int = 1) -> int:
         """Atomically add to an 8-byte big-endian signed counter cell; returns the new value."""
 

@@ -273,6 +273,27 @@ class HBaseTable(KVTable):
             )
         )
 
+    def check_and_delete(self, row: bytes, column: bytes, expected: bytes) -> bool:
+        check_row(row)
+        check_column(column)
+        if not isinstance(expected, bytes):
+            raise InvalidArgument(f"expected must be bytes, got {type(expected).__name__}")
+        results = self._call(
+            "check_and_delete",
+            lambda c: c.getRowWithColumns(self._full_name, row, [column], {}),
+            idempotent=True,
+        )
+        cell = (results[0].columns or {}).get(column) if results else None
+        if cell is None or bytes(cell.value) != expected:
+            return False
+        stamp = int(cell.timestamp)
+        self._call(
+            "check_and_delete",
+            lambda c: c.deleteAllRowTs(self._full_name, row, stamp, {}),
+            idempotent=True,
+        )
+        return True
+
     def increment(self, row: bytes, column: bytes, amount: int = 1) -> int:
         check_row(row)
         check_column(column)

@@ -277,6 +277,24 @@ class SQLiteTable(KVTable):
 
         return self._write("check_and_put", body)
 
+    def check_and_delete(self, row: bytes, column: bytes, expected: bytes) -> bool:
+        check_row(row)
+        check_column(column)
+        if not isinstance(expected, bytes):
+            raise InvalidArgument(f"expected must be bytes, got {type(expected).__name__}")
+
+        def body(conn: sqlite3.Connection) -> bool:
+            self._check_families(conn, [column])
+            found = conn.execute(
+                f"SELECT val FROM {self._sql} WHERE row = ? AND col = ?", (row, column)
+            ).fetchone()
+            if found is None or bytes(found[0]) != expected:
+                return False
+            self._delete_cells(conn, row, None)
+            return True
+
+        return self._write("check_and_delete", body)
+
     def increment(self, row: bytes, column: bytes, amount: int = 1) -> int:
         check_row(row)
         check_column(column)

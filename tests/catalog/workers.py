@@ -45,3 +45,23 @@ def crash_op(url: str, data_root: str, op: str) -> None:
     else:
         catalog.drop("raw", "HOURLY", CRASH_DROP)
     catalog.close()
+
+
+SAME_EIGHT = [{"dt": f"2015-01-01-{h:02d}", "region": "us"} for h in range(8)]
+
+
+def same_partition_writer(
+    url: str, data_root: str, adds: bool, ops: int, seed: int, start: Any, results: Any
+) -> None:
+    """Adders register, droppers drop, random subsets of the same eight partitions."""
+    catalog = Catalog(url, data_root=data_root)
+    rng = random.Random(seed)
+    start.wait()
+    for _ in range(ops):
+        batch = rng.sample(SAME_EIGHT, rng.randint(1, 3))
+        if adds:
+            catalog.register("raw", "HOURLY", batch)
+        else:
+            catalog.drop("raw", "HOURLY", batch)
+    results.put(seed)
+    catalog.close()

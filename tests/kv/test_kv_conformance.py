@@ -192,6 +192,23 @@ def test_check_and_put_with_awkward_bytes(table: KVTable) -> None:
     assert table.get(b"r") == {b"cf:v": awkward + b"2"}
 
 
+def test_check_and_delete(table: KVTable) -> None:
+    table.put(b"r", {b"cf:state": b"d", b"cf:loc": b"/x"})
+    assert table.check_and_delete(b"r", b"cf:state", b"live") is False
+    assert table.get(b"r") == {b"cf:state": b"d", b"cf:loc": b"/x"}
+    assert table.check_and_delete(b"absent", b"cf:state", b"d") is False
+    assert table.check_and_delete(b"r", b"cf:state", b"d") is True
+    assert table.get(b"r") == {}
+
+
+def test_check_and_delete_keeps_a_row_rewritten_since(table: KVTable) -> None:
+    # A drop checks its own mark; a register that rewrote the row since must survive.
+    table.put(b"r", {b"cf:state": b"d"})
+    table.put(b"r", {b"cf:state": b"live", b"cf:loc": b"/y"})
+    assert table.check_and_delete(b"r", b"cf:state", b"d") is False
+    assert table.get(b"r") == {b"cf:state": b"live", b"cf:loc": b"/y"}
+
+
 # -- increment --------------------------------------------------------------------------------
 
 
