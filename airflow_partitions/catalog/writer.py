@@ -40,6 +40,7 @@ from airflow_partitions.catalog.rows import (
     encoded_cell_column,
     value_cell_column,
 )
+from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.defaults import GET_BATCH
 from airflow_partitions.errors import ConcurrentUpdateError, InvalidInput
 from airflow_partitions.keys import FIRST_VALUE_FIELD, field_bytes
@@ -294,7 +295,8 @@ def update_timeline(
     """Apply adds/removes to one stored timeline with check-and-put; returns if it changed.
 
     A lost race re-reads the cell and retries (with jitter), so concurrent writers of distinct
-    partitions never lose each other's updates (invariant 2).
+    partitions never lose each other's updates (invariant 2). A default-shaped timeline that
+    turns sparse is written as Ranges (:mod:`.timeline_shape`).
     """
     add, remove = add or set(), remove or set()
     if not add and not remove:
@@ -316,6 +318,8 @@ def update_timeline(
                 changed |= timeline.drop_ordinal(o)
             if not changed:
                 return False
+            timeline = shaped(rows.kv.url, sdef, period, column, timeline)
+            kind = timeline.kind
             new = cell.encode_next(kind, timeline.to_properties())
         if rows.swap_timeline_cell(sdef.name, period, column, cell, new):
             return changed

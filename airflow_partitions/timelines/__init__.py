@@ -13,6 +13,7 @@ from airflow_partitions.timelines.factory import (
 )
 from airflow_partitions.timelines.properties import PRESENT_KEY, storage_class_key
 from airflow_partitions.timelines.ranges import RangesTimeline
+from airflow_partitions.timelines.shape import is_sparse
 from airflow_partitions.timelines.store_all import StoreAllTimeline
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "StoreAllTimeline",
     "UnknownTimelineClass",
     "convert",
+    "is_sparse",
     "new_timeline",
     "runs",
     "storage_class_key",

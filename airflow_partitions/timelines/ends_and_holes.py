@@ -1,141 +1,97 @@
 """EndsAndHoles (the default): first, latest and the missing partitions between them.
 
-Best for the usual case of long, nearly complete histories: memory grows with the holes only.
+Compact for the usual long, nearly complete history. In memory it is a set of ranges like
+Ranges (so one partition ten years past the last costs one range, not a hole per hour); only
+its properties list every hole, as Lens does. The catalog switches a timeline whose holes far
+outnumber its ranges to Ranges (see :func:`airflow_partitions.timelines.shape.is_sparse`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from itertools import pairwise
 
-from sortedcontainers import SortedSet
-
 from airflow_partitions.errors import CorruptTimeline
-from airflow_partitions.periods import TzLike, UpdatePeriod
-from airflow_partitions.timelines.base import OrdinalRange, PartitionTimeline
+from airflow_partitions.timelines.base import OrdinalRange, runs
 from airflow_partitions.timelines.properties import decode_chunks, encode_chunks
+from airflow_partitions.timelines.range_set import RangeSetTimeline
 
 
-class EndsAndHolesTimeline(PartitionTimeline):
-    """``[first, latest]`` minus a sorted set of holes."""
+class EndsAndHolesTimeline(RangeSetTimeline):
+    """Stored as ``first``, ``latest`` and the ``holes`` between them."""
 
     kind = "EndsAndHoles"
     lens_class = "org.apache.lens.cube.metadata.timeline.EndsAndHolesPartitionTimeline"
 
-    def __init__(self, period: UpdatePeriod | str, column: str = "dt", tz: TzLike = "UTC"):
-        super().__init__(period, column, tz)
-        self._first: int | None = None
-        self._latest: int | None = None
-        self._holes: SortedSet = SortedSet()
+    def hole_count(self) -> int:
+        """Missing partitions between first and latest; O(1).
 
-    def add_ordinal(self, ordinal: int) -> bool:
-        if self._first is None or self._latest is None:
-            self._first = self._latest = ordinal
-            return True
-        if ordinal < self._first:
-            self._holes.update(range(ordinal + 1, self._first))
-            self._first = ordinal
-            return True
-        if ordinal > self._latest:
-            self._holes.update(range(self._latest + 1, ordinal))
-            self._latest = ordinal
-            return True
-        if ordinal in self._holes:
-            self._holes.remove(ordinal)
-            return True
-        return False
+        >>> t = EndsAndHolesTimeline("DAILY")
+        >>> t.add_ordinal(10), t.add_ordinal(14)
+        (True, True)
+        >>> t.hole_count()
+        3
+        """
+        first, latest = self.first_ordinal(), self.latest_ordinal()
+        return 0 if first is None or latest is None else latest - first + 1 - len(self)
 
-    def drop_ordinal(self, ordinal: int) -> bool:
-        if not self.exists_ordinal(ordinal):
-            return False
-        assert self._first is not None and self._latest is not None
-        if self._first == self._latest:
-            self._first = self._latest = None
-        elif ordinal == self._first:
-            nxt = ordinal + 1
-            while nxt in self._holes:
-                self._holes.remove(nxt)
-                nxt += 1
-            self._first = nxt
-        elif ordinal == self._latest:
-            prev = ordinal - 1
-            while prev in self._holes:
-                self._holes.remove(prev)
-                prev -= 1
-            self._latest = prev
-        else:
-            self._holes.add(ordinal)
-        return True
-
-    def exists_ordinal(self, ordinal: int) -> bool:
-        if self._first is None or self._latest is None:
-            return False
-        return self._first <= ordinal <= self._latest and ordinal not in self._holes
-
-    def first_ordinal(self) -> int | None:
-        return self._first
-
-    def latest_ordinal(self) -> int | None:
-        return self._latest
-
-    def ordinal_ranges(self, lo: int | None = None, hi: int | None = None) -> list[OrdinalRange]:
-        if self._first is None or self._latest is None:
-            return []
-        begin = self._first if lo is None else max(self._first, lo)
-        end = self._latest + 1 if hi is None else min(self._latest + 1, hi)
-        out: list[OrdinalRange] = []
-        for hole in self._holes.irange(begin, end, inclusive=(True, False)):
-            if hole > begin:
-                out.append((begin, hole))
-            begin = hole + 1
-        if begin < end:
-            out.append((begin, end))
-        return out
-
-    def replace_ranges(self, ranges: list[OrdinalRange]) -> None:
-        if not ranges:
-            self._first = self._latest = None
-            self._holes = SortedSet()
-            return
-        self._first, self._latest = ranges[0][0], ranges[-1][1] - 1
-        self._holes = SortedSet(
-            o for (_, gap_begin), (gap_end, _) in pairwise(ranges)
-            for o in range(gap_begin, gap_end)
-        )
-
-    def is_consistent(self) -> bool:
-        if self._first is None or self._latest is None:
-            return self._first is None and self._latest is None and not self._holes
-        if self._first > self._latest:
-            return False
-        return not self._holes or (self._first < self._holes[0] and self._holes[-1] < self._latest)
-
-    def __len__(self) -> int:
-        if self._first is None or self._latest is None:
-            return 0
-        return self._latest - self._first + 1 - len(self._holes)
+    def _holes(self) -> Iterator[int]:
+        for (_, gap_begin), (gap_end, _) in pairwise(self._ranges.items()):
+            yield from range(gap_begin, gap_end)
 
     def _content_properties(self) -> dict[str, str]:
-        out = encode_chunks("holes", (self.format(o) for o in self._holes))
-        if self._first is not None and self._latest is not None:
-            out["first"] = self.format(self._first)
-            out["latest"] = self.format(self._latest)
+        out = encode_chunks("holes", (self.format(o) for o in self._holes()))
+        first, latest = self.first_ordinal(), self.latest_ordinal()
+        if first is not None and latest is not None:
+            out["first"] = self.format(first)
+            out["latest"] = self.format(latest)
         return out
 
     def _load_content(self, props: Mapping[str, str]) -> None:
         first, latest = props.get("first"), props.get("latest")
-        holes = [self.parse(v, "holes") for v in decode_chunks(props, "holes")]
+        holes = self._parse_holes(decode_chunks(props, "holes"))
         if (first is None) != (latest is None):
             raise CorruptTimeline("EndsAndHoles properties hold only one of first and latest")
         if first is None or latest is None:
             if holes:
                 raise CorruptTimeline("an empty EndsAndHoles timeline lists holes")
             return
-        self._first, self._latest = self.parse(first, "first"), self.parse(latest, "latest")
-        self._holes = SortedSet(holes)
-        if len(self._holes) != len(holes):
-            raise CorruptTimeline("the EndsAndHoles holes list holds duplicates")
-        if self._first > self._latest:
+        lo, hi = self.parse(first, "first"), self.parse(latest, "latest")
+        if lo > hi:
             raise CorruptTimeline(f"first {first} is after latest {latest}")
-        if self._holes and not (self._first < self._holes[0] and self._holes[-1] < self._latest):
+        holes.sort()
+        if any(a == b for a, b in pairwise(holes)):
+            raise CorruptTimeline("the EndsAndHoles holes list holds duplicates")
+        if holes and not (lo < holes[0] and holes[-1] < hi):
             raise CorruptTimeline(f"a hole lies outside ({first}, {latest})")
+        self.replace_ranges(_between(lo, hi + 1, runs(holes)))
+
+    def _parse_holes(self, texts: list[str]) -> list[int]:
+        """Ordinals of the hole strings, formatting a guess before parsing in full.
+
+        Why: holes come in runs, and checking that a string equals the formatted successor of
+        the previous hole costs a third of a strict parse while proving the same thing (the
+        formatted value is canonical). E.g. after ``2015-01-01-05`` the guess for the next
+        string is ``2015-01-01-06``; any other string is parsed (and validated) in full.
+        """
+        out: list[int] = []
+        for text in texts:
+            if out and text == self.format(out[-1] + 1):
+                out.append(out[-1] + 1)
+            else:
+                out.append(self.parse(text, "holes"))
+        return out
+
+
+def _between(begin: int, end: int, holes: list[OrdinalRange]) -> list[OrdinalRange]:
+    """The ranges of ``[begin, end)`` left after cutting out sorted hole runs.
+
+    >>> _between(0, 10, [(2, 4), (7, 8)])
+    [(0, 2), (4, 7), (8, 10)]
+    """
+    out: list[OrdinalRange] = []
+    for hole_begin, hole_end in holes:
+        out.append((begin, hole_begin))
+        begin = hole_end
+    out.append((begin, end))
+    return out
