@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
-import json
 import os
 import sys
 import traceback
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, NoReturn
+from typing import Final, NoReturn
 
 from rich_argparse import RawDescriptionRichHelpFormatter
 
@@ -23,8 +21,9 @@ from airflow_partitions import __version__
 from airflow_partitions.catalog.connection import InvalidConnection, store_url_from_fields
 from airflow_partitions.cli.base import Context, UsageError, add_global_options
 from airflow_partitions.cli.commands import COMMAND_MODULES
-from airflow_partitions.defaults import CONNECTION_ID, airflow_home, default_store_url
+from airflow_partitions.defaults import CONNECTION_ID, default_store_url
 from airflow_partitions.errors import InvalidInput, PartitionsError
+from airflow_partitions.hooks.connection_lookup import find_connection
 from airflow_partitions.kv import InvalidStoreURL, KVError
 
 PROG: Final = "airflow-partitions"
@@ -69,46 +68,14 @@ def build_parser() -> CliParser:
 # -- store resolution (DESIGN.md "Resolving the store") -------------------------------------------
 
 
-def _json_connection(text: str) -> tuple[str | None, int | None, dict[str, Any]] | None:
-    """(host, port, extra) of a JSON ``AIRFLOW_CONN_*`` value; None for the URI form."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    extra = data.get("extra") or {}
-    if isinstance(extra, str):
-        extra = json.loads(extra or "{}")
-    port = data.get("port")
-    return data.get("host"), int(port) if port else None, dict(extra)
-
-
 def airflow_connection_url(conn_id: str = CONNECTION_ID,
                            environ: Mapping[str, str] = os.environ) -> str | None:
-    """The store URL of the Airflow connection, or None when there is none.
-
-    A JSON ``AIRFLOW_CONN_PARTITIONS_DEFAULT`` is read without importing Airflow. Airflow itself
-    is imported (quietly: it logs to stdout, which carries JSON) only when it could know the
-    connection: a URI-form variable, or a configured ``$AIRFLOW_HOME/airflow.cfg``. That keeps
-    the CLI fast and never creates an Airflow database as a side effect.
-    """
-    env_value = environ.get(f"AIRFLOW_CONN_{conn_id.upper()}")
-    if env_value:
-        fields = _json_connection(env_value)
-        if fields is not None:
-            return store_url_from_fields(*fields, environ=environ)
-    if not env_value and not (airflow_home(environ) / "airflow.cfg").exists():
+    """The store URL of the Airflow connection, or None when there is none (the hook's path:
+    :func:`airflow_partitions.hooks.connection_lookup.find_connection`)."""
+    fields = find_connection(conn_id, environ)
+    if fields is None:
         return None
-    sink = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            from airflow.models.connection import Connection
-
-            conn = Connection.get_connection_from_secrets(conn_id)
-    except Exception:  # no airflow, no connection, no metadata DB: fall through silently
-        return None
-    return store_url_from_fields(conn.host, conn.port, conn.extra_dejson, environ=environ)
+    return store_url_from_fields(fields.host, fields.port, fields.extra, environ=environ)
 
 
 def resolve_store_url(explicit: str | None, environ: Mapping[str, str] = os.environ) -> str:

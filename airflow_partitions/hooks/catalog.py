@@ -4,6 +4,8 @@ Resolving the store (DESIGN.md): an explicit ``store_url``; else the connection
 (``partitions_default`` unless told otherwise); else ``$AIRFLOW_PARTITIONS_STORE``; else
 ``sqlite:///$AIRFLOW_HOME/partitions.db``. A missing *default* connection falls back; a missing
 connection the caller named is an error (a typo must not silently open another catalog).
+Outside a task (a script, a notebook) the connection is also looked up in the metadata DB, as
+the CLI does (:mod:`.connection_lookup`), so both open the same catalog.
 
 One :class:`~airflow_partitions.catalog.Catalog` per (store URL, data root) per process: every
 hook, sensor and trigger of a worker or triggerer shares its store connection and its timeline
@@ -21,6 +23,7 @@ from airflow.sdk.exceptions import AirflowNotFoundException
 from airflow_partitions.catalog.connection import CONN_TYPE, extra_field, store_url_from_fields
 from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.defaults import CONNECTION_ID, default_store_url
+from airflow_partitions.hooks.connection_lookup import find_connection, in_task_context
 
 _CATALOGS: dict[tuple[str, str | None], Catalog] = {}
 _CATALOGS_LOCK = threading.Lock()
@@ -77,9 +80,19 @@ class PartitionCatalogHook(BaseHook):
         url = store_url_from_fields(conn.host, conn.port, extras)
         return url, self.data_root or extra_field(extras, "data_root")
 
-    def _fallback(self, error: AirflowNotFoundException) -> tuple[str, str | None]:
+    def _not_in_sdk(self, error: AirflowNotFoundException) -> tuple[str, str | None]:
+        """The SDK did not find the connection: outside a task, ask the metadata DB too."""
+        conn_id = self.catalog_conn_id or self.default_conn_name
+        fields = None if in_task_context() else find_connection(conn_id)
+        if fields is not None:
+            url = store_url_from_fields(fields.host, fields.port, fields.extra)
+            return url, self.data_root or extra_field(fields.extra, "data_root")
         if self.catalog_conn_id != self.default_conn_name:
-            raise error
+            raise AirflowNotFoundException(
+                f"the {CONN_TYPE} connection {conn_id!r} is not defined (not in the environment, "
+                "the secrets backends or the metadata DB); add it with 'airflow connections "
+                f"add {conn_id} --conn-json ...', or omit it to use {self.default_conn_name!r}"
+            ) from error
         return default_store_url(), self.data_root
 
     def resolve(self) -> tuple[str, str | None]:
@@ -91,7 +104,7 @@ class PartitionCatalogHook(BaseHook):
         try:
             conn = self.get_connection(self.catalog_conn_id)
         except AirflowNotFoundException as exc:
-            return self._fallback(exc)
+            return self._not_in_sdk(exc)
         return self._from_connection(conn)
 
     async def aresolve(self) -> tuple[str, str | None]:
@@ -103,7 +116,7 @@ class PartitionCatalogHook(BaseHook):
         try:
             conn = await self.aget_connection(self.catalog_conn_id)
         except AirflowNotFoundException as exc:
-            return self._fallback(exc)
+            return self._not_in_sdk(exc)
         return self._from_connection(conn)
 
     def get_conn(self) -> Catalog:

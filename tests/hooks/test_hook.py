@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from airflow.sdk.exceptions import AirflowNotFoundException
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.connection import InvalidConnection, store_url_from_fields
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
+from tests.helpers import ROOT, AirflowHome, unique
 
 
 def test_url_from_hbase_fields() -> None:
@@ -93,3 +96,40 @@ def test_hook_metadata() -> None:
     assert PartitionCatalogHook.default_conn_name == "partitions_default"
     assert PartitionCatalogHook.hook_name == "Partition Catalog"
     assert PartitionCatalogHook.conn_name_attr == "catalog_conn_id"
+
+
+HOOK_OUTSIDE_A_TASK = """
+import json, sys
+from airflow_partitions.hooks.catalog import PartitionCatalogHook
+out = {}
+for conn_id in sys.argv[1:]:
+    try:
+        out[conn_id] = list(PartitionCatalogHook(conn_id).resolve())
+    except Exception as exc:
+        out[conn_id] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(out))
+"""
+
+
+def test_hook_outside_a_task_reads_the_metadata_db_like_the_cli(airflow_home: AirflowHome) -> None:
+    # Issue 15: a script or notebook used to get sqlite:///$AIRFLOW_HOME/partitions.db (another,
+    # empty catalog) while the CLI opened the connection saved in the metadata DB.
+    conn_id = unique("saved_catalog")
+    saved = airflow_home.home / f"{conn_id}.db"
+    added = airflow_home.airflow("connections", "add", conn_id, "--conn-json", json.dumps(
+        {"conn_type": "partition_catalog",
+         "extra": {"sqlite_path": str(saved), "data_root": "/srv/saved"}}))
+    assert added.returncode == 0, added.stderr[-2000:]
+    env = {**airflow_home.env, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", HOOK_OUTSIDE_A_TASK, conn_id, "no_such_conn"],
+                          capture_output=True, text=True, env=env, timeout=120, check=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found[conn_id] == [f"sqlite://{saved}", "/srv/saved"]
+    assert found["no_such_conn"].startswith("AirflowNotFoundException")
+    assert "'no_such_conn' is not defined" in found["no_such_conn"]
+    # The CLI resolves the same connection to the same store.
+    cli = subprocess.run(
+        [sys.executable, "-c", "from airflow_partitions.cli.entry_point import "
+         f"airflow_connection_url as u; print(u({conn_id!r}))"],
+        capture_output=True, text=True, env=env, timeout=120, check=True)
+    assert cli.stdout.strip().splitlines()[-1] == f"sqlite://{saved}"
