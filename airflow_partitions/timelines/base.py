@@ -201,6 +201,12 @@ class PartitionTimeline(abc.ABC):
 
     # -- properties ------------------------------------------------------------------------------
 
+    @classmethod
+    def names(cls, name: str) -> bool:
+        """Whether ``name`` (short, Lens or Python class name; any case) means this class."""
+        wanted = name.strip().lower()
+        return wanted in (cls.kind.lower(), cls.lens_class.lower(), cls.__name__.lower())
+
     def format(self, ordinal: int) -> str:
         """The value string of an ordinal in this timeline's period and zone."""
         return self.period.format_ordinal(ordinal, self.tz)
@@ -227,9 +233,19 @@ class PartitionTimeline(abc.ABC):
         column: str = "dt",
         tz: TzLike = "UTC",
     ) -> Self:
-        """Build this implementation from properties; corrupt input raises, never half-builds."""
+        """Build this implementation from properties; corrupt input raises, never half-builds.
+
+        A ``storage.class`` that names another implementation (or none) is corrupt: these
+        properties describe a different timeline, and reading them as this one would drop it.
+        """
         timeline = cls(period, column, tz)
         prefix = timeline_prefix(timeline.period.name, column)
+        named = props.get(storage_class_key(timeline.period.name, column))
+        if named is not None and named.strip() and not cls.names(named):
+            raise CorruptTimeline(
+                f"{prefix}storage.class is {named!r}, which is not the {cls.kind} "
+                "implementation being loaded"
+            )
         relative = {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)}
         timeline._load_content(relative)
         if not timeline.is_consistent():

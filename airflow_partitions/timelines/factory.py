@@ -29,9 +29,8 @@ def timeline_class(name: str | None) -> type[PartitionTimeline]:
     """The implementation for a short name, a Lens class name or a Python class name."""
     if name is None or not name.strip():
         return EndsAndHolesTimeline
-    wanted = name.strip().lower()
     for cls in IMPLEMENTATIONS:
-        if wanted in (cls.kind.lower(), cls.lens_class.lower(), cls.__name__.lower()):
+        if cls.names(name):
             return cls
     kinds = ", ".join(c.kind for c in IMPLEMENTATIONS)
     raise UnknownTimelineClass(f"unknown timeline class {name!r}; expected one of {kinds}")

@@ -7,6 +7,7 @@ the table's row here). Long lists are split into chunks of at most 3999 characte
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Final
 
@@ -15,6 +16,9 @@ from airflow_partitions.errors import CorruptTimeline
 KEY_ROOT: Final = "cube.storagetable.partition.timeline.cache"
 PRESENT_KEY: Final = f"{KEY_ROOT}.present"
 MAX_CHUNK_LENGTH: Final = 3999
+LIST_NAMES: Final = ("partitions", "holes", "ranges")
+_SIZE: Final = re.compile(r"0|[1-9][0-9]*")
+_CHUNK: Final = re.compile(r"(partitions|holes|ranges)([0-9]+)")
 
 
 def timeline_prefix(period_name: str, column: str) -> str:
@@ -53,16 +57,20 @@ def encode_chunks(name: str, items: Iterable[str], limit: int = MAX_CHUNK_LENGTH
 
 
 def decode_chunks(props: Mapping[str, str], name: str) -> list[str]:
-    """Read a chunked list back; a missing ``.size`` means an empty list."""
+    """Read a chunked list back; an absent list (no ``.size``, no chunk) is empty.
+
+    ``.size`` must be a canonical non-negative count (``0``, ``12``; not ``" 1"``, ``"+1"``,
+    ``"01"``), and a chunk without a ``.size`` is corrupt: every writer, Lens included, writes
+    the size. Chunks past ``.size`` are left alone, as Lens leaves them: an in-place migration
+    (``props.update(...)``) can leave some behind. The catalog, whose cells are written whole,
+    rejects those too (:func:`stray_chunks`).
+    """
     size_text = props.get(f"{name}.size")
     if size_text is None:
+        if f"{name}0" in props:
+            raise CorruptTimeline(f"{name}.size is missing but chunk {name}0 is present")
         return []
-    try:
-        size = int(size_text)
-    except ValueError:
-        raise CorruptTimeline(f"{name}.size is {size_text!r}, not a number") from None
-    if size < 0:
-        raise CorruptTimeline(f"{name}.size is negative ({size})")
+    size = parse_size(name, size_text)
     items: list[str] = []
     for i in range(size):
         chunk = props.get(f"{name}{i}")
@@ -74,3 +82,33 @@ def decode_chunks(props: Mapping[str, str], name: str) -> list[str]:
     if any(not item for item in items):
         raise CorruptTimeline(f"{name} holds an empty list item")
     return items
+
+
+def parse_size(name: str, text: str) -> int:
+    """The chunk count of ``<name>.size``: ASCII digits, no sign, no padding, no spaces."""
+    if not _SIZE.fullmatch(text):
+        if text.startswith("-") and text[1:].isdigit():
+            raise CorruptTimeline(f"{name}.size is negative ({text})")
+        raise CorruptTimeline(f"{name}.size is {text!r}, not a count of chunks")
+    return int(text)
+
+
+def stray_chunks(props: Mapping[str, str]) -> list[str]:
+    """Keys that look like list chunks (``holes3``) but lie outside their list's ``.size``.
+
+    For stores that always write a timeline's properties whole (the catalog's cells): there a
+    chunk that ``.size`` does not count is corruption, not a migration's leftover. Keys are
+    relative to the timeline prefix; a malformed ``.size`` is reported by ``decode_chunks``.
+    """
+    out: list[str] = []
+    for key in props:
+        match = _CHUNK.fullmatch(key)
+        if match is None:
+            continue
+        name, index = match.group(1), int(match.group(2))
+        size_text = props.get(f"{name}.size")
+        size = int(size_text) if size_text is not None and _SIZE.fullmatch(size_text) else None
+        if size is not None and index < size and match.group(2) == str(index):
+            continue
+        out.append(key)
+    return sorted(out)
