@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,17 +19,21 @@ from airflow_partitions.catalog.rows import (
     DEF,
     PRESENT,
     CatalogRows,
+    CorruptTimelineCell,
     TimelineCell,
+    decode_storage,
     timeline_column,
 )
-from airflow_partitions.errors import InvalidInput
+from airflow_partitions.errors import CorruptTimeline, InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import (
     OrdinalRange,
     PartitionTimeline,
     StoreAllTimeline,
+    UnknownTimelineClass,
     new_timeline,
     runs,
+    storage_class_key,
     timeline_class,
 )
 
@@ -160,16 +163,18 @@ class TimelineCache:
             cells = rows.get(name, {})
             if DEF not in cells:
                 continue  # a storage still being created
-            sdef = StorageDef.from_json(json.loads(cells[DEF]))
+            sdef = decode_storage(name, cells[DEF])
             state = StorageState(sdef, cells.get(PRESENT) == b"true")
+            states[name] = state
+            if not state.present:
+                continue  # rebuilt from the rows before use: its cells are not read
             for period in sdef.periods:
                 for column in sdef.time_columns:
-                    col = timeline_column(period, column)
-                    cell = TimelineCell.parse(cells.get(col), f"{name}/{col.decode()}")
+                    cell = TimelineCell.read(cells.get(timeline_column(period, column)),
+                                             name, period, column)
                     state.timelines[(period, column)] = timeline_from_cell(
                         catalog_rows, sdef, period, column, cell
                     )
-            states[name] = state
         return FactState(definition, generation, states)
 
 
@@ -177,12 +182,33 @@ def timeline_from_cell(
     catalog_rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str,
     cell: TimelineCell,
 ) -> PartitionTimeline:
-    """Decode one stored timeline cell (StoreAll reads its value columns lazily)."""
-    kind = cell.kind or sdef.timeline_kind(period, column)
-    cls = timeline_class(kind)
+    """Decode one checked timeline cell (StoreAll reads its value columns lazily).
+
+    Corrupt content raises :class:`CorruptTimelineCell`, which names the timeline and says
+    to run reconcile; nothing is ever half-used.
+    """
+    try:
+        return decode_timeline(catalog_rows, sdef, period, column, cell)
+    except CorruptTimelineCell:
+        raise
+    except CorruptTimeline as exc:
+        raise CorruptTimelineCell(sdef.name, period, column, str(exc)) from None
+
+
+def decode_timeline(
+    catalog_rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str,
+    cell: TimelineCell,
+) -> PartitionTimeline:
+    """:func:`timeline_from_cell` with the bare ``CorruptTimeline`` of the content decoders."""
+    named = cell.properties.get(storage_class_key(period.name, column))
+    kind = cell.kind or named or sdef.timeline_kind(period, column)
+    try:
+        cls = timeline_class(kind)
+    except UnknownTimelineClass as exc:
+        raise CorruptTimeline(str(exc)) from None
     if cls is StoreAllTimeline:
         def loader(lo: int | None, hi: int | None) -> list[int]:
-            return catalog_rows.read_values(sdef.name, period, column, lo, hi)
+            return catalog_rows.read_values(sdef.name, period, column, lo, hi, sdef.tz)
 
         return SlicedStoreAllTimeline(period, column, sdef.tz, loader)
     if cell.raw is None:

@@ -6,25 +6,32 @@ are safe while registrations and drops go on.
 
 from __future__ import annotations
 
+import json
+import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from airflow_partitions.catalog.cache import (
     SlicedStoreAllTimeline,
     TimelineKey,
+    decode_timeline,
     timeline_from_cell,
 )
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.rows import (
+    DROPPING,
     LIVE,
     MAX_SWAP_ATTEMPTS,
     STATE,
     TimelineCell,
     backoff,
-    partition_from_cells,
+    encode_timeline_cell,
     value_cell_column,
+    value_column,
+    value_ordinals,
 )
-from airflow_partitions.errors import ConcurrentUpdateError, InvalidInput
+from airflow_partitions.errors import ConcurrentUpdateError, CorruptTimeline, InvalidInput
+from airflow_partitions.kv.base import Cells
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import (
     PartitionTimeline,
@@ -32,151 +39,319 @@ from airflow_partitions.timelines import (
     convert,
     new_timeline,
     runs,
+    storage_class_key,
     timeline_class,
 )
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.facade import Catalog
-    from airflow_partitions.catalog.model import Partition
+
+log = logging.getLogger(__name__)
+
 
 @dataclass
 class TimelineDiff:
-    """How one stored timeline differed from the rebuild of its partition rows."""
+    """How one stored timeline differed from the rebuild of its partition rows.
+
+    ``corruption`` says why a stored timeline could not be read at all; it was replaced by the
+    rebuild, and its under- and over-reports are unknown (left empty).
+    """
 
     storage: str
     period: UpdatePeriod
     column: str
     under_reported: list[str] = field(default_factory=list)
     over_reported: list[str] = field(default_factory=list)
+    corruption: str | None = None
 
     @property
     def consistent(self) -> bool:
-        return not self.under_reported and not self.over_reported
+        return not self.under_reported and not self.over_reported and self.corruption is None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "storage": self.storage,
             "period": self.period.name,
             "column": self.column,
             "under_reported": self.under_reported,
             "over_reported": self.over_reported,
         }
+        if self.corruption is not None:  # only then, so sound reports keep their shape
+            out["corruption"] = self.corruption
+        return out
+
+
+@dataclass
+class CorruptRow:
+    """A partition row that reconcile could not read; it is reported and left as it is."""
+
+    storage: str
+    period: UpdatePeriod
+    values: dict[str, str]
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"storage": self.storage, "period": self.period.name,
+                "values": dict(self.values), "reason": self.reason}
 
 
 @dataclass
 class ReconcileReport:
-    """The result of ``reconcile``: differences found (and repaired), half-dropped rows removed."""
+    """The result of ``reconcile``: differences found (and repaired), corrupt timelines
+    replaced, half-dropped rows removed, and rows it could not read (kept untouched)."""
 
     storage: str
     diffs: list[TimelineDiff]
     finished_drops: int
+    corrupt_rows: list[CorruptRow] = field(default_factory=list)
 
     @property
     def consistent(self) -> bool:
-        return all(d.consistent for d in self.diffs) and not self.finished_drops
+        return (all(d.consistent for d in self.diffs) and not self.finished_drops
+                and not self.corrupt_rows)
+
+    @property
+    def corrupt_timelines(self) -> list[TimelineDiff]:
+        """The stored timelines that were corrupt, and were rebuilt from the rows."""
+        return [d for d in self.diffs if d.corruption is not None]
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "storage": self.storage,
             "consistent": self.consistent,
             "finished_drops": self.finished_drops,
             "timelines": [d.to_json() for d in self.diffs],
         }
+        if self.corrupt_rows:
+            out["corrupt_rows"] = [r.to_json() for r in self.corrupt_rows]
+        return out
+
+
+@dataclass
+class StoredTimeline:
+    """One timeline as stored, read without trusting it: what repair replaces."""
+
+    raw: bytes | None  # the cell's bytes: the check-and-put expectation
+    values: Cells  # its StoreAll value columns, raw (leftovers too, whatever the kind)
+    cell: TimelineCell | None = None  # None when the cell itself is corrupt
+    timeline: PartitionTimeline | None = None  # None when corrupt
+    corruption: str | None = None
+
+    def ordinals(self) -> set[int]:
+        if self.timeline is None:
+            return set()
+        return {o for b, e in self.timeline.ordinal_ranges() for o in range(b, e)}
+
+    def version(self) -> int:
+        """The stored version, or 0 when the cell is too broken to say."""
+        if self.cell is not None:
+            return self.cell.version
+        try:
+            version = json.loads(self.raw or b"{}").get("version", 0)
+        except (ValueError, AttributeError):
+            return 0
+        return version if isinstance(version, int) and not isinstance(version, bool) else 0
+
+
+class RowScan(NamedTuple):
+    """The partition rows of a storage as repair sees them."""
+
+    found: dict[TimelineKey, set[int]]  # time ordinals of the live rows
+    dropping: list[tuple[UpdatePeriod, dict[str, str]]]  # rows whose drop was interrupted
+    corrupt: list[CorruptRow]  # rows it cannot read: never counted, never touched
+
+
+class RebuildResult(NamedTuple):
+    """What ``rebuild`` read and what it stored (``[1]`` is the rebuilt timelines)."""
+
+    before: dict[TimelineKey, StoredTimeline]
+    after: dict[TimelineKey, PartitionTimeline]
+    rows: RowScan
+
+
+def read_stored(catalog: Catalog, sdef: StorageDef, period: UpdatePeriod,
+                column: str) -> StoredTimeline:
+    """One stored timeline, fully loaded, with what makes it corrupt if it is."""
+    rows = catalog.rows
+    stored = StoredTimeline(rows.read_raw_timeline_cell(sdef.name, period, column),
+                            rows.read_value_columns(sdef.name, period, column))
+    try:
+        stored.cell = TimelineCell.decode(stored.raw)
+        stored.cell.check(period, column)
+    except CorruptTimeline as exc:
+        stored.cell, stored.corruption = None, str(exc)
+        return stored
+    try:
+        timeline = decode_timeline(rows, sdef, period, column, stored.cell)
+        if isinstance(timeline, StoreAllTimeline):  # from the columns just read
+            timeline = StoreAllTimeline(period, column, sdef.tz)
+            timeline.add_ordinal_ranges(
+                runs(value_ordinals(period, column, sdef.tz, stored.values)))
+    except CorruptTimeline as exc:
+        stored.corruption = str(exc)
+        return stored
+    stored.timeline = timeline
+    return stored
 
 
 def stored_timelines(
     catalog: Catalog, sdef: StorageDef
-) -> tuple[dict[TimelineKey, TimelineCell], dict[TimelineKey, PartitionTimeline]]:
-    """The raw timeline cells and their decoded timelines, read fresh from the store."""
-    cells: dict[TimelineKey, TimelineCell] = {}
-    timelines: dict[TimelineKey, PartitionTimeline] = {}
-    for period in sdef.periods:
-        for column in sdef.time_columns:
-            cell = catalog.rows.read_timeline_cell(sdef.name, period, column)
-            timeline = timeline_from_cell(catalog.rows, sdef, period, column, cell)
-            if isinstance(timeline, SlicedStoreAllTimeline):
-                timeline = timeline.load_all()
-            cells[(period, column)] = cell
-            timelines[(period, column)] = timeline
-    return cells, timelines
+) -> dict[TimelineKey, StoredTimeline]:
+    """Every stored timeline of a storage, read fresh and without trusting it."""
+    return {
+        (period, column): read_stored(catalog, sdef, period, column)
+        for period in sdef.periods
+        for column in sdef.time_columns
+    }
 
-def timelines_from_rows(catalog: Catalog, sdef: StorageDef) -> tuple[
-        dict[TimelineKey, set[int]], list[Partition]]:
-    """Time ordinals of every live row, and the partitions whose drop was interrupted."""
+
+def timelines_from_rows(catalog: Catalog, sdef: StorageDef) -> RowScan:
+    """Time ordinals of every live row, the interrupted drops, and the unreadable rows.
+
+    A row whose state is neither live nor dropping, or whose time value does not parse, is
+    corrupt: it is not counted (a timeline under-reports rather than advertise it) and it is
+    kept, for a person to look at.
+    """
     found: dict[TimelineKey, set[int]] = {
         (p, c): set() for p in sdef.periods for c in sdef.time_columns
     }
-    dropping: list[Partition] = []
+    scan = RowScan(found, [], [])
     for period in sdef.periods:
         prefix = catalog.rows.period_prefix(sdef, period)
         for _, cells in catalog.rows.partitions.scan(prefix=prefix):
-            if cells.get(STATE) != LIVE:
-                dropping.append(partition_from_cells(sdef, period, cells))
+            values = {c: cells.get(value_cell_column(c), b"").decode(errors="replace")
+                      for c in sdef.column_names}
+            state = cells.get(STATE)
+            if state == DROPPING:
+                scan.dropping.append((period, values))
                 continue
-            for column in sdef.time_columns:
-                text = cells[value_cell_column(column)].decode()
-                found[(period, column)].add(period.parse_ordinal(text, sdef.tz))
-    return found, dropping
+            if state != LIVE:
+                shown = "no state" if state is None else f"state {state!r}"
+                scan.corrupt.append(CorruptRow(
+                    sdef.name, period, values,
+                    f"{shown}, neither {LIVE.decode()} nor {DROPPING.decode()}"))
+                continue
+            try:
+                ordinals = {column: period.parse_ordinal(
+                    cells[value_cell_column(column)].decode(), sdef.tz)
+                    for column in sdef.time_columns}
+            except KeyError as exc:
+                scan.corrupt.append(CorruptRow(sdef.name, period, values,
+                                               f"the cell {exc.args[0]!r} is missing"))
+                continue
+            except ValueError as exc:  # InvalidPartitionValue, UnicodeDecodeError
+                scan.corrupt.append(CorruptRow(sdef.name, period, values, str(exc)))
+                continue
+            for column, ordinal in ordinals.items():
+                found[(period, column)].add(ordinal)
+    return scan
 
 
-def rebuild(catalog: Catalog, sdef: StorageDef) -> tuple[
-    dict[TimelineKey, PartitionTimeline], dict[TimelineKey, PartitionTimeline]
-]:
-    """Store timelines recomputed from the live partition rows; returns (before, after).
+def _kind_to_store(sdef: StorageDef, key: TimelineKey, stored: StoredTimeline) -> str:
+    """The implementation a rebuilt timeline keeps: the stored one's, unless its cell is
+    corrupt (then nothing in it is trusted, and the storage's configured one is used)."""
+    period, column = key
+    configured = sdef.timeline_kind(period, column)
+    if stored.cell is None:
+        return configured
+    named = stored.cell.properties.get(storage_class_key(period.name, column))
+    return timeline_class(stored.cell.kind or named or configured).kind
 
-    Each timeline cell is swapped only if it is unchanged since it was read, before the rows
-    were scanned, so a concurrent writer makes the rebuild retry instead of being overwritten.
+
+def rebuild(catalog: Catalog, sdef: StorageDef) -> RebuildResult:
+    """Store timelines recomputed from the live partition rows, whatever the stored cells hold.
+
+    The stored cells are read raw and never trusted: a corrupt one is replaced (and reported
+    in the result and the log), not parsed on the way. Each cell is swapped with check-and-put
+    against the bytes read before the rows were scanned, so a concurrent writer makes the
+    rebuild retry instead of being overwritten.
     """
+    rows = catalog.rows
     for attempt in range(MAX_SWAP_ATTEMPTS):
-        cells, stored = stored_timelines(catalog, sdef)
-        found, _ = timelines_from_rows(catalog, sdef)
+        stored = stored_timelines(catalog, sdef)
+        scan = timelines_from_rows(catalog, sdef)
         rebuilt: dict[TimelineKey, PartitionTimeline] = {}
         ok = True
-        for (period, column), ordinals in found.items():
-            kind = cells[(period, column)].kind or sdef.timeline_kind(period, column)
+        for (period, column), ordinals in scan.found.items():
+            before = stored[(period, column)]
+            kind = _kind_to_store(sdef, (period, column), before)
             timeline = new_timeline(kind, period, column, sdef.tz)
             timeline.add_ordinal_ranges(runs(sorted(ordinals)))
             rebuilt[(period, column)] = timeline
-            cell = cells[(period, column)]
             if isinstance(timeline, StoreAllTimeline):
-                old = set(o for b, e in stored[(period, column)].ordinal_ranges()
-                          for o in range(b, e))
-                formatted = {o: period.format_ordinal(o, sdef.tz) for o in ordinals - old}
-                catalog.rows.write_values(sdef.name, period, column, ordinals - old,
-                                     old - ordinals, formatted)
-                new = cell.encode_next(kind, {})
+                wanted = {value_column(period, column, o):
+                          period.format_ordinal(o, sdef.tz).encode() for o in ordinals}
+                rows.mutate_value_columns(
+                    sdef.name,
+                    puts={c: v for c, v in wanted.items() if before.values.get(c) != v},
+                    deletes=[c for c in before.values if c not in wanted],
+                )
+                properties: dict[str, str] = {}
             else:
-                new = cell.encode_next(kind, timeline.to_properties())
-            if not catalog.rows.swap_timeline_cell(sdef.name, period, column, cell, new):
+                properties = timeline.to_properties()
+            new = encode_timeline_cell(before.version() + 1, kind, properties)
+            if not rows.swap_timeline_cell(sdef.name, period, column, before.raw, new):
                 ok = False
                 break
+            if before.values and not isinstance(timeline, StoreAllTimeline):
+                rows.mutate_value_columns(sdef.name, {}, before.values)  # leftovers
         if ok:
-            catalog.rows.set_present(sdef.name, True)
-            catalog.rows.bump_generation(sdef.fact)
+            rows.set_present(sdef.name, True)
+            rows.bump_generation(sdef.fact)
             catalog.cache.invalidate(sdef.fact)
-            return stored, rebuilt
+            _log_corruption(sdef, stored, scan)
+            return RebuildResult(stored, rebuilt, scan)
         backoff(attempt)
     raise ConcurrentUpdateError(f"timelines of {sdef.name!r} kept changing during rebuild")
 
 
+def _log_corruption(sdef: StorageDef, stored: dict[TimelineKey, StoredTimeline],
+                    scan: RowScan) -> None:
+    for (period, column), before in stored.items():
+        if before.corruption is not None:
+            log.warning("replaced the corrupt %s %s timeline of storage %r (%s); rebuilt it "
+                        "from the partition rows", period.name, column, sdef.name,
+                        before.corruption)
+    for row in scan.corrupt:
+        log.warning("kept a %s partition row of storage %r that cannot be read, not counted "
+                    "in its timelines: %s (%s)", row.period.name, sdef.name, row.values,
+                    row.reason)
+
+
 def reconcile(catalog: Catalog, sdef: StorageDef) -> ReconcileReport:
-    """Finish interrupted drops, rebuild, and report what the stored timelines got wrong."""
+    """Rebuild, finish interrupted drops, and report what the stored timelines got wrong.
+
+    Rebuild goes first, so a corrupt timeline is replaced before the drops update it. The
+    rows reconcile cannot read (an unknown state, a time value that does not parse) are
+    reported and kept: deleting them as if they were interrupted drops would lose data.
+    """
     storage = sdef.name
-    _, dropping = timelines_from_rows(catalog, sdef)
-    for part in dropping:  # drops are idempotent: running one again completes it
-        catalog.drop(storage, part.period, part.values)
-    stored, rebuilt = rebuild(catalog, sdef)
+    stored, rebuilt, scan = rebuild(catalog, sdef)
+    corrupt_rows = list(scan.corrupt)
+    finished = 0
+    for period, values in scan.dropping:  # drops are idempotent: running one again completes it
+        try:
+            catalog.drop(storage, period, values)
+        except InvalidInput as exc:  # its values do not make a partition: report, keep
+            corrupt_rows.append(CorruptRow(storage, period, values,
+                                           f"a half-dropped row that cannot be dropped: {exc}"))
+            continue
+        finished += 1
     diffs = []
     for key, fresh in rebuilt.items():
         period, column = key
-        old = {o for b, e in stored[key].ordinal_ranges() for o in range(b, e)}
+        before = stored[key]
+        if before.corruption is not None:
+            diffs.append(TimelineDiff(storage, period, column, corruption=before.corruption))
+            continue
+        old = before.ordinals()
         new = {o for b, e in fresh.ordinal_ranges() for o in range(b, e)}
         diffs.append(TimelineDiff(
             storage, period, column,
             under_reported=[period.format_ordinal(o, sdef.tz) for o in sorted(new - old)],
             over_reported=[period.format_ordinal(o, sdef.tz) for o in sorted(old - new)],
         ))
-    return ReconcileReport(storage, diffs, len(dropping))
+    return ReconcileReport(storage, diffs, finished, corrupt_rows)
 
 
 def migrate_timeline(catalog: Catalog, sdef: StorageDef, period: UpdatePeriod | str,

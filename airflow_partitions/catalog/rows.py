@@ -26,12 +26,16 @@ import json
 import random
 import struct
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from airflow_partitions.catalog.model import FactDef, Partition, StorageDef, encode_json
-from airflow_partitions.errors import CorruptTimeline
+from airflow_partitions.errors import (
+    CorruptDefinition,
+    CorruptTimeline,
+    InvalidInput,
+)
 from airflow_partitions.keys import (
     LOCATION_CELL,
     encode_key,
@@ -43,6 +47,8 @@ from airflow_partitions.keys import value_cell_column as value_cell_column
 from airflow_partitions.kv.base import Cells, KVStore, KVTable
 from airflow_partitions.kv.scan_filters import ColumnRange
 from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.timelines import UnknownTimelineClass, storage_class_key, timeline_class
+from airflow_partitions.timelines.properties import check_chunk_counts, timeline_prefix
 
 CATALOG_TABLE: Final = "catalog"
 PARTITIONS_TABLE: Final = "partitions"
@@ -60,6 +66,7 @@ DROPPING: Final = b"dropping"
 MAX_SWAP_ATTEMPTS: Final = 200
 _ORDINAL: Final = struct.Struct(">Q")
 _SIGN: Final = 1 << 63
+_Def = TypeVar("_Def", FactDef, StorageDef)
 
 
 def backoff(attempt: int) -> None:
@@ -96,6 +103,57 @@ def ordinal_of_qualifier(qualifier: bytes) -> int:
     return int(_ORDINAL.unpack(qualifier[-8:])[0]) - _SIGN
 
 
+def value_ordinals(period: UpdatePeriod, column: str, tz: str,
+                   cells: Mapping[bytes, bytes]) -> list[int]:
+    """The sorted ordinals of StoreAll value columns; ``CorruptTimeline`` on a bad column.
+
+    Each column name must be ``v:<PERIOD>.<col>:`` and 8 ordinal bytes. The smallest and the
+    largest ordinal must name partitions of the calendar (years 0001 to 9999), which holds
+    every ordinal between them: two formats per read, not one per value.
+    """
+    name = b"v:" + f"{period.name}.{column}:".encode()
+    out: list[int] = []
+    for qualifier in cells:
+        if len(qualifier) != len(name) + 8 or not qualifier.startswith(name):
+            raise CorruptTimeline(f"value column {qualifier!r} is not {name.decode()}<8 bytes>")
+        out.append(ordinal_of_qualifier(qualifier))
+    out.sort()
+    for ordinal in out[:1] + out[-1:]:
+        if not _in_calendar(period, ordinal, tz):
+            raise CorruptTimeline(
+                f"value column {value_column(period, column, ordinal)!r} holds ordinal "
+                f"{ordinal}, which names no {period.name} partition"
+            )
+    return out
+
+
+def _in_calendar(period: UpdatePeriod, ordinal: int, tz: str) -> bool:
+    """Whether a partition value exists for the ordinal (years 0001 to 9999)."""
+    try:
+        text = period.format_ordinal(ordinal, tz)
+    except (ValueError, OverflowError):
+        return False
+    return len(text.split("-", 1)[0]) == 4  # 10000-01-01 ends the calendar, names nothing
+
+
+class CorruptTimelineCell(CorruptTimeline):
+    """One stored timeline cell (or its StoreAll value columns) is corrupt.
+
+    The message names the storage, period and column and says how to repair it; ``reason``
+    is the bare finding, which is what ``reconcile`` reports when it replaces the cell.
+    """
+
+    def __init__(self, storage: str, period: UpdatePeriod, column: str, reason: str):
+        self.storage, self.period, self.column, self.reason = storage, period, column, reason
+        super().__init__(
+            f"the {period.name} {column} timeline of storage {storage!r} is corrupt: {reason}; "
+            f"run 'airflow-partitions reconcile {storage}' to rebuild it from the partition rows"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.storage, self.period, self.column, self.reason)
+
+
 @dataclass(frozen=True)
 class TimelineCell:
     """One stored timeline cell: its raw bytes (the check-and-put expectation) and content."""
@@ -106,23 +164,115 @@ class TimelineCell:
     properties: dict[str, str]
 
     @classmethod
-    def parse(cls, raw: bytes | None, where: str) -> TimelineCell:
+    def read(cls, raw: bytes | None, storage: str, period: UpdatePeriod,
+             column: str) -> TimelineCell:
+        """Decode and check the cell of (storage, period, column); corrupt cells raise."""
+        try:
+            cell = cls.decode(raw)
+            cell.check(period, column)
+        except CorruptTimeline as exc:
+            raise CorruptTimelineCell(storage, period, column, str(exc)) from None
+        return cell
+
+    @classmethod
+    def decode(cls, raw: bytes | None) -> TimelineCell:
+        """The cell's JSON (``CorruptTimeline`` when it is not the JSON this version writes)."""
         if not raw:
             return cls(None, 0, None, {})
         try:
             data = json.loads(raw)
             props = {str(k): str(v) for k, v in data["properties"].items()}
-            return cls(raw, int(data["version"]), data.get("kind"), props)
+            kind = data.get("kind")
+            if kind is not None and not isinstance(kind, str):
+                raise TypeError(f"kind is {kind!r}, not a string")
+            version = data["version"]
+            if isinstance(version, bool) or not isinstance(version, int):
+                raise TypeError(f"version is {version!r}, not an integer")
+            return cls(raw, version, kind, props)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise CorruptTimeline(f"timeline cell {where} is not valid JSON: {exc}") from None
+            what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise CorruptTimeline(f"the cell is not a timeline's JSON ({what})") from None
+
+    def check(self, period: UpdatePeriod, column: str) -> None:
+        """Cell-level consistency: what the content decoders cannot see on their own.
+
+        Every property belongs to this (period, column); the kind and the ``storage.class``
+        property name the same known implementation; every list chunk is counted by its
+        ``.size`` (cells are written whole, so a chunk ``.size`` does not count, or a chunk
+        without a ``.size``, is corruption, not a migration's leftover).
+        """
+        if self.raw is None:
+            return
+        prefix = timeline_prefix(period.name, column)
+        foreign = sorted(k for k in self.properties if not k.startswith(prefix))
+        if foreign:
+            more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
+            raise CorruptTimeline(
+                f"property {foreign[0]!r}{more} lies outside this timeline's prefix {prefix!r}"
+            )
+        kind_class = None
+        if self.kind is not None:
+            try:
+                kind_class = timeline_class(self.kind)
+            except UnknownTimelineClass:
+                raise CorruptTimeline(
+                    f"its kind {self.kind!r} names no timeline implementation"
+                ) from None
+        named = self.properties.get(storage_class_key(period.name, column))
+        if named is not None:
+            try:
+                named_class = timeline_class(named)
+            except UnknownTimelineClass:
+                raise CorruptTimeline(
+                    f"its storage.class {named!r} names no timeline implementation"
+                ) from None
+            if kind_class is not None and named_class is not kind_class:
+                raise CorruptTimeline(
+                    f"its kind is {self.kind} but its storage.class property names {named}"
+                )
+        check_chunk_counts({k[len(prefix):]: v for k, v in self.properties.items()})
 
     def encode_next(self, kind: str, properties: Mapping[str, str]) -> bytes:
-        body: dict[str, Any] = {
-            "version": self.version + 1,
-            "kind": kind,
-            "properties": dict(sorted(properties.items())),
-        }
-        return encode_json(body)
+        return encode_timeline_cell(self.version + 1, kind, properties)
+
+
+def encode_timeline_cell(version: int, kind: str, properties: Mapping[str, str]) -> bytes:
+    body: dict[str, Any] = {
+        "version": version,
+        "kind": kind,
+        "properties": dict(sorted(properties.items())),
+    }
+    return encode_json(body)
+
+
+def decode_fact(name: str, raw: bytes) -> FactDef:
+    """A stored fact definition; anything but this version's JSON is ``CorruptDefinition``."""
+    return _decode_definition("fact", name, raw, FactDef.from_json)
+
+
+def decode_storage(name: str, raw: bytes) -> StorageDef:
+    """A stored storage definition; anything but this version's JSON is ``CorruptDefinition``."""
+    return _decode_definition("storage", name, raw, StorageDef.from_json)
+
+
+def _decode_definition(
+    what: str, name: str, raw: bytes, from_json: Callable[[Mapping[str, Any]], _Def]
+) -> _Def:
+    """The error names the row and, for a missing field, the field."""
+    row = f"{what[0].upper()}\\x00{name}"
+    where = f"the definition of {what} {name!r} (catalog row {row}, cell m:def)"
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CorruptDefinition(f"{where} is not JSON: {exc}") from None
+    try:
+        if not isinstance(data, dict):
+            raise TypeError(f"it holds a JSON {type(data).__name__}, not an object")
+        return from_json(data)
+    except KeyError as exc:
+        raise CorruptDefinition(f"{where} is missing the field {exc}") from None
+    except (TypeError, ValueError, AttributeError, InvalidInput) as exc:
+        raise CorruptDefinition(f"{where} does not decode: {exc}") from None
 
 
 class CatalogRows:
@@ -147,7 +297,8 @@ class CatalogRows:
         storages = sorted(
             k[len(b"m:s.") :].decode() for k in cells if k.startswith(b"m:s.")
         )
-        return FactDef.from_json(json.loads(cells[DEF])), decode_counter(cells.get(GEN)), storages
+        fdef = decode_fact(fact, cells[DEF])
+        return fdef, decode_counter(cells.get(GEN)), storages
 
     def read_generation(self, fact: str) -> int:
         """The warm-cache check: one small read."""
@@ -158,21 +309,21 @@ class CatalogRows:
 
     def list_facts(self) -> list[FactDef]:
         out = []
-        for _, cells in self.catalog.scan(prefix=b"F\x00", columns=[DEF]):
+        for row, cells in self.catalog.scan(prefix=b"F\x00", columns=[DEF]):
             if DEF in cells:
-                out.append(FactDef.from_json(json.loads(cells[DEF])))
+                out.append(decode_fact(row[2:].decode(), cells[DEF]))
         return out
 
     def list_storage_defs(self) -> list[StorageDef]:
         out = []
-        for _, cells in self.catalog.scan(prefix=b"S\x00", columns=[DEF]):
+        for row, cells in self.catalog.scan(prefix=b"S\x00", columns=[DEF]):
             if DEF in cells:
-                out.append(StorageDef.from_json(json.loads(cells[DEF])))
+                out.append(decode_storage(row[2:].decode(), cells[DEF]))
         return out
 
     def read_storage_def(self, storage: str) -> StorageDef | None:
         cells = self.catalog.get(storage_row(storage), [DEF])
-        return StorageDef.from_json(json.loads(cells[DEF])) if DEF in cells else None
+        return decode_storage(storage, cells[DEF]) if DEF in cells else None
 
     def read_storage_rows(self, storages: Iterable[str]) -> dict[str, Cells]:
         """Definitions and timeline cells of several storages in one round trip (no values)."""
@@ -182,32 +333,66 @@ class CatalogRows:
     # -- timelines ---------------------------------------------------------------------------------
 
     def read_timeline_cell(self, storage: str, period: UpdatePeriod, column: str) -> TimelineCell:
+        """The checked cell of one timeline (``CorruptTimelineCell`` when it is corrupt)."""
+        return TimelineCell.read(self.read_raw_timeline_cell(storage, period, column),
+                                 storage, period, column)
+
+    def read_raw_timeline_cell(self, storage: str, period: UpdatePeriod,
+                               column: str) -> bytes | None:
+        """The cell's bytes, unchecked: for repair, which replaces it without trusting it."""
         col = timeline_column(period, column)
-        raw = self.catalog.get(storage_row(storage), [col]).get(col)
-        return TimelineCell.parse(raw, f"{storage}/{col.decode()}")
+        return self.catalog.get(storage_row(storage), [col]).get(col)
 
     def swap_timeline_cell(
-        self, storage: str, period: UpdatePeriod, column: str, old: TimelineCell, new: bytes
+        self, storage: str, period: UpdatePeriod, column: str, old: TimelineCell | bytes | None,
+        new: bytes,
     ) -> bool:
+        """Check-and-put against the bytes read before (a cell, or the raw bytes of one)."""
+        expected = old.raw if isinstance(old, TimelineCell) else old
         return self.catalog.check_and_put(
-            storage_row(storage), timeline_column(period, column), old.raw, new
+            storage_row(storage), timeline_column(period, column), expected, new
         )
 
     def read_values(
-        self, storage: str, period: UpdatePeriod, column: str, lo: int | None, hi: int | None
+        self, storage: str, period: UpdatePeriod, column: str, lo: int | None, hi: int | None,
+        tz: str,
     ) -> list[int]:
-        """StoreAll values of one timeline inside ``[lo, hi)``: a column-range slice of the row."""
+        """StoreAll values of one timeline inside ``[lo, hi)``: a column-range slice of the row.
+
+        A value column whose qualifier is not an 8-byte ordinal, or whose ordinal lies outside
+        the calendar, is corrupt (``CorruptTimelineCell``).
+        """
         base = f"{period.name}.{column}:".encode()
         low = value_qualifier(period, column, lo) if lo is not None else base
         high = value_qualifier(period, column, hi) if hi is not None else prefix_successor(base)
+        cells = self._value_cells(storage, low, high)
+        try:
+            return value_ordinals(period, column, tz, cells)
+        except CorruptTimeline as exc:
+            raise CorruptTimelineCell(storage, period, column, str(exc)) from None
+
+    def read_value_columns(self, storage: str, period: UpdatePeriod,
+                           column: str) -> dict[bytes, bytes]:
+        """Every StoreAll value column of one timeline, raw (``v:...`` name -> value text)."""
+        base = f"{period.name}.{column}:".encode()
+        return self._value_cells(storage, base, prefix_successor(base))
+
+    def _value_cells(self, storage: str, low: bytes, high: bytes | None) -> dict[bytes, bytes]:
         row = storage_row(storage)
-        out: list[int] = []
+        out: dict[bytes, bytes] = {}
         for _, cells in self.catalog.scan(
             start=row, stop=row + b"\x00", columns=[b"v"],
             filter=ColumnRange(low, True, high, False),
         ):
-            out.extend(ordinal_of_qualifier(q) for q in cells)
-        return sorted(out)
+            out.update(cells)
+        return out
+
+    def mutate_value_columns(self, storage: str, puts: Mapping[bytes, bytes],
+                             deletes: Iterable[bytes]) -> None:
+        """Put and delete raw value columns of a storage row in one atomic mutation."""
+        deletes = list(deletes)
+        if puts or deletes:
+            self.catalog.mutate_row(storage_row(storage), puts=puts, deletes=deletes)
 
     def write_values(
         self, storage: str, period: UpdatePeriod, column: str, add: Iterable[int],

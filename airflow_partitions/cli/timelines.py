@@ -175,6 +175,10 @@ def reconcile_storage(args: argparse.Namespace, ctx: Context) -> int:
     for diff in report.diffs:
         if diff.consistent:
             continue
+        if diff.corruption is not None:
+            lines.append(f"replaced the corrupt {diff.period.name} {diff.column} timeline "
+                         f"({diff.corruption}); rebuilt it from the partition rows")
+            continue
         lines.append(
             f"repaired the {diff.period.name} {diff.column} timeline: "
             f"{len(diff.under_reported)} under-reported{_sample(diff.under_reported)}, "
@@ -182,9 +186,16 @@ def reconcile_storage(args: argparse.Namespace, ctx: Context) -> int:
         )
     if report.finished_drops:
         lines.append(f"finished {plural(report.finished_drops, 'half-done drop')}")
+    for row in report.corrupt_rows:
+        shown = ", ".join(f"{c}={v}" for c, v in row.values.items())
+        lines.append(f"kept a {row.period.name} partition row it cannot read ({shown}): "
+                     f"{row.reason}; it is not advertised")
     if report.consistent:
         lines.append(f"{report.storage}: {plural(len(report.diffs), 'timeline')} consistent "
                      "with the partition rows")
+    elif report.corrupt_rows:
+        lines.append(f"{report.storage}: repaired the timelines; "
+                     f"{plural(len(report.corrupt_rows), 'unreadable row')} left untouched")
     else:
         lines.append(f"{report.storage}: repaired; the timelines now match the partition rows")
     for line in lines:

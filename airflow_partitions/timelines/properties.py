@@ -63,7 +63,7 @@ def decode_chunks(props: Mapping[str, str], name: str) -> list[str]:
     ``"01"``), and a chunk without a ``.size`` is corrupt: every writer, Lens included, writes
     the size. Chunks past ``.size`` are left alone, as Lens leaves them: an in-place migration
     (``props.update(...)``) can leave some behind. The catalog, whose cells are written whole,
-    rejects those too (:func:`stray_chunks`).
+    rejects those too (:func:`check_chunk_counts`).
     """
     size_text = props.get(f"{name}.size")
     if size_text is None:
@@ -93,22 +93,24 @@ def parse_size(name: str, text: str) -> int:
     return int(text)
 
 
-def stray_chunks(props: Mapping[str, str]) -> list[str]:
-    """Keys that look like list chunks (``holes3``) but lie outside their list's ``.size``.
+def check_chunk_counts(props: Mapping[str, str]) -> None:
+    """Raise ``CorruptTimeline`` unless every list chunk (``holes3``) is counted by its list's
+    ``.size``, and every ``.size`` of a present chunk is a canonical count.
 
     For stores that always write a timeline's properties whole (the catalog's cells): there a
     chunk that ``.size`` does not count is corruption, not a migration's leftover. Keys are
-    relative to the timeline prefix; a malformed ``.size`` is reported by ``decode_chunks``.
+    relative to the timeline prefix.
     """
-    out: list[str] = []
-    for key in props:
+    for key in sorted(props):
         match = _CHUNK.fullmatch(key)
         if match is None:
             continue
-        name, index = match.group(1), int(match.group(2))
+        name, digits = match.group(1), match.group(2)
         size_text = props.get(f"{name}.size")
-        size = int(size_text) if size_text is not None and _SIZE.fullmatch(size_text) else None
-        if size is not None and index < size and match.group(2) == str(index):
-            continue
-        out.append(key)
-    return sorted(out)
+        if size_text is None:
+            raise CorruptTimeline(f"{name}.size is missing but chunk {key} is present")
+        size = parse_size(name, size_text)
+        if digits != str(int(digits)) or int(digits) >= size:
+            raise CorruptTimeline(
+                f"chunk {key} is not one of the {size} chunks that {name}.size counts"
+            )
