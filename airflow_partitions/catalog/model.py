@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from airflow_partitions.cover.request import to_instant
-from airflow_partitions.errors import InvalidInput
+from airflow_partitions.errors import InvalidInput, InvalidPartitionValue
 from airflow_partitions.keys import ColumnType, KeySchema, PartitionValue, RowLayout
 from airflow_partitions.periods import (
     TimePartition,
@@ -282,7 +282,13 @@ def make_spec(storage: StorageDef, period: UpdatePeriod | str,
         if not isinstance(text, str):
             raise InvalidPartitionSpec(f"value of column {column!r} must be text, got {text!r}")
         if column in storage.time_columns:
-            period.parse_ordinal(text, storage.tz)  # strict, canonical
+            ordinal = period.parse_ordinal(text, storage.tz)  # strict, canonical
+            if ordinal == period.end_ordinal(storage.tz):
+                raise InvalidPartitionValue(
+                    f"{text!r} of column {column!r} is the end of the calendar, not a "
+                    f"{period.name} partition: it can only end a range (partitions run to "
+                    f"{period.format_ordinal(ordinal - 1, storage.tz)})"
+                )
             value: PartitionValue = text
         else:
             value = typed_value(column, ctype, text)

@@ -12,6 +12,7 @@ from typing import Final
 
 import pendulum
 
+from airflow_partitions.errors import InvalidRange
 from airflow_partitions.periods import UpdatePeriod, zone, zone_name
 
 US: Final = 1_000_000
@@ -34,11 +35,22 @@ def to_us(instant: dt.datetime) -> int:
     return seconds * US + utc.microsecond
 
 
+#: The first and last instants ``datetime`` can hold, in microseconds since the epoch.
+MIN_US: Final = to_us(dt.datetime.min.replace(tzinfo=dt.UTC))
+MAX_US: Final = to_us(dt.datetime.max.replace(tzinfo=dt.UTC))
+
+
 def from_us(us: int, tz: str) -> pendulum.DateTime:
-    """The pendulum instant ``us`` microseconds after the epoch, in zone ``tz``."""
+    """The pendulum instant ``us`` microseconds after the epoch, in zone ``tz``; one that
+    ``datetime`` cannot hold (before year 1 or after 9999, in UTC or in ``tz``) is an
+    :class:`InvalidRange`."""
     zone_ = zone(tz)
-    utc = _EPOCH + dt.timedelta(microseconds=us)
-    return pendulum.instance(utc.astimezone(zone_), tz=zone_)
+    try:
+        utc = _EPOCH + dt.timedelta(microseconds=us)
+        return pendulum.instance(utc.astimezone(zone_), tz=zone_)
+    except OverflowError:
+        side = "after 9999-12-31T23:59:59.999999Z" if us > 0 else "before 0001-01-01T00:00Z"
+        raise InvalidRange(f"an instant {side} cannot be represented (in {tz})") from None
 
 
 class Clock:
@@ -62,8 +74,7 @@ class Clock:
 
     def ceil(self, period: UpdatePeriod, us: int) -> int:
         """The ordinal of the first partition starting at or after ``us``."""
-        ordinal = self.floor(period, us)
-        return ordinal if self.start(period, ordinal) == us else ordinal + 1
+        return self.floor(period, us) + (not self.is_aligned(period, us))
 
     def start(self, period: UpdatePeriod, ordinal: int) -> int:
         """The first instant (microseconds) of partition ``ordinal``."""
@@ -82,4 +93,7 @@ class Clock:
 
     def is_aligned(self, period: UpdatePeriod, us: int) -> bool:
         """Whether ``us`` starts a partition of ``period``."""
-        return self.start(period, self.floor(period, us)) == us
+        try:
+            return self.start(period, self.floor(period, us)) == us
+        except InvalidRange:  # that partition starts before 0001-01-01T00:00Z: not at ``us``
+            return False

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import pendulum
 
-from airflow_partitions.cover.clock import Clock, from_us, to_us
+from airflow_partitions.cover.clock import MAX_US, MIN_US, Clock, from_us, to_us
 from airflow_partitions.cover.request import CoverRequest
-from airflow_partitions.errors import InvalidInput, MisalignedTime
+from airflow_partitions.errors import InvalidInput, InvalidRange, MisalignedTime
 from airflow_partitions.periods import UpdatePeriod, zone, zone_name
 from airflow_partitions.timelines.base import PartitionTimeline
 
@@ -134,23 +134,54 @@ def _rank(sources: Iterable[CoverSource]) -> dict[str, int]:
 def _align(
     clock: Clock, finest: UpdatePeriod, start_us: int, end_us: int, align: str | None
 ) -> tuple[int, int]:
-    """Widen (``outer``), narrow (``inner``) or check the bounds against ``finest``."""
+    """Widen (``outer``), narrow (``inner``) or check the bounds against ``finest``.
+
+    Near years 1 and 9999 a boundary may lie where ``datetime`` cannot go: widening to it is an
+    :class:`InvalidRange`, narrowing stops short of it.
+    """
     if align == "outer":
-        return clock.start(finest, clock.floor(finest, start_us)), clock.start(
-            finest, clock.ceil(finest, end_us)
-        )
+        lo = _boundary(clock, finest, clock.floor(finest, start_us))
+        hi = _boundary(clock, finest, clock.ceil(finest, end_us))
+        if lo is None or hi is None:
+            name, us = ("start", start_us) if lo is None else ("end", end_us)
+            raise InvalidRange(
+                f"cover {name} {from_us(us, clock.tz).isoformat()} cannot be widened to a "
+                f"{finest.name} boundary in {clock.tz}: the nearest one is "
+                f"{_beyond(us)}, which Python cannot represent; use align='inner'"
+            )
+        return lo, hi
     if align == "inner":
-        lo = clock.start(finest, clock.ceil(finest, start_us))
-        hi = clock.start(finest, clock.floor(finest, end_us))
-        return (lo, hi) if lo <= hi else (lo, lo)
+        lo = _boundary(clock, finest, clock.ceil(finest, start_us))
+        hi = _boundary(clock, finest, clock.floor(finest, end_us))
+        if lo is not None and hi is not None and lo <= hi:
+            return lo, hi
+        empty = end_us if lo is None else lo  # no whole partition inside
+        return empty, empty
     for name, us in (("start", start_us), ("end", end_us)):
         if not clock.is_aligned(finest, us):
-            floor = clock.start(finest, clock.floor(finest, us))
-            ceil = clock.start(finest, clock.ceil(finest, us))
+            near = [_boundary(clock, finest, clock.floor(finest, us)),
+                    _boundary(clock, finest, clock.ceil(finest, us))]
+            floor, ceil = (
+                from_us(b, clock.tz).isoformat() if b is not None else _beyond(us) for b in near
+            )
             raise MisalignedBound(
                 f"cover {name} {from_us(us, clock.tz).isoformat()} is not aligned to "
                 f"{finest.name}, the finest period available, in {clock.tz}: the nearest "
-                f"boundaries are {from_us(floor, clock.tz).isoformat()} and "
-                f"{from_us(ceil, clock.tz).isoformat()}; pass align='outer' or align='inner'"
+                f"boundaries are {floor} and {ceil}; pass align='outer' or align='inner'"
             )
     return start_us, end_us
+
+
+def _boundary(clock: Clock, period: UpdatePeriod, ordinal: int) -> int | None:
+    """Where partition ``ordinal`` starts, or None if ``datetime`` cannot hold that instant."""
+    try:
+        us = clock.start(period, ordinal)
+        from_us(us, clock.tz)  # the local time too (10000-01-01T00:00 in Tokyo is in UTC 9999)
+    except InvalidRange:
+        return None
+    return us if MIN_US <= us <= MAX_US else None
+
+
+def _beyond(us: int) -> str:
+    """Which end of the representable instants a boundary near ``us`` falls beyond."""
+    return "after 9999-12-31T23:59:59.999999Z" if us > 0 else "before 0001-01-01T00:00Z"

@@ -3,6 +3,12 @@
 Every partition of a period has an integer *ordinal* (consecutive partitions, consecutive
 ordinals). Fixed-length periods count seconds from the epoch (shifted by the zone's phase);
 calendar periods count days, weeks, months, quarters or years in the zone.
+
+The calendar runs from year 0001 to 9999 in every zone. The first value of year 10000
+(``10000-01-01``, ``10000-W01``, ``10000``) formats and parses as the exclusive *end* of the last
+partition, so a range or a timeline can end there, but it names no partition. An instant that
+``datetime`` cannot hold (before 0001-01-01T00:00Z or after 9999-12-31T23:59:59.999999Z) is an
+:class:`~airflow_partitions.errors.InvalidRange`, never a raw ``OverflowError``.
 """
 
 from __future__ import annotations
@@ -17,11 +23,13 @@ from typing import TYPE_CHECKING, Final
 import pendulum
 
 from airflow_partitions.errors import (
+    InvalidInput,
     InvalidPartitionValue,
     InvalidRange,
     MisalignedTime,
 )
 from airflow_partitions.periods.zones import (
+    _CYCLE_DAYS,
     _EPOCH,
     TzLike,
     _check_phase,
@@ -33,6 +41,7 @@ from airflow_partitions.periods.zones import (
     _resolve_wall_time,
     _same_instant,
     _to_pendulum,
+    _to_zone,
     _zone_has_transitions,
     _zone_phase,
     zone,
@@ -49,6 +58,8 @@ class _Spec:
     fixed: bool
     pattern: str
     regex: re.Pattern[str]
+    end_text: str  # the first value of year 10000: the end of the calendar, not a partition
+    cycle: int  # partitions in 400 Gregorian years (the calendar's period)
 
 
 _OFFSET = r"(?:([+-]\d{2}:\d{2}))?"
@@ -56,20 +67,29 @@ _SPECS: Final[dict[str, _Spec]] = {
     "SECONDLY": _Spec(
         1, True, "yyyy-MM-dd-HH-mm-ss",
         re.compile(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})" + _OFFSET),
+        "10000-01-01-00-00-00", _CYCLE_DAYS * 86400,
     ),
     "MINUTELY": _Spec(
         60, True, "yyyy-MM-dd-HH-mm",
         re.compile(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})" + _OFFSET),
+        "10000-01-01-00-00", _CYCLE_DAYS * 1440,
     ),
     "HOURLY": _Spec(
-        3600, True, "yyyy-MM-dd-HH", re.compile(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})" + _OFFSET)
+        3600, True, "yyyy-MM-dd-HH", re.compile(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})" + _OFFSET),
+        "10000-01-01-00", _CYCLE_DAYS * 24,
     ),
-    "DAILY": _Spec(86400, False, "yyyy-MM-dd", re.compile(r"(\d{4})-(\d{2})-(\d{2})")),
-    "WEEKLY": _Spec(7 * 86400, False, "yyyy-'W'ww", re.compile(r"(\d{4})-W(\d{2})")),
-    "MONTHLY": _Spec(30 * 86400, False, "yyyy-MM", re.compile(r"(\d{4})-(\d{2})")),
-    "QUARTERLY": _Spec(91 * 86400, False, "yyyy-'Q'q", re.compile(r"(\d{4})-Q(\d)")),
-    "YEARLY": _Spec(365 * 86400, False, "yyyy", re.compile(r"(\d{4})")),
+    "DAILY": _Spec(86400, False, "yyyy-MM-dd", re.compile(r"(\d{4})-(\d{2})-(\d{2})"),
+                   "10000-01-01", _CYCLE_DAYS),
+    "WEEKLY": _Spec(7 * 86400, False, "yyyy-'W'ww", re.compile(r"(\d{4})-W(\d{2})"),
+                    "10000-W01", _CYCLE_DAYS // 7),
+    "MONTHLY": _Spec(30 * 86400, False, "yyyy-MM", re.compile(r"(\d{4})-(\d{2})"),
+                     "10000-01", 4800),
+    "QUARTERLY": _Spec(91 * 86400, False, "yyyy-'Q'q", re.compile(r"(\d{4})-Q(\d)"),
+                       "10000-Q1", 1600),
+    "YEARLY": _Spec(365 * 86400, False, "yyyy", re.compile(r"(\d{4})"), "10000", 400),
 }
+#: What a message says about instants ``datetime`` cannot hold.
+_REPRESENTABLE: Final = "0001-01-01T00:00Z to 9999-12-31T23:59:59.999999Z"
 
 # Which periods a period's partitions fit into exactly (calendar nesting, not durations).
 _NESTS_IN: Final[dict[str, frozenset[str]]] = {
@@ -140,13 +160,13 @@ class UpdatePeriod(enum.Enum):
         _require_aware(instant, "instant")
         zone_ = zone(tz if tz is not None else instant.tzinfo)
         spec = self._spec
+        local, cycles = _to_zone(instant, zone_)
         if spec.fixed:
             phase = _zone_phase(zone_, self)
             ordinal = (_epoch_seconds(instant) + phase) // spec.seconds
-            _check_phase(instant.astimezone(zone_), phase, self)
+            _check_phase(local, phase, self)
             return ordinal
-        local = instant.astimezone(zone_)
-        return self.calendar_ordinal(local.date())
+        return self.calendar_ordinal(local.date()) + cycles * spec.cycle
 
     def calendar_ordinal(self, day: dt.date) -> int:
         """The ordinal of the calendar partition (DAILY and coarser) holding local ``day``.
@@ -167,22 +187,62 @@ class UpdatePeriod(enum.Enum):
         return day.year
 
     def start_of(self, ordinal: int, tz: TzLike | None = None) -> pendulum.DateTime:
-        """The first instant of the partition with this ordinal, in ``tz``."""
+        """The first instant of the partition with this ordinal, in ``tz``.
+
+        A start ``datetime`` cannot hold (the end of the calendar, ``10000-01-01``, or
+        ``0001-01-01`` in a zone east of UTC) is an :class:`InvalidRange`.
+        """
         zone_ = zone(tz)
         try:
             return _to_pendulum(self._start_utc(ordinal, zone_), zone_)
         except (OverflowError, ValueError) as exc:
-            raise InvalidRange(f"{self.name} ordinal {ordinal} is outside years 1..9999") from exc
+            if isinstance(exc, InvalidInput):
+                raise
+            raise InvalidRange(
+                f"{self._describe(ordinal, zone_)} starts outside the instants Python can "
+                f"represent ({_REPRESENTABLE})"
+            ) from None
+
+    def end_ordinal(self, tz: TzLike | None = None) -> int:
+        """The ordinal after the last partition of year 9999, whose value is the first of year
+        10000: it may end a range, but it is never a partition.
+
+        >>> UpdatePeriod.DAILY.format_ordinal(UpdatePeriod.DAILY.end_ordinal())
+        '10000-01-01'
+        """
+        return _end_ordinal(self, zone(tz))
+
+    def _describe(self, ordinal: int, tz: dt.tzinfo) -> str:
+        """``DAILY 2015-01-29`` for messages, or the ordinal when it names no value."""
+        try:
+            return f"{self.name} {self.format_ordinal(ordinal, tz)}"
+        except InvalidRange:
+            return f"{self.name} ordinal {ordinal}"
 
     def _start_utc(self, ordinal: int, tz: dt.tzinfo) -> dt.datetime:
+        """The start in UTC; OverflowError or ValueError when ``datetime`` cannot hold it."""
         spec = self._spec
         if spec.fixed:
             phase = _zone_phase(tz, self)
             start = _EPOCH + dt.timedelta(seconds=ordinal * spec.seconds - phase)
-            _check_phase(start.astimezone(tz), phase, self)
+            _check_phase(_to_zone(start, tz)[0], phase, self)
             return start
         day = dt.date.fromordinal(self.calendar_start_day(ordinal))
         return _local(day.year, day.month, day.day, 0, 0, 0, tz)
+
+    def _local_start(self, ordinal: int, tz: dt.tzinfo) -> tuple[dt.datetime, int]:
+        """The local start of fixed-period partition ``ordinal`` and the 400-year cycles to add
+        to its year (see :func:`~airflow_partitions.periods.zones._to_zone`)."""
+        try:
+            return _to_zone(self._start_utc(ordinal, tz), tz)
+        except OverflowError:
+            cycles = 1 if ordinal > 0 else -1
+        try:
+            local, more = _to_zone(self._start_utc(ordinal - cycles * self._spec.cycle, tz), tz)
+        except OverflowError:
+            raise InvalidRange(f"{self.name} ordinal {ordinal} is outside years "
+                               "0001 to 9999") from None
+        return local, cycles + more
 
     def calendar_start_day(self, ordinal: int) -> int:
         """The proleptic day number (``date.toordinal``) on which calendar partition
@@ -197,10 +257,13 @@ class UpdatePeriod(enum.Enum):
         if self is UpdatePeriod.WEEKLY:
             return ordinal * 7 + 1
         if self is UpdatePeriod.MONTHLY:
-            return dt.date(ordinal // 12, ordinal % 12 + 1, 1).toordinal()
-        if self is UpdatePeriod.QUARTERLY:
-            return dt.date(ordinal // 4, (ordinal % 4) * 3 + 1, 1).toordinal()
-        return dt.date(ordinal, 1, 1).toordinal()
+            year, month = ordinal // 12, ordinal % 12 + 1
+        elif self is UpdatePeriod.QUARTERLY:
+            year, month = ordinal // 4, (ordinal % 4) * 3 + 1
+        else:
+            year, month = ordinal, 1
+        cycles = (year - 1) // 400  # any year, 10000 included: the calendar repeats
+        return dt.date(year - 400 * cycles, month, 1).toordinal() + cycles * _CYCLE_DAYS
 
     # -- instant arithmetic ------------------------------------------------------------------------
 
@@ -212,14 +275,21 @@ class UpdatePeriod(enum.Enum):
     def ceil(self, instant: dt.datetime, tz: TzLike | None = None) -> pendulum.DateTime:
         """The first partition start at or after ``instant``."""
         zone_ = zone(tz if tz is not None else instant.tzinfo)
-        floor = self.truncate(instant, zone_)
-        if _same_instant(floor, instant):
-            return floor
+        if self.is_aligned(instant, zone_):
+            return self.truncate(instant, zone_)
         return self.start_of(self.ordinal(instant, zone_) + 1, zone_)
 
     def is_aligned(self, instant: dt.datetime, tz: TzLike | None = None) -> bool:
         """Whether ``instant`` starts a partition of this period."""
-        return _same_instant(self.truncate(instant, tz), instant)
+        zone_ = zone(tz if tz is not None else instant.tzinfo)
+        ordinal = self.ordinal(instant, zone_)
+        try:
+            start = self._start_utc(ordinal, zone_)
+        except (OverflowError, ValueError) as exc:  # a start datetime cannot hold
+            if isinstance(exc, InvalidInput):
+                raise
+            return False
+        return _same_instant(start, instant)
 
     def add(self, instant: dt.datetime, n: int, tz: TzLike | None = None) -> pendulum.DateTime:
         """The start ``n`` partitions after the (aligned) ``instant``; ``n`` may be negative."""
@@ -236,11 +306,14 @@ class UpdatePeriod(enum.Enum):
 
     def _aligned_ordinal(self, instant: dt.datetime, tz: dt.tzinfo) -> int:
         ordinal = self.ordinal(instant, tz)
-        if not _same_instant(self._start_utc(ordinal, tz), instant):
+        if not self.is_aligned(instant, tz):
+            try:
+                enclosing = f"starts at {self.start_of(ordinal, tz).isoformat()}"
+            except InvalidRange:
+                enclosing = "starts before 0001-01-01T00:00Z"
             raise MisalignedTime(
                 f"{instant.isoformat()} does not start a {self.name} partition in "
-                f"{zone_name(tz) or tz}; the enclosing one starts at "
-                f"{self.start_of(ordinal, tz).isoformat()}"
+                f"{zone_name(tz) or tz}; the enclosing one {enclosing}"
             )
         return ordinal
 
@@ -252,29 +325,40 @@ class UpdatePeriod(enum.Enum):
         return self.format_ordinal(self.ordinal(instant, zone_), zone_)
 
     def format_ordinal(self, ordinal: int, tz: TzLike | None = None) -> str:
-        """The value string of the partition with this ordinal."""
+        """The value string of the partition with this ordinal (or of the calendar's end,
+        ``10000-01-01``); an ordinal outside years 0001 to 9999 is an :class:`InvalidRange`."""
         zone_ = zone(tz)
         if self is UpdatePeriod.MONTHLY:
-            return f"{ordinal // 12:04d}-{ordinal % 12 + 1:02d}"
-        if self is UpdatePeriod.QUARTERLY:
-            return f"{ordinal // 4:04d}-Q{ordinal % 4 + 1}"
-        if self is UpdatePeriod.YEARLY:
-            return f"{ordinal:04d}"
-        if self is UpdatePeriod.DAILY:
-            return dt.date.fromordinal(ordinal).isoformat()
-        if self is UpdatePeriod.WEEKLY:
-            year, week, _ = dt.date.fromordinal(ordinal * 7 + 1).isocalendar()
-            return f"{year:04d}-W{week:02d}"
-        local = self._start_utc(ordinal, zone_).astimezone(zone_)
-        text = local.strftime(
-            {"HOURLY": "%Y-%m-%d-%H", "MINUTELY": "%Y-%m-%d-%H-%M"}.get(
-                self.value, "%Y-%m-%d-%H-%M-%S"
+            year, text = ordinal // 12, f"{ordinal // 12:04d}-{ordinal % 12 + 1:02d}"
+        elif self is UpdatePeriod.QUARTERLY:
+            year, text = ordinal // 4, f"{ordinal // 4:04d}-Q{ordinal % 4 + 1}"
+        elif self is UpdatePeriod.YEARLY:
+            year, text = ordinal, f"{ordinal:04d}"
+        elif self is UpdatePeriod.DAILY or self is UpdatePeriod.WEEKLY:
+            day = ordinal if self is UpdatePeriod.DAILY else ordinal * 7 + 1
+            cycles = (day - 1) // _CYCLE_DAYS  # 0 unless outside datetime's years
+            date = dt.date.fromordinal(day - cycles * _CYCLE_DAYS)
+            if self is UpdatePeriod.DAILY:
+                year, rest = date.year + 400 * cycles, date.isoformat()[4:]
+            else:
+                iso_year, week, _ = date.isocalendar()
+                year, rest = iso_year + 400 * cycles, f"-W{week:02d}"
+            text = f"{year:04d}{rest}"
+        else:
+            local, cycles = self._local_start(ordinal, zone_)
+            year = local.year + 400 * cycles
+            text = f"{year:04d}" + local.strftime(
+                {"HOURLY": "-%m-%d-%H", "MINUTELY": "-%m-%d-%H-%M"}.get(
+                    self.value, "-%m-%d-%H-%M-%S"
+                )
             )
-        )
-        if local.year < 1000:
-            text = f"{local.year:04d}" + text[text.index("-") :]
-        if _zone_has_transitions(zone_) and _is_ambiguous(local):
-            text += _offset_text(local)
+            if 1 <= year <= 9999 and _zone_has_transitions(zone_) and _is_ambiguous(local):
+                text += _offset_text(local)
+        if not 1 <= year <= 9999 and text != self._spec.end_text:
+            raise InvalidRange(
+                f"{self.name} ordinal {ordinal} ({text}) is outside the calendar: values run "
+                f"from year 0001 to 9999"
+            )
         return text
 
     def parse(self, value: str, tz: TzLike | None = None) -> pendulum.DateTime:
@@ -287,6 +371,8 @@ class UpdatePeriod(enum.Enum):
         zone_ = zone(tz)
         if not isinstance(value, str):
             raise InvalidPartitionValue(f"{self.name} value must be a string, not {value!r}")
+        if value == self._spec.end_text:
+            return self.end_ordinal(zone_)
         match = self._spec.regex.fullmatch(value)
         if match is None:
             raise InvalidPartitionValue(
@@ -294,7 +380,7 @@ class UpdatePeriod(enum.Enum):
             )
         try:
             ordinal = self._ordinal_from_fields(match, zone_, value)
-        except ValueError as exc:
+        except (ValueError, OverflowError) as exc:
             if isinstance(exc, InvalidPartitionValue):
                 raise
             raise InvalidPartitionValue(
@@ -332,8 +418,20 @@ class UpdatePeriod(enum.Enum):
             return day.toordinal()
         fields = [int(g) for g in groups[3:-1]] + [0, 0]
         wall = dt.datetime(year, day.month, day.day, fields[0], fields[1], fields[2])
-        instant = _resolve_wall_time(wall, tz, groups[-1], value, self)
-        return self.ordinal(instant, tz)
+        return self._wall_ordinal(wall, tz, groups[-1], value)
+
+    def _wall_ordinal(self, wall: dt.datetime, tz: dt.tzinfo, offset: str | None,
+                      value: str) -> int:
+        """The ordinal of the fixed-period partition starting at local ``wall``; one 400-year
+        cycle nearer when its UTC instant is outside ``datetime``'s years (9999-12-31-23 in
+        New York is 10000-01-01T04:00Z)."""
+        try:
+            return self.ordinal(_resolve_wall_time(wall, tz, offset, value, self), tz)
+        except OverflowError:
+            cycles = 1 if wall.year > 5000 else -1
+        shifted = wall.replace(year=wall.year - 400 * cycles)
+        instant = _resolve_wall_time(shifted, tz, offset, value, self)
+        return self.ordinal(instant, tz) + cycles * self._spec.cycle
 
     # -- convenience -------------------------------------------------------------------------------
 
@@ -342,3 +440,15 @@ class UpdatePeriod(enum.Enum):
         from airflow_partitions.periods.partition import TimePartition
 
         return TimePartition.of(self, value, tz)
+
+
+@functools.lru_cache(maxsize=256)
+def _end_ordinal(period: UpdatePeriod, tz: dt.tzinfo) -> int:
+    """The ordinal of the first partition of year 10000 (see :meth:`UpdatePeriod.end_ordinal`)."""
+    first_day = UpdatePeriod.YEARLY.calendar_start_day(10000)
+    if period is UpdatePeriod.WEEKLY:  # the first ISO week starting in 10000 (its 3 January)
+        return -(-(first_day - 1) // 7)
+    if not period._spec.fixed:
+        return period.calendar_ordinal(dt.date(9999, 12, 31)) + 1
+    return period._wall_ordinal(dt.datetime(10000 - 400, 1, 1), tz, None,
+                                period._spec.end_text) + period._spec.cycle

@@ -27,6 +27,12 @@ if TYPE_CHECKING:
 UTC: Final = dt.UTC
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=UTC)
 _EPOCH_ORDINAL: Final = _EPOCH.toordinal()
+#: Days in 400 Gregorian years. The calendar (weekdays, ISO weeks) repeats after them, and so
+#: do a zone's offsets that far from its recorded history (local mean time before it, the last
+#: rule after it): local times near years 1 and 9999 that ``datetime`` cannot hold are computed
+#: one cycle nearer and their year moved back.
+_CYCLE_DAYS: Final = 146_097
+_CYCLE: Final = dt.timedelta(days=_CYCLE_DAYS)
 
 TzLike = str | dt.tzinfo
 
@@ -92,6 +98,19 @@ def _local(y: int, mo: int, d: int, h: int, mi: int, s: int, tz: dt.tzinfo) -> d
     """First existing instant at or after a local wall time (a DST gap moves it forward)."""
     wall = dt.datetime(y, mo, d, h, mi, s, tzinfo=tz, fold=0)
     return wall.astimezone(UTC).astimezone(tz)
+
+
+def _to_zone(instant: dt.datetime, tz: dt.tzinfo) -> tuple[dt.datetime, int]:
+    """``instant`` in ``tz``, and the 400-year cycles to add to that local time's year.
+
+    The cycles are 0 unless the local time falls outside ``datetime``'s years (9999-12-31T23:00Z
+    is 10000-01-01 in Tokyo); then the local time returned is one cycle nearer.
+    """
+    try:
+        return instant.astimezone(tz), 0
+    except OverflowError:
+        cycles = 1 if instant.year > 5000 else -1
+        return (instant - cycles * _CYCLE).astimezone(tz), cycles
 
 
 def _to_pendulum(value: dt.datetime, tz: dt.tzinfo) -> pendulum.DateTime:
