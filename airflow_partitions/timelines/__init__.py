@@ -1,4 +1,4 @@
-"""Partition timelines: StoreAll, EndsAndHoles (default) and Ranges, plus their properties codec."""
+"""Partition timelines: StoreAll, EndsAndHoles (default) and Ranges, their Lens properties codec."""
 
 from airflow_partitions.timelines.base import OrdinalRange, PartitionTimeline, runs
 from airflow_partitions.timelines.ends_and_holes import EndsAndHolesTimeline
@@ -11,6 +11,13 @@ from airflow_partitions.timelines.factory import (
     timeline_class,
     timeline_from_properties,
 )
+from airflow_partitions.timelines.lens import (
+    LensParameterError,
+    LensTable,
+    lens_properties,
+    lens_table_parameters,
+    read_lens_table,
+)
 from airflow_partitions.timelines.properties import PRESENT_KEY, storage_class_key
 from airflow_partitions.timelines.ranges import RangesTimeline
 from airflow_partitions.timelines.shape import is_sparse
@@ -21,6 +28,8 @@ __all__ = [
     "IMPLEMENTATIONS",
     "PRESENT_KEY",
     "EndsAndHolesTimeline",
+    "LensParameterError",
+    "LensTable",
     "OrdinalRange",
     "PartitionTimeline",
     "RangesTimeline",
@@ -28,7 +37,10 @@ __all__ = [
     "UnknownTimelineClass",
     "convert",
     "is_sparse",
+    "lens_properties",
+    "lens_table_parameters",
     "new_timeline",
+    "read_lens_table",
     "runs",
     "storage_class_key",
     "timeline_class",

@@ -20,7 +20,11 @@ from airflow_partitions.periods import (
     zone,
     zone_name,
 )
-from airflow_partitions.timelines.properties import storage_class_key, timeline_prefix
+from airflow_partitions.timelines.properties import (
+    CorruptProperty,
+    storage_class_key,
+    timeline_prefix,
+)
 
 OrdinalRange = tuple[int, int]  # half-open [begin, end)
 
@@ -216,7 +220,7 @@ class PartitionTimeline(abc.ABC):
         try:
             return self.period.parse_ordinal(value, self.tz)
         except ValueError as exc:
-            raise CorruptTimeline(f"property {key!r} holds a bad value: {exc}") from None
+            raise CorruptProperty(key, f"property {key!r} holds a bad value: {exc}") from None
 
     def to_properties(self) -> dict[str, str]:
         """Lens-compatible properties with full key names, including ``storage.class``."""
@@ -242,12 +246,16 @@ class PartitionTimeline(abc.ABC):
         prefix = timeline_prefix(timeline.period.name, column)
         named = props.get(storage_class_key(timeline.period.name, column))
         if named is not None and named.strip() and not cls.names(named):
-            raise CorruptTimeline(
+            raise CorruptProperty(
+                f"{prefix}storage.class",
                 f"{prefix}storage.class is {named!r}, which is not the {cls.kind} "
-                "implementation being loaded"
+                "implementation being loaded",
             )
         relative = {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)}
-        timeline._load_content(relative)
+        try:
+            timeline._load_content(relative)
+        except CorruptProperty as exc:  # name the key in full: the caller has no prefix
+            raise CorruptProperty(prefix + exc.key, exc.message) from None
         if not timeline.is_consistent():
             raise CorruptTimeline(f"{prefix}* properties describe an inconsistent timeline")
         return timeline

@@ -11,9 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from itertools import pairwise
 
-from airflow_partitions.errors import CorruptTimeline
 from airflow_partitions.timelines.base import OrdinalRange, runs
-from airflow_partitions.timelines.properties import decode_chunks, encode_chunks
+from airflow_partitions.timelines.properties import (
+    CorruptProperty,
+    Item,
+    decode_items,
+    encode_chunks,
+)
 from airflow_partitions.timelines.range_set import RangeSetTimeline
 
 
@@ -40,33 +44,40 @@ class EndsAndHolesTimeline(RangeSetTimeline):
             yield from range(gap_begin, gap_end)
 
     def _content_properties(self) -> dict[str, str]:
+        """As Lens writes them: ``first`` and ``latest`` are ``""`` when the timeline is empty."""
         out = encode_chunks("holes", (self.format(o) for o in self._holes()))
         first, latest = self.first_ordinal(), self.latest_ordinal()
-        if first is not None and latest is not None:
-            out["first"] = self.format(first)
-            out["latest"] = self.format(latest)
+        out["first"] = "" if first is None else self.format(first)
+        out["latest"] = "" if latest is None else self.format(latest)
         return out
 
     def _load_content(self, props: Mapping[str, str]) -> None:
-        first, latest = props.get("first"), props.get("latest")
-        holes = self._parse_holes(decode_chunks(props, "holes"))
+        """Empty (or blank) ``first``/``latest`` mean none, as in Lens (it writes them so)."""
+        first = (props.get("first") or "").strip() or None
+        latest = (props.get("latest") or "").strip() or None
+        items = decode_items(props, "holes")
+        holes = self._parse_holes(items)
         if (first is None) != (latest is None):
-            raise CorruptTimeline("EndsAndHoles properties hold only one of first and latest")
+            missing = "latest" if latest is None else "first"
+            raise CorruptProperty(
+                missing, "EndsAndHoles properties hold only one of first and latest")
         if first is None or latest is None:
             if holes:
-                raise CorruptTimeline("an empty EndsAndHoles timeline lists holes")
+                raise CorruptProperty(items[0][1], "an empty EndsAndHoles timeline lists holes")
             return
         lo, hi = self.parse(first, "first"), self.parse(latest, "latest")
         if lo > hi:
-            raise CorruptTimeline(f"first {first} is after latest {latest}")
-        holes.sort()
-        if any(a == b for a, b in pairwise(holes)):
-            raise CorruptTimeline("the EndsAndHoles holes list holds duplicates")
-        if holes and not (lo < holes[0] and holes[-1] < hi):
-            raise CorruptTimeline(f"a hole lies outside ({first}, {latest})")
-        self.replace_ranges(_between(lo, hi + 1, runs(holes)))
+            raise CorruptProperty("first", f"first {first} is after latest {latest}")
+        order = sorted(range(len(holes)), key=holes.__getitem__)
+        for a, b in pairwise(order):
+            if holes[a] == holes[b]:
+                raise CorruptProperty(items[b][1], "the EndsAndHoles holes list holds duplicates")
+        for i in order[:1] + order[-1:]:
+            if not lo < holes[i] < hi:
+                raise CorruptProperty(items[i][1], f"a hole lies outside ({first}, {latest})")
+        self.replace_ranges(_between(lo, hi + 1, runs(sorted(holes))))
 
-    def _parse_holes(self, texts: list[str]) -> list[int]:
+    def _parse_holes(self, items: list[Item]) -> list[int]:
         """Ordinals of the hole strings, formatting a guess before parsing in full.
 
         Why: holes come in runs, and checking that a string equals the formatted successor of
@@ -75,11 +86,11 @@ class EndsAndHolesTimeline(RangeSetTimeline):
         string is ``2015-01-01-06``; any other string is parsed (and validated) in full.
         """
         out: list[int] = []
-        for text in texts:
+        for text, key in items:
             if out and text == self.format(out[-1] + 1):
                 out.append(out[-1] + 1)
             else:
-                out.append(self.parse(text, "holes"))
+                out.append(self.parse(text, key))
         return out
 
 

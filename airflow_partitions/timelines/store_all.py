@@ -6,10 +6,9 @@ from collections.abc import Iterable, Mapping
 
 from sortedcontainers import SortedSet
 
-from airflow_partitions.errors import CorruptTimeline
 from airflow_partitions.periods import TzLike, UpdatePeriod
 from airflow_partitions.timelines.base import OrdinalRange, PartitionTimeline, runs
-from airflow_partitions.timelines.properties import decode_chunks, encode_chunks
+from airflow_partitions.timelines.properties import CorruptProperty, decode_items, encode_chunks
 
 
 class StoreAllTimeline(PartitionTimeline):
@@ -65,8 +64,10 @@ class StoreAllTimeline(PartitionTimeline):
         return encode_chunks("partitions", (self.format(o) for o in self._values))
 
     def _load_content(self, props: Mapping[str, str]) -> None:
-        values = decode_chunks(props, "partitions")
-        ordinals = [self.parse(v, "partitions") for v in values]
-        self._values = SortedSet(ordinals)
-        if len(self._values) != len(ordinals):
-            raise CorruptTimeline("the StoreAll partitions list holds duplicates")
+        ordinals: SortedSet = SortedSet()
+        for text, key in decode_items(props, "partitions"):
+            ordinal = self.parse(text, key)
+            if ordinal in ordinals:
+                raise CorruptProperty(key, "the StoreAll partitions list holds duplicates")
+            ordinals.add(ordinal)
+        self._values = ordinals

@@ -4,6 +4,7 @@ properties are reported, and Lens's known timeline bugs stay fixed."""
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Iterable
 
 import pytest
@@ -271,31 +272,38 @@ def test_properties_with_several_chunks(kind: str) -> None:
     assert size >= 3
     assert all(f"{prefix}{name}{i}" in props for i in range(size))
     assert f"{prefix}{name}{size}" not in props
-    # items are never split across chunks: every chunk decodes on its own
+    # as Lens writes them: an item is never split, and a chunk the list continues after ends
+    # with the separator (Lens concatenates the chunks before splitting)
     for i in range(size):
         chunk = props[f"{prefix}{name}{i}"]
-        assert all(HOURLY.parse_ordinal(v) for v in chunk.split(","))
+        assert chunk.endswith(",") is (i < size - 1)
+        bounds = re.split(r"\s*,\s*", chunk.removesuffix(","))
+        assert all(HOURLY.parse_ordinal(v.strip("[)")) for v in bounds)
         if kind == "Ranges":
-            assert chunk.count(",") % 2 == 1
+            assert len(bounds) % 2 == 0
 
 
 # ----------------------------------------------------------------------------- chunk codec
 
 
 def test_chunk_boundary_exact_and_one_over() -> None:
-    exact = ["a" * 1999, "b" * 1999]  # 1999 + "," + 1999 == 3999
-    out = encode_chunks("x", exact)
-    assert out == {"x.size": "1", "x0": ",".join(exact)}
-    assert len(out["x0"]) == MAX_CHUNK_LENGTH
-    assert decode_chunks(out, "x") == exact
-    over = ["a" * 2000, "b" * 1999]  # 4000: one over
+    """Lens's rule: an item starts a new chunk when the chunk so far (trailing ``,``
+    included) plus the item would reach 3999 characters."""
+    fits = ["a" * 1998, "b" * 1999]  # 1998 + "," + 1999 == 3998: one chunk
+    out = encode_chunks("x", fits)
+    assert out == {"x.size": "1", "x0": "a" * 1998 + "," + "b" * 1999}
+    assert decode_chunks(out, "x") == fits
+    over = ["a" * 1998, "b" * 2000]  # 1999 + 2000 reaches 3999: a second chunk
     out = encode_chunks("x", over)
-    assert out == {"x.size": "2", "x0": "a" * 2000, "x1": "b" * 1999}
+    assert out == {"x.size": "2", "x0": "a" * 1998 + ",", "x1": "b" * 2000}
     assert decode_chunks(out, "x") == over
-    single = ["c" * MAX_CHUNK_LENGTH]
-    assert encode_chunks("x", single) == {"x.size": "1", "x0": single[0]}
+    longest = ["c" * (MAX_CHUNK_LENGTH - 1), "d"]  # a continued chunk may be 3999 long
+    out = encode_chunks("x", longest)
+    assert out == {"x.size": "2", "x0": longest[0] + ",", "x1": "d"}
+    assert len(out["x0"]) == MAX_CHUNK_LENGTH
+    assert decode_chunks(out, "x") == longest
     with pytest.raises(ValueError, match="longer than a chunk"):
-        encode_chunks("x", ["d" * (MAX_CHUNK_LENGTH + 1)])
+        encode_chunks("x", ["d" * MAX_CHUNK_LENGTH])  # Lens would write an empty chunk first
     assert encode_chunks("x", []) == {"x.size": "0"}
     assert decode_chunks({}, "x") == []
     assert decode_chunks({"x.size": "0"}, "x") == []
@@ -303,40 +311,52 @@ def test_chunk_boundary_exact_and_one_over() -> None:
 
 @SETTINGS
 @given(
-    items=st.lists(st.text(alphabet="abc;-+:", min_size=1, max_size=60), max_size=200),
+    items=st.lists(st.text(alphabet="abc;-+:", min_size=1, max_size=59), max_size=200),
     limit=st.integers(60, 400),
 )
 def test_chunks_round_trip_and_respect_the_limit(items: list[str], limit: int) -> None:
     out = encode_chunks("list", items, limit)
     size = int(out["list.size"])
     assert len(out) == size + 1
-    assert all(len(out[f"list{i}"]) <= limit for i in range(size))
-    # greedy: a chunk would not have fit the next chunk's first item
+    chunks = [out[f"list{i}"] for i in range(size)]
+    assert all(len(c) <= limit for c in chunks)
+    assert all(c.endswith(",") is (i < size - 1) for i, c in enumerate(chunks))
+    assert "".join(chunks) == ",".join(items)  # Lens concatenates them as they are
+    # greedy: a chunk is cut only when its next item would have reached the limit
     for i in range(size - 1):
-        assert len(out[f"list{i}"]) + 1 + len(out[f"list{i + 1}"].split(",")[0]) > limit
+        assert len(chunks[i]) + len(chunks[i + 1].split(",")[0]) >= limit
     assert decode_chunks(out, "list") == items
+
+
+#: YEARLY values are 4 characters, 5 with their separator: the 800th would reach 3999.
+YEARS_PER_CHUNK = 799
+#: ``[1000, 1001)`` is 12 characters, 13 with its separator: the 308th would reach 3999.
+RANGES_PER_CHUNK = 307
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_timeline_chunk_boundary(kind: str) -> None:
-    """YEARLY values are 4 characters: 800 of them join to exactly 3999 characters."""
     yearly = UpdatePeriod.YEARLY
     prefix = timeline_prefix("YEARLY", "dt")
-    if kind == "StoreAll":
-        exact, name = set(range(1000, 1800)), "partitions"
-    elif kind == "EndsAndHoles":  # 800 holes: every other year between two ends
-        exact, name = {1000 + 2 * i for i in range(801)}, "holes"
-    else:  # 400 ranges of one year each: 800 bounds
-        exact, name = {1000 + 2 * i for i in range(400)}, "ranges"
-    tl = _build(kind, exact, period=yearly)
-    props = _assert_round_trip(tl)
+
+    def contents(n: int) -> tuple[set[int], str]:
+        if kind == "StoreAll":
+            return set(range(1000, 1000 + n)), "partitions"
+        if kind == "EndsAndHoles":  # n holes: every other year between two ends
+            return {1000 + 2 * i for i in range(n + 1)}, "holes"
+        return {1000 + 2 * i for i in range(n)}, "ranges"  # n ranges of one year each
+
+    fit = RANGES_PER_CHUNK if kind == "Ranges" else YEARS_PER_CHUNK
+    exact, name = contents(fit)
+    props = _assert_round_trip(_build(kind, exact, period=yearly))
     assert props[f"{prefix}{name}.size"] == "1"
-    assert len(props[f"{prefix}{name}0"]) == MAX_CHUNK_LENGTH
-    # one more item goes to a second chunk
-    more = (exact | {1800}) if kind == "StoreAll" else (exact | {max(exact) + 2})
+    assert len(props[f"{prefix}{name}0"]) == (3994 if kind != "Ranges" else 3990)
+    more, _ = contents(fit + 1)  # one more item goes to a second chunk
     props = _assert_round_trip(_build(kind, more, period=yearly))
     assert props[f"{prefix}{name}.size"] == "2"
-    assert len(props[f"{prefix}{name}1"]) in (4, 9)
+    assert props[f"{prefix}{name}0"].endswith(",")
+    assert len(props[f"{prefix}{name}0"]) == (3995 if kind != "Ranges" else 3991)
+    assert len(props[f"{prefix}{name}1"]) == (4 if kind != "Ranges" else 12)
 
 
 # ------------------------------------------------------------------ Lens's bugs, and edge cases

@@ -1,0 +1,221 @@
+"""Apache Lens table parameters in and out: every timeline of one storage table at once.
+
+Lens keeps a storage table's timelines in its Hive table parameters: the keys of each
+(period, column) timeline under ``cube.storagetable.partition.timeline.cache.<PERIOD>.<col>.``
+(written by :meth:`PartitionTimeline.to_properties` exactly as Lens writes them), plus
+``cube.storagetable.partition.timeline.cache.present = true``, without which Lens ignores them
+and rebuilds every timeline from the table's partitions.
+
+Two value spellings differ on purpose (DESIGN.md): Lens writes a QUARTERLY partition as the
+``yyyy-MM`` of its first month (``2015-04``), this project as ``2015-Q2``; the two are
+translated here, both ways. Lens's WEEKLY values (``yyyy-'W'ww`` in the JVM's locale, often
+Sunday-start weeks numbered inside the calendar year) name other weeks than the ISO weeks this
+project uses, with the same text, so WEEKLY timelines never cross: they are skipped on the way
+in and left out on the way out (and ``present`` with them, so Lens rebuilds its own).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from airflow_partitions.errors import CorruptTimeline, InvalidInput
+from airflow_partitions.periods import TzLike, UpdatePeriod
+from airflow_partitions.timelines.base import PartitionTimeline
+from airflow_partitions.timelines.factory import UnknownTimelineClass, timeline_class
+from airflow_partitions.timelines.properties import (
+    KEY_ROOT,
+    PRESENT_KEY,
+    CorruptProperty,
+    storage_class_key,
+    timeline_prefix,
+)
+
+TimelineId = tuple[UpdatePeriod, str]
+
+#: The relative keys each implementation reads (``holes`` alone: older Lens, unchunked).
+_OWN_KEYS: Final = {
+    "StoreAll": re.compile(r"partitions(\.size|[0-9]+)?"),
+    "EndsAndHoles": re.compile(r"first|latest|holes(\.size|[0-9]+)?"),
+    "Ranges": re.compile(r"ranges(\.size|[0-9]+)?"),
+}
+_VALUE_KEYS: Final = re.compile(r"first|latest|(partitions|holes|ranges)[0-9]*")
+_OUR_QUARTER: Final = re.compile(r"(?<![0-9])([0-9]{4})-Q([1-4])(?![0-9])")
+_LENS_QUARTER: Final = re.compile(r"(?<![0-9])([0-9]{4})-([0-9]{2})(?![0-9])")
+WEEKLY_REASON: Final = (
+    "Lens's WEEKLY values (yyyy-'W'ww in its JVM's locale) name other weeks than the ISO "
+    "weeks used here, with the same text"
+)
+
+
+class LensParameterError(InvalidInput):
+    """A Lens table parameter is missing or wrong; ``key`` names it."""
+
+    def __init__(self, key: str, reason: str):
+        self.key, self.reason = key, reason
+        super().__init__(f"{key}: {reason}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.key, self.reason)
+
+
+@dataclass(frozen=True)
+class LensTable:
+    """The timelines read from one table's parameters, and what was left aside."""
+
+    timelines: dict[TimelineId, PartitionTimeline]
+    skipped: tuple[TimelineId, ...]  # WEEKLY timelines: never read (see the module doc)
+    ignored: tuple[str, ...]  # keys of implementations not selected, ignored as Lens does
+    others: int  # parameters outside the timeline cache (Hive's own, Lens's other keys)
+
+
+def to_lens_value(period: UpdatePeriod, text: str) -> str:
+    """A value (or a property holding values) in Lens's spelling.
+
+    >>> to_lens_value(UpdatePeriod.QUARTERLY, "[2015-Q2, 2016-Q1),")
+    '[2015-04, 2016-01),'
+    >>> to_lens_value(UpdatePeriod.DAILY, "2015-04-01")
+    '2015-04-01'
+    """
+    if period is not UpdatePeriod.QUARTERLY:
+        return text
+    return _OUR_QUARTER.sub(lambda m: f"{m[1]}-{3 * int(m[2]) - 2:02d}", text)
+
+
+def from_lens_value(period: UpdatePeriod, text: str, key: str) -> str:
+    """A value (or a property holding values) in this project's spelling.
+
+    >>> from_lens_value(UpdatePeriod.QUARTERLY, "2015-10,2016-01", "x.holes0")
+    '2015-Q4,2016-Q1'
+    """
+    if period is not UpdatePeriod.QUARTERLY:
+        return text
+
+    def quarter(match: re.Match[str]) -> str:
+        month = int(match[2])
+        if month not in (1, 4, 7, 10):
+            raise LensParameterError(
+                key, f"{match[0]!r} is not a quarter: Lens writes a QUARTERLY partition as "
+                     "the yyyy-MM of its first month (01, 04, 07 or 10)")
+        return f"{match[1]}-Q{(month + 2) // 3}"
+
+    return _LENS_QUARTER.sub(quarter, text)
+
+
+def lens_properties(timeline: PartitionTimeline) -> dict[str, str]:
+    """One timeline's properties exactly as Lens writes them (its QUARTERLY spelling too).
+
+    Raises :class:`LensParameterError` for a WEEKLY timeline (see the module doc).
+    """
+    if timeline.period is UpdatePeriod.WEEKLY:
+        raise LensParameterError(storage_class_key(timeline.period.name, timeline.column),
+                                 f"a WEEKLY timeline cannot be written for Lens: {WEEKLY_REASON}")
+    return {k: to_lens_value(timeline.period, v) for k, v in timeline.to_properties().items()}
+
+
+def lens_table_parameters(
+    timelines: Mapping[TimelineId, PartitionTimeline],
+) -> tuple[dict[str, str], list[TimelineId]]:
+    """The table parameters Lens would hold for these timelines, and the WEEKLY ones left out.
+
+    ``present`` is ``true`` only when nothing was left out: otherwise Lens would trust an
+    incomplete set, so it is omitted and Lens rebuilds every timeline from its partitions.
+    """
+    out: dict[str, str] = {}
+    skipped: list[TimelineId] = []
+    for key in sorted(timelines, key=lambda k: (k[0], k[1])):
+        if key[0] is UpdatePeriod.WEEKLY:
+            skipped.append(key)
+            continue
+        out.update(lens_properties(timelines[key]))
+    if not skipped:
+        out[PRESENT_KEY] = "true"
+    return dict(sorted(out.items())), skipped
+
+
+def read_lens_table(
+    params: Mapping[str, object], timelines: Iterable[TimelineId], tz: TzLike = "UTC"
+) -> LensTable:
+    """Every wanted timeline from a table's parameters, checked as a whole before use.
+
+    Refused with :class:`LensParameterError` naming the key: ``present`` missing or not
+    ``true``; a timeline key of a (period, column) not wanted, or that no implementation
+    writes; a non-string value; a wanted timeline without any key; and every corruption the
+    loaders report (a missing chunk, a bad value, ...). Keys outside the timeline cache are
+    counted and ignored.
+    """
+    wanted = {timeline_prefix(p.name, c): (p, c) for p, c in timelines}
+    present = params.get(PRESENT_KEY)
+    if present is None:
+        raise LensParameterError(PRESENT_KEY, "missing: Lens writes it as 'true' once the "
+                                 "timelines are stored, and ignores them without it")
+    if not isinstance(present, str) or present.strip().lower() != "true":
+        raise LensParameterError(PRESENT_KEY, f"is {present!r}, not 'true': Lens itself does "
+                                 "not trust these timelines and rebuilds them from partitions")
+    grouped: dict[TimelineId, dict[str, str]] = {key: {} for key in wanted.values()}
+    others = 0
+    for key in sorted(params):
+        if key == PRESENT_KEY:
+            continue
+        if not key.startswith(KEY_ROOT + "."):
+            others += 1
+            continue
+        prefix = _prefix_of(key)
+        if prefix not in wanted:
+            have = ", ".join(f"{p.name}.{c}" for p, c in wanted.values()) or "none"
+            raise LensParameterError(key, f"names a timeline this storage does not have "
+                                          f"(it has: {have})")
+        value = params[key]
+        if not isinstance(value, str):
+            raise LensParameterError(key, f"is {value!r}: table parameters are strings")
+        grouped[wanted[prefix]][key[len(prefix):]] = value
+    loaded: dict[TimelineId, PartitionTimeline] = {}
+    skipped: list[TimelineId] = []
+    ignored: list[str] = []
+    for (period, column), relative in grouped.items():
+        if period is UpdatePeriod.WEEKLY:
+            skipped.append((period, column))
+            continue
+        timeline, extra = _load(period, column, relative, tz)
+        loaded[(period, column)] = timeline
+        ignored.extend(extra)
+    return LensTable(loaded, tuple(skipped), tuple(sorted(ignored)), others)
+
+
+def _prefix_of(key: str) -> str:
+    """``<root>.<PERIOD>.<col>.`` of a timeline key (the rest names the property)."""
+    parts = key[len(KEY_ROOT) + 1:].split(".", 2)
+    return f"{KEY_ROOT}.{'.'.join(parts[:2])}." if len(parts) == 3 else key
+
+
+def _load(period: UpdatePeriod, column: str, relative: Mapping[str, str],
+          tz: TzLike) -> tuple[PartitionTimeline, list[str]]:
+    """One timeline from its relative keys, and the keys of other implementations."""
+    prefix = timeline_prefix(period.name, column)
+    class_key = storage_class_key(period.name, column)
+    if not relative:
+        raise LensParameterError(class_key, f"missing: the parameters hold no key of the "
+                                            f"{period.name} {column} timeline")
+    try:
+        cls = timeline_class(relative.get("storage.class"))
+    except UnknownTimelineClass as exc:
+        raise LensParameterError(class_key, str(exc)) from None
+    own, ignored = {}, []
+    for name, value in relative.items():
+        if name == "storage.class" or _OWN_KEYS[cls.kind].fullmatch(name):
+            own[prefix + name] = (from_lens_value(period, value, prefix + name)
+                                  if _VALUE_KEYS.fullmatch(name) else value)
+        elif any(pattern.fullmatch(name) for pattern in _OWN_KEYS.values()):
+            ignored.append(prefix + name)
+        else:
+            raise LensParameterError(prefix + name, "is not a timeline property Lens writes "
+                                     "(storage.class, first, latest, holes*, ranges*, "
+                                     "partitions*)")
+    try:
+        return cls.from_properties(own, period, column, tz), ignored
+    except CorruptProperty as exc:
+        raise LensParameterError(exc.key, exc.message) from None
+    except CorruptTimeline as exc:
+        raise LensParameterError(prefix + "*", str(exc)) from None
