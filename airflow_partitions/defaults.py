@@ -20,6 +20,11 @@ ENV_STORE: Final = "AIRFLOW_PARTITIONS_STORE"
 ENV_DATA_ROOT: Final = "AIRFLOW_PARTITIONS_DATA_ROOT"
 #: Row keys per ``get_many`` call: bounds one Thrift message and SQLite's bound-parameter count.
 GET_BATCH: Final = 1000
+#: Partitions a range may hold before adding or dropping it is refused (87.6 million hours run
+#: from year 1 to 9999: a typo away). Raised per command with ``--max-partitions``.
+MAX_RANGE_PARTITIONS: Final = 1_000_000
+#: Partitions of a range listed at a time, so a large range is written with bounded memory.
+RANGE_BATCH: Final = 10_000
 
 
 def airflow_home(environ: Mapping[str, str] | None = None) -> Path:

@@ -15,6 +15,10 @@ class InvalidInput(PartitionsError, ValueError):
     """The caller passed something malformed; the message names the value and the reason."""
 
 
+class WrongType(InvalidInput, TypeError):
+    """A public argument has the wrong Python type (``period=None``, ``priority="high"``)."""
+
+
 class InvalidPartitionValue(InvalidInput):
     """A partition value string does not parse strictly in its period's format."""
 

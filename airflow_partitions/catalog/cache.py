@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from airflow_partitions.arguments import shown
 from airflow_partitions.catalog.model import FactDef, StorageDef
 from airflow_partitions.catalog.rows import (
     DEF,
@@ -156,7 +157,7 @@ class TimelineCache:
     def _load(self, catalog_rows: CatalogRows, fact: str) -> FactState:
         definition, generation, storages = catalog_rows.read_fact(fact)
         if definition is None:
-            raise UnknownFact(f"fact {fact!r} is not in the catalog")
+            raise UnknownFact(f"fact {shown(fact)} is not in the catalog")
         rows = catalog_rows.read_storage_rows(storages) if storages else {}
         states: dict[str, StorageState] = {}
         for name in storages:

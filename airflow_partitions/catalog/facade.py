@@ -12,6 +12,16 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+from airflow_partitions.arguments import (
+    optional_int,
+    optional_text,
+    require_flag,
+    require_int,
+    require_names,
+    require_text,
+    require_value_maps,
+    shown,
+)
 from airflow_partitions.catalog import query as filter_query
 from airflow_partitions.catalog import repair as catalog_repair
 from airflow_partitions.catalog import writer
@@ -28,6 +38,7 @@ from airflow_partitions.catalog.model import (
     Partition,
     PartitionSpec,
     StorageDef,
+    check_location,
     check_name,
     encode_json,
     make_spec,
@@ -48,7 +59,7 @@ from airflow_partitions.catalog.verified_cover import VerifiedCover, verified_co
 from airflow_partitions.catalog.writer import WriteResult
 from airflow_partitions.cover import Cover, CoverRequest
 from airflow_partitions.defaults import default_data_root, default_store_url
-from airflow_partitions.errors import InvalidInput
+from airflow_partitions.errors import InvalidInput, WrongType
 from airflow_partitions.filters import Explain, QueryStats
 from airflow_partitions.keys import ColumnType
 from airflow_partitions.kv import open_store
@@ -59,6 +70,14 @@ from airflow_partitions.timelines import PartitionTimeline
 
 class AlreadyExists(InvalidInput):
     """A fact or storage exists with a different definition."""
+
+
+def period_list(what: str, periods: object) -> list[UpdatePeriod]:
+    """Update periods from a list of names or :class:`UpdatePeriod` values (not one string)."""
+    if isinstance(periods, str) or not isinstance(periods, Iterable):
+        raise WrongType(f"{what} must be a list such as ['HOURLY', 'DAILY'], not "
+                        f"{shown(periods)}")
+    return [UpdatePeriod.of(p) for p in periods]
 
 
 ColumnArg = str | tuple[str, str | ColumnType]
@@ -118,7 +137,9 @@ class Catalog:
         *, exist_ok: bool = False,
     ) -> FactDef:
         """Create a fact; with ``exist_ok`` an identical existing one is fine."""
-        fdef = FactDef(name, tuple(time_columns), tz)
+        fdef = FactDef(require_text("fact name", name), require_names("time_columns", time_columns),
+                       require_text("tz", tz))
+        exist_ok = require_flag("exist_ok", exist_ok)
         body = encode_json(fdef.to_json())
         if self.rows.catalog.check_and_put(fact_row(name), DEF, None, body):
             return fdef
@@ -128,9 +149,10 @@ class Catalog:
         raise AlreadyExists(f"fact {name!r} already exists: {existing.to_json()}")
 
     def get_fact(self, name: str) -> FactDef:
+        require_text("fact", name)
         definition, _, _ = self.rows.read_fact(name)
         if definition is None:
-            raise UnknownFact(f"fact {name!r} is not in the catalog")
+            raise UnknownFact(f"fact {shown(name)} is not in the catalog")
         return definition
 
     def list_facts(self) -> list[FactDef]:
@@ -149,6 +171,17 @@ class Catalog:
         exist_ok: bool = False,
     ) -> StorageDef:
         """Create a storage table of ``fact``; its time columns and zone come from the fact."""
+        require_text("storage name", name)
+        periods = period_list("periods", periods)
+        optional_text("location", location)
+        priority = require_int("priority", priority)
+        exist_ok = require_flag("exist_ok", exist_ok)
+        if timeline_classes is not None and not isinstance(timeline_classes, Mapping):
+            raise WrongType(f"timeline_classes must map a period to a timeline class, not "
+                            f"{shown(timeline_classes)}")
+        if columns is not None and (isinstance(columns, str) or not isinstance(columns, Iterable)):
+            raise WrongType(f"columns must be a list such as ['region', 'n:int'], not "
+                            f"{shown(columns)}")
         fdef = self.get_fact(fact)
         typed = parse_columns(columns) if columns is not None else []
         names = [c for c, _ in typed]
@@ -167,7 +200,7 @@ class Catalog:
             periods=tuple(sorted({UpdatePeriod.of(p) for p in periods})),
             location=location,
             tz=fdef.tz,
-            priority=int(priority),
+            priority=priority,
             timeline_classes=dict(timeline_classes or {}),
         )
         body = encode_json(sdef.to_json())
@@ -190,11 +223,12 @@ class Catalog:
 
     def get_storage(self, name: str) -> StorageDef:
         """A storage definition (cached per catalog: definitions never change)."""
+        require_text("storage", name)
         sdef = self._defs.get(name)
         if sdef is None:
             sdef = self.rows.read_storage_def(name)
             if sdef is None:
-                raise UnknownStorage(f"storage {name!r} is not in the catalog")
+                raise UnknownStorage(f"storage {shown(name)} is not in the catalog")
             self._defs[name] = sdef
         return sdef
 
@@ -212,7 +246,7 @@ class Catalog:
         Everything is checked before anything is written, so a bad value in a batch of
         thousands fails the batch, not half of it.
         """
-        batch = [values] if isinstance(values, Mapping) else list(values)
+        batch = require_value_maps("partition values", values)
         seen: dict[bytes, PartitionSpec] = {}
         for item in batch:
             spec, typed = make_spec(sdef, period, item)
@@ -233,6 +267,9 @@ class Catalog:
     ) -> WriteResult:
         """Register one partition or many; idempotent. Everything is validated before writing."""
         sdef = self.get_storage(storage)
+        overwrite = require_flag("overwrite", overwrite)
+        if location is not None:
+            check_location(location)
         specs = self.keyed_specs(sdef, period, values)
         if location is not None and len(specs) != 1:
             raise InvalidInput("an explicit location can only be given for a single partition")
@@ -256,6 +293,8 @@ class Catalog:
     ) -> Partition | None:
         """One live partition, or None."""
         sdef = self.get_storage(storage)
+        if not isinstance(values, Mapping):
+            raise WrongType(f"values must map each column to its value, not {shown(values)}")
         [(spec, key)] = self.keyed_specs(sdef, period, values)
         cells = self.rows.partitions.get(key, [LOC, STATE])
         if LOC not in cells:
@@ -307,7 +346,7 @@ class Catalog:
         """One fully loaded timeline."""
         sdef = self.get_storage(storage)
         period_ = UpdatePeriod.of(period)
-        column = column or sdef.time_columns[0]
+        column = optional_text("column", column) or sdef.time_columns[0]
         try:
             return self.timelines(storage)[(period_, column)]
         except KeyError:
@@ -326,6 +365,8 @@ class Catalog:
     def migrate_timeline(self, storage: str, period: UpdatePeriod | str, column: str | None,
                          to: str) -> PartitionTimeline:
         """Switch one timeline's implementation without reading the partitions."""
+        optional_text("column", column)
+        require_text("to", to)
         return catalog_repair.migrate_timeline(self, self.get_storage(storage), period, column, to)
 
     def cover(
@@ -347,6 +388,7 @@ class Catalog:
         partition is checked against its rows in one batched read first; see
         :mod:`airflow_partitions.catalog.verified_cover`.
         """
+        verify = require_flag("verify", verify)
         request = CoverRequest.of(
             fact, start, end, time_column=time_column, periods=periods, storages=storages,
             align=align,
@@ -366,6 +408,9 @@ class Catalog:
     ) -> list[Partition]:
         """Registered partitions matching a filter string (docs/filters.md); the residual is
         applied here, so the answer always equals a full-scan evaluation."""
+        require_text("filter", filter)
+        optional_int("max_parts", max_parts)
+        require_flag("allow_unknown", allow_unknown)
         return filter_query.get_partitions_by_filter(
             self, storage, filter, period, max_parts, stats=stats, allow_unknown=allow_unknown
         )
@@ -373,13 +418,13 @@ class Catalog:
     def explain(self, storage: str, filter: str, period: UpdatePeriod | str | None = None,
                 *, allow_unknown: bool = False) -> Explain:
         """How a filter is read: scans with server filters, gets, the residual."""
+        require_text("filter", filter)
         return filter_query.explain(self, storage, filter, period, allow_unknown=allow_unknown)
 
     def timeline_properties(self, storage: str, period: UpdatePeriod | str,
                             column: str | None = None) -> dict[str, str]:
         """Lens-compatible properties of one timeline, whatever its storage layout."""
         return self.timeline(storage, period, column).to_properties()
-
 
 
 __all__ = ["AlreadyExists", "Catalog", "parse_columns"]

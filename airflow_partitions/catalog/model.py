@@ -15,8 +15,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from airflow_partitions.arguments import control_character, require_text, shown
 from airflow_partitions.cover.request import to_instant
-from airflow_partitions.errors import InvalidInput, InvalidPartitionValue
+from airflow_partitions.defaults import MAX_RANGE_PARTITIONS
+from airflow_partitions.errors import InvalidInput, InvalidPartitionValue, RangeTooLarge
 from airflow_partitions.keys import ColumnType, KeySchema, PartitionValue, RowLayout
 from airflow_partitions.periods import (
     TimePartition,
@@ -170,8 +172,12 @@ def encode_json(data: Mapping[str, Any]) -> bytes:
 def check_template(template: str, columns: Iterable[str]) -> None:
     """A location template may use {fact}, {storage}, {period} and partition columns only."""
     allowed = _TEMPLATE_FIELDS | set(columns)
-    if not template or "\x00" in template:
-        raise InvalidDefinition("the location template is empty or holds a NUL byte")
+    if not template:
+        raise InvalidDefinition("the location template is empty")
+    control = control_character(template)
+    if control is not None:
+        raise InvalidDefinition(f"location template {shown(template)} holds the control "
+                                f"character {control}")
     try:
         parsed = list(string.Formatter().parse(template))
     except ValueError as exc:
@@ -196,11 +202,31 @@ def template_root(template: str) -> str:
 
 def check_safe_value(column: str, value: str) -> None:
     """A value lands in a path segment, so it must not name a directory or a parent."""
-    if value in ("", ".", "..") or any(ch in value for ch in "/\\\x00") or value.startswith("~"):
+    if (value in ("", ".", "..") or any(ch in value for ch in "/\\") or value.startswith("~")
+            or control_character(value) is not None):
         raise UnsafeLocation(
-            f"value {value!r} of column {column!r} is not allowed in a location: "
-            "no '/', '\\', NUL, '.', '..', leading '~' or empty values"
+            f"value {shown(value)} of column {column!r} is not allowed in a location: "
+            "no '/', '\\', control characters (NUL, newline, ...), '.', '..', leading '~' "
+            "or empty values"
         )
+
+
+def check_location(location: object) -> str:
+    """An explicit partition location: text without control characters, which would corrupt
+    manifests, logs and the paths Spark is handed.
+
+    >>> check_location("/data/a\\tb")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    airflow_partitions.catalog.model.UnsafeLocation: location '/data/a\\tb' holds the ...
+    """
+    location = require_text("location", location)
+    if not location.strip():
+        raise UnsafeLocation("location is empty")
+    control = control_character(location)
+    if control is not None:
+        raise UnsafeLocation(f"location {shown(location)} holds the control character {control}")
+    return location
 
 
 def render_location(
@@ -245,7 +271,7 @@ def typed_value(column: str, ctype: ColumnType, text: str) -> PartitionValue:
         return dt.datetime.fromisoformat(text)
     except ValueError as exc:
         raise InvalidPartitionSpec(
-            f"value {text!r} of column {column!r} is not a valid {ctype.value}: {exc}"
+            f"value {shown(text)} of column {column!r} is not a valid {ctype.value}: {exc}"
         ) from None
 
 
@@ -267,7 +293,8 @@ def make_spec(storage: StorageDef, period: UpdatePeriod | str,
             f"storage {storage.name!r} has no {period.name} partitions "
             f"(its periods: {', '.join(p.name for p in storage.periods)})"
         )
-    unknown = sorted(set(values) - set(storage.column_names))
+    unknown = sorted(shown(c, 40) if isinstance(c, str) and len(c) > 40 else str(c)
+                     for c in set(values) - set(storage.column_names))
     missing = [c for c in storage.column_names if c not in values]
     if unknown or missing:
         raise InvalidPartitionSpec(
@@ -280,7 +307,8 @@ def make_spec(storage: StorageDef, period: UpdatePeriod | str,
     for column, ctype in storage.columns:
         text = values[column]
         if not isinstance(text, str):
-            raise InvalidPartitionSpec(f"value of column {column!r} must be text, got {text!r}")
+            raise InvalidPartitionSpec(f"value of column {column!r} must be text, got "
+                                       f"{shown(text)}")
         if column in storage.time_columns:
             ordinal = period.parse_ordinal(text, storage.tz)  # strict, canonical
             if ordinal == period.end_ordinal(storage.tz):
@@ -317,25 +345,44 @@ class Partition:
         }
 
 
-def range_values(
+def partition_range(
     sdef: StorageDef, period: UpdatePeriod, begin: Any, end: Any, column: str, *,
-    option: str = "column",
-) -> list[str]:
-    """Every value of ``period`` in ``[begin, end)`` of a time column of ``sdef``.
+    option: str = "column", limit: int = MAX_RANGE_PARTITIONS,
+    raise_limit: str = "split the range",
+) -> TimePartitionRange:
+    """The partitions of ``period`` in ``[begin, end)`` of a time column of ``sdef``, counted
+    before any is listed: a range holding more than ``limit`` is a :class:`RangeTooLarge`
+    whose message says how many it holds and ``raise_limit`` (how to allow more).
 
-    The one expansion of a partition range, shared by the register/drop operators and the
-    CLI's ``--range``. ``begin`` and ``end`` are partition values (``2024-01-01-00``) or aligned
-    instants (datetimes, or ISO text such as a rendered ``{{ data_interval_start }}``) in the
-    storage's zone. ``option`` names the argument that chose ``column``, for the error.
+    ``begin`` and ``end`` are partition values (``2024-01-01-00``) or aligned instants
+    (datetimes, or ISO text such as a rendered ``{{ data_interval_start }}``) in the storage's
+    zone. ``option`` names the argument that chose ``column``, for the error. O(1): the count is
+    the difference of two ordinals.
     """
     if column not in sdef.time_columns:
         raise InvalidInput(
-            f"{option} {column!r} is not a time column of {sdef.name!r} "
+            f"{option} {shown(column)} is not a time column of {sdef.name!r} "
             f"({', '.join(sdef.time_columns)})"
         )
     first = _range_bound(period, begin, sdef.tz, "range start")
     last = _range_bound(period, end, sdef.tz, "range end")
-    return [p.value for p in TimePartitionRange(first, last)]
+    span = TimePartitionRange(first, last)
+    if len(span) > limit:
+        raise RangeTooLarge(
+            f"the range {span} holds {len(span):,} {period.name} partitions, more than the "
+            f"limit of {limit:,}; {raise_limit}"
+        )
+    return span
+
+
+def range_values(
+    sdef: StorageDef, period: UpdatePeriod, begin: Any, end: Any, column: str, *,
+    option: str = "column", limit: int = MAX_RANGE_PARTITIONS,
+) -> list[str]:
+    """Every value of :func:`partition_range`, as a list: the one expansion of a partition
+    range shared by the register/drop operators (the CLI streams the range instead)."""
+    span = partition_range(sdef, period, begin, end, column, option=option, limit=limit)
+    return [p.value for p in span]
 
 
 def _range_bound(period: UpdatePeriod, value: Any, tz: str, what: str) -> TimePartition:

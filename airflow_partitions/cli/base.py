@@ -14,7 +14,7 @@ import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any, TypeAlias
+from typing import IO, Any, Final, TypeAlias
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -134,6 +134,21 @@ def say(ctx: Context, message: str, *, json_mode: bool = False) -> None:
     stream.flush()
 
 
+def positive_int(text: str) -> int:
+    """argparse ``type=`` for a count such as ``--max-partitions``: a whole number above 0.
+
+    >>> positive_int("1_000_000")
+    1000000
+    """
+    try:
+        value = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be above 0")
+    return value
+
+
 def csv_list(text: str) -> list[str]:
     """``"a, b,,c"`` -> ``["a", "b", "c"]`` (argparse ``type=`` for comma lists)."""
     return [item.strip() for item in text.split(",") if item.strip()]
@@ -143,11 +158,36 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
+#: Jobs of at least this many items report progress in lines when stderr is not a terminal.
+LOG_PROGRESS_FROM: Final = 20_000
+
+
+def _progress_lines(ctx: Context, total: int, description: str) -> Callable[[int], None]:
+    """``advance(n)`` that writes ``description: 10,000 of 87,600 (11%)`` at each tenth."""
+    done = 0
+    reported = 0  # tenths written so far
+
+    def advance(n: int) -> None:
+        nonlocal done, reported
+        done += n
+        tenths = done * 10 // total
+        if tenths > reported:
+            reported = tenths
+            ctx.stderr.write(f"{description}: {done:,} of {total:,} ({done * 100 // total}%)\n")
+            ctx.stderr.flush()
+
+    return advance
+
+
 @contextmanager
 def progress(ctx: Context, total: int, description: str) -> Iterator[Callable[[int], None]]:
-    """Yield ``advance(n)``; draws a progress bar on stderr only when it is a terminal."""
-    if not ctx.stderr.isatty() or total <= 0:
+    """Yield ``advance(n)``: a progress bar on stderr when it is a terminal; otherwise (a log, a
+    pipe) a line at every tenth of a long job, so its progress shows there too."""
+    if total <= 0 or (not ctx.stderr.isatty() and total < LOG_PROGRESS_FROM):
         yield lambda n: None
+        return
+    if not ctx.stderr.isatty():
+        yield _progress_lines(ctx, total, description)
         return
     with Progress(
         TextColumn("{task.description}"),

@@ -7,6 +7,7 @@ import datetime as dt
 
 import pendulum
 
+from airflow_partitions.arguments import shown
 from airflow_partitions.cli.base import (
     Context,
     SubParsers,
@@ -75,7 +76,7 @@ def parse_instant(text: str, tz: str, what: str) -> pendulum.DateTime:
     try:
         value = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise UsageError(f"--{what} {text!r} is not an ISO-8601 instant "
+        raise UsageError(f"--{what} {shown(text)} is not an ISO-8601 instant "
                          "(e.g. 2015-01-29T06:00:00Z)") from None
     if value.tzinfo is None:
         value = value.replace(tzinfo=zone(tz))

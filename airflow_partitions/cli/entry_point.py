@@ -27,6 +27,8 @@ from airflow_partitions.hooks.connection_lookup import find_connection
 from airflow_partitions.kv import InvalidStoreURL, KVError
 
 PROG: Final = "airflow-partitions"
+#: Characters of an error message printed before it is cut (values in it are cut shorter).
+MAX_MESSAGE: Final = 1000
 
 EXAMPLES: Final = f"""\
 examples:
@@ -111,6 +113,8 @@ def _fail(exc: BaseException, code: int, debug: bool, *, unexpected: bool = Fals
     if debug:
         traceback.print_exception(exc, file=sys.stderr)
     message = str(exc).replace("\r", " ").replace("\n", " ").strip() or type(exc).__name__
+    if len(message) > MAX_MESSAGE:  # a backstop: messages cut what they echo themselves
+        message = f"{message[:MAX_MESSAGE]}… (cut from {len(message)} characters)"
     if unexpected:
         message = f"unexpected {type(exc).__name__}: {message}"
         if not debug:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from airflow_partitions.catalog.facade import Catalog
-from airflow_partitions.catalog.model import StorageDef, make_spec, range_values
+from airflow_partitions.catalog.model import StorageDef, make_spec, partition_range
 from airflow_partitions.cli.base import UsageError
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
@@ -70,18 +70,71 @@ def items_from_lines(lines: Sequence[str]) -> list[Item]:
     return items
 
 
-def items_from_range(
-    sdef: StorageDef, period: UpdatePeriod, begin: str, end: str, column: str | None,
-    others: dict[str, str],
-) -> list[Item]:
-    """Every partition of ``period`` in ``[begin, end)``, each with the other given values."""
+@dataclass(frozen=True)
+class Selection:
+    """The partitions ``partition add|drop`` writes: their count, known before any is listed,
+    and the partitions themselves, validated, in batches of bounded size."""
+
+    total: int
+    batches: Callable[[int], Iterator[list[dict[str, str]]]]
+    #: Whether a registered partition's values are among those selected (canonical text).
+    selects: Callable[[Mapping[str, str]], bool]
+
+
+def listed_selection(batch: list[dict[str, str]], sdef: StorageDef) -> Selection:
+    """Partitions given one by one (words or ``--file``), already validated and distinct."""
+    keys = {tuple(values[c] for c in sdef.column_names) for values in batch}
+
+    def batches(size: int) -> Iterator[list[dict[str, str]]]:
+        for i in range(0, len(batch), size):
+            yield batch[i : i + size]
+
+    return Selection(len(batch), batches,
+                     lambda values: tuple(values[c] for c in sdef.column_names) in keys)
+
+
+def range_selection(
+    catalog: Catalog, sdef: StorageDef, period: UpdatePeriod, bounds: tuple[str, str],
+    column: str | None, others: dict[str, str], *, limit: int, locations: bool,
+) -> Selection:
+    """Every partition of ``period`` in ``[begin, end)``, each with the other given values.
+
+    Counted first (refused above ``limit``), then listed a batch at a time as it is written, so
+    a range of millions never sits in memory. Every partition differs from the first only in its
+    time value, which the calendar produces canonically, so validating the first and the last in
+    full before anything is written is validating them all.
+    """
+    begin, end = bounds
     column = column or sdef.time_columns[0]
-    values = range_values(sdef, period, begin, end, column, option="--column")
+    span = partition_range(sdef, period, begin, end, column, option="--column", limit=limit,
+                           raise_limit="pass --max-partitions N to allow more, or split the "
+                                       "range")
     if column in others:
         raise UsageError(f"{column}={others[column]} conflicts with --range, which sets {column}")
-    if not values:
+    if span.is_empty():
         raise UsageError(f"--range {begin} {end} is empty: [{begin}, {end}) holds no partition")
-    return [Item({**others, column: value}, "") for value in values]
+    last = span.end.previous()
+    [first, _] = validate(catalog, sdef, period, [Item({**others, column: span.begin.value}, ""),
+                                                  Item({**others, column: last.value}, "")],
+                          locations=locations)
+    fixed = {c: v for c, v in first.items() if c != column}
+
+    def batches(size: int) -> Iterator[list[dict[str, str]]]:
+        for start in range(span.begin.ordinal, span.end.ordinal, size):
+            stop = min(start + size, span.end.ordinal)
+            yield [{**fixed, column: period.format_ordinal(o, sdef.tz)}
+                   for o in range(start, stop)]
+
+    def selects(values: Mapping[str, str]) -> bool:
+        if any(values.get(c) != v for c, v in fixed.items()):
+            return False
+        try:
+            return span.begin.ordinal <= period.parse_ordinal(values[column], sdef.tz) \
+                < span.end.ordinal
+        except InvalidInput:
+            return False
+
+    return Selection(len(span), batches, selects)
 
 
 def validate(catalog: Catalog, sdef: StorageDef, period: UpdatePeriod, items: Sequence[Item],
@@ -102,17 +155,16 @@ def validate(catalog: Catalog, sdef: StorageDef, period: UpdatePeriod, items: Se
 
 
 def conflicts(catalog: Catalog, sdef: StorageDef, period: UpdatePeriod,
-              batch: Sequence[dict[str, str]]) -> str | None:
-    """The first partition registered at another location, for adds split into chunks.
+              selection: Selection) -> str | None:
+    """The first selected partition registered at another location, for adds split into chunks.
 
     The catalog checks conflicts per ``register`` call, so a bulk add written in chunks checks the
-    whole batch first (one scan of the period) rather than failing after some chunks were written.
+    whole selection first (one scan of the period, in constant memory) rather than failing after
+    some chunks were written.
     """
-    wanted = {tuple(v[c] for c in sdef.column_names): v for v in batch}
     for part in catalog.list_partitions(sdef.name, period):
-        key = tuple(part.values[c] for c in sdef.column_names)
-        if key in wanted:
-            spec, _ = make_spec(sdef, period, wanted[key])
+        if selection.selects(part.values):
+            spec, _ = make_spec(sdef, period, part.values)
             location = catalog.location_of(sdef, spec)
             if location != part.location:
                 return f"{part.values} at {part.location!r}"

@@ -18,6 +18,7 @@ from airflow_partitions.cli.base import (
     add_group,
     add_json_flag,
     plural,
+    positive_int,
     print_json,
     progress,
     say,
@@ -25,13 +26,16 @@ from airflow_partitions.cli.base import (
 from airflow_partitions.cli.filters import add_filter_arguments, filtered_partitions
 from airflow_partitions.cli.partition_input import (
     Item,
+    Selection,
     conflicts,
     items_from_lines,
-    items_from_range,
+    listed_selection,
     parse_pairs,
+    range_selection,
     read_lines,
     validate,
 )
+from airflow_partitions.defaults import MAX_RANGE_PARTITIONS, RANGE_BATCH
 from airflow_partitions.periods import UpdatePeriod
 
 #: Partitions per catalog call in a bulk add or drop, so a progress bar moves.
@@ -115,11 +119,16 @@ def _add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--file", metavar="FILE", help=FILE_HELP)
     parser.add_argument("--column", metavar="COLUMN",
                         help="the time column --range applies to (default: the first)")
+    parser.add_argument("--max-partitions", type=positive_int, metavar="N",
+                        help=f"refuse a --range holding more than N partitions (default "
+                             f"{MAX_RANGE_PARTITIONS:,}); the range is written in batches of "
+                             f"{RANGE_BATCH:,} with progress on stderr")
 
 
 def _requested(args: argparse.Namespace, ctx: Context, *, adding: bool
-               ) -> tuple[StorageDef, UpdatePeriod, list[dict[str, str]]]:
-    """Parse and validate everything the command asks for, in full, before any write."""
+               ) -> tuple[StorageDef, UpdatePeriod, Selection]:
+    """Parse and validate everything the command asks for before any write; a range is counted
+    (and refused above ``--max-partitions``) and then listed batch by batch as it is written."""
     sdef = ctx.catalog.get_storage(args.storage)
     period = UpdatePeriod.of(args.period)
     if period not in sdef.periods:
@@ -127,39 +136,51 @@ def _requested(args: argparse.Namespace, ctx: Context, *, adding: bool
                          f"(its periods: {', '.join(p.name for p in sdef.periods)})")
     if args.column is not None and args.range is None:
         raise UsageError("--column only applies to --range")
+    if args.max_partitions is not None and args.range is None:
+        raise UsageError("--max-partitions only applies to --range")
+    locations = adding and not getattr(args, "location", None)
+    if args.range is not None:
+        limit = MAX_RANGE_PARTITIONS if args.max_partitions is None else args.max_partitions
+        return sdef, period, range_selection(
+            ctx.catalog, sdef, period, tuple(args.range), args.column, parse_pairs(args.values),
+            limit=limit, locations=locations)
     items: list[Item]
     if args.file is not None:
         if args.values:
             raise UsageError(f"--file gives every value; do not also give {args.values[0]!r}")
         items = items_from_lines(read_lines(args.file))
-    elif args.range is not None:
-        begin, end = args.range
-        items = items_from_range(sdef, period, begin, end, args.column, parse_pairs(args.values))
     elif args.values:
         items = [Item(parse_pairs(args.values), "")]
     else:
         raise UsageError(f"name the partitions: {'=... '.join(sdef.column_names)}=..., "
                          "--range BEGIN END or --file FILE")
-    batch = validate(ctx.catalog, sdef, period, items, locations=adding and not args.location)
+    batch = validate(ctx.catalog, sdef, period, items, locations=locations)
     unique: dict[tuple[str, ...], dict[str, str]] = {}
     for values in batch:
         unique.setdefault(tuple(values[c] for c in sdef.column_names), values)
-    return sdef, period, list(unique.values())
+    return sdef, period, listed_selection(list(unique.values()), sdef)
+
+
+def _chunks(selection: Selection) -> Iterator[list[dict[str, str]]]:
+    """The selection in catalog calls of at most CHUNK partitions."""
+    for batch in selection.batches(RANGE_BATCH):
+        for i in range(0, len(batch), CHUNK):
+            yield batch[i : i + CHUNK]
 
 
 def partition_add(args: argparse.Namespace, ctx: Context) -> int:
-    sdef, period, batch = _requested(args, ctx, adding=True)
-    if args.location is not None and len(batch) != 1:
-        raise UsageError(f"--location names one partition's place, but {len(batch)} are given")
-    if len(batch) > CHUNK and not args.overwrite:
-        clash = conflicts(ctx.catalog, sdef, period, batch)
+    sdef, period, selection = _requested(args, ctx, adding=True)
+    if args.location is not None and selection.total != 1:
+        raise UsageError(f"--location names one partition's place, but {selection.total} are "
+                         "given")
+    if selection.total > CHUNK and not args.overwrite:
+        clash = conflicts(ctx.catalog, sdef, period, selection)
         if clash:
             raise PartitionConflict(f"a partition of {sdef.name!r} is registered elsewhere: "
                                     f"{clash}; pass --overwrite to move it")
     changed = unchanged = 0
-    with progress(ctx, len(batch), f"adding to {sdef.name}") as advance:
-        for i in range(0, len(batch), CHUNK):
-            chunk = batch[i : i + CHUNK]
+    with progress(ctx, selection.total, f"adding to {sdef.name}") as advance:
+        for chunk in _chunks(selection):
             result = ctx.catalog.register(sdef.name, period, chunk, location=args.location,
                                           overwrite=args.overwrite)
             changed, unchanged = changed + result.changed, unchanged + result.unchanged
@@ -171,11 +192,10 @@ def partition_add(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def partition_drop(args: argparse.Namespace, ctx: Context) -> int:
-    sdef, period, batch = _requested(args, ctx, adding=False)
+    sdef, period, selection = _requested(args, ctx, adding=False)
     changed = unchanged = 0
-    with progress(ctx, len(batch), f"dropping from {sdef.name}") as advance:
-        for i in range(0, len(batch), CHUNK):
-            chunk = batch[i : i + CHUNK]
+    with progress(ctx, selection.total, f"dropping from {sdef.name}") as advance:
+        for chunk in _chunks(selection):
             result = ctx.catalog.drop(sdef.name, period, chunk)
             changed, unchanged = changed + result.changed, unchanged + result.unchanged
             advance(len(chunk))

@@ -14,7 +14,8 @@ from typing import Any, Final
 
 import pendulum
 
-from airflow_partitions.errors import InvalidInput, InvalidRange
+from airflow_partitions.arguments import shown
+from airflow_partitions.errors import InvalidInput, InvalidRange, WrongType
 from airflow_partitions.periods import UpdatePeriod
 
 #: How a cover treats bounds that do not start a partition of the finest usable period:
@@ -42,13 +43,13 @@ def to_instant(value: Any, what: str) -> pendulum.DateTime:
         try:
             parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
-            raise InvalidInput(f"{what} {value!r} is not an ISO-8601 instant") from None
+            raise InvalidInput(f"{what} {shown(value)} is not an ISO-8601 instant") from None
     elif isinstance(value, dt.datetime):
         parsed = value
     else:
-        raise InvalidInput(f"{what} must be a datetime or ISO-8601 text, not {value!r}")
+        raise InvalidInput(f"{what} must be a datetime or ISO-8601 text, not {shown(value)}")
     if parsed.tzinfo is None or parsed.utcoffset() is None:
-        raise NaiveInstant(f"{what} {value!r} has no UTC offset; give one (e.g. +00:00)")
+        raise NaiveInstant(f"{what} {shown(value)} has no UTC offset; give one (e.g. +00:00)")
     return pendulum.instance(parsed)
 
 
@@ -58,13 +59,22 @@ def _utc(value: dt.datetime) -> dt.datetime:
     return value.astimezone(dt.UTC)
 
 
-def _names(values: Iterable[Any] | str | None) -> tuple[str, ...] | None:
+def _names(what: str, values: Iterable[Any] | str | None) -> tuple[str, ...] | None:
     """``"a, b"`` or ``["a", "b"]`` -> ``("a", "b")``; None stays None (no restriction)."""
     if values is None:
         return None
     if isinstance(values, str):
         values = [v for v in values.split(",") if v.strip()]
-    return tuple(str(v.name if isinstance(v, UpdatePeriod) else v).strip() for v in values)
+    if not isinstance(values, Iterable):
+        raise WrongType(f"{what} must be a list of names or one comma-separated string, not "
+                        f"{shown(values)}")
+    names = []
+    for value in values:
+        name = value.name if isinstance(value, UpdatePeriod) else value
+        if not isinstance(name, str):
+            raise WrongType(f"each of {what} must be a name, not {shown(value)}")
+        names.append(name.strip())
+    return tuple(names)
 
 
 @dataclass(frozen=True)
@@ -132,7 +142,7 @@ class CoverRequest:
                 f"the range [{start_.isoformat()}, {end_.isoformat()}) is empty or reversed; a "
                 "manual run's data interval is often empty: pass start= and end="
             )
-        period_names = _names(periods)
+        period_names = _names("periods", periods)
         return cls(
             fact=fact.strip() if fact is not None else None,
             start=start_,
@@ -140,7 +150,7 @@ class CoverRequest:
             time_column=time_column or None,
             periods=tuple(UpdatePeriod.of(p).name for p in period_names)
             if period_names is not None else None,
-            storages=_names(storages),
+            storages=_names("storages", storages),
             align=align or None,
         )
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from airflow_partitions.errors import InvalidInput
+
+#: Characters of the filter shown on each side of a syntax error's position.
+WINDOW: Final = 60
 
 
 class FilterError(InvalidInput):
@@ -23,9 +28,15 @@ class FilterSyntaxError(FilterError):
         super().__init__(self.render())
 
     def render(self) -> str:
-        # Control characters would shift or break the caret line: show each as one space.
-        shown = "".join(ch if ch.isprintable() else " " for ch in self.text)
-        return f"{shown}\n{' ' * self.position}^ {self.message}"
+        # Control characters would shift or break the caret line: show each as one space. A long
+        # text is cut to a window around the position, so the message stays a few lines.
+        start = max(0, self.position - WINDOW)
+        end = min(len(self.text), self.position + WINDOW)
+        before = "…" if start else ""
+        after = f"… ({len(self.text)} characters)" if end < len(self.text) else ""
+        window = "".join(ch if ch.isprintable() else " " for ch in self.text[start:end])
+        caret = " " * (len(before) + self.position - start)
+        return f"{before}{window}{after}\n{caret}^ {self.message}"
 
 
 class FilterTypeError(FilterError):

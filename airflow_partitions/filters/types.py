@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeAlias
 
+from airflow_partitions.arguments import shown
 from airflow_partitions.filters import ast
 from airflow_partitions.filters.errors import FilterTypeError, UnknownColumnError
 from airflow_partitions.filters.like import parse_like
@@ -99,7 +100,7 @@ class Binder:
             if self.allow_unknown:
                 return None
             raise UnknownColumnError(
-                f"unknown column {name!r}; the storage's columns are {', '.join(self.names)}"
+                f"unknown column {shown(name)}; the storage's columns are {', '.join(self.names)}"
             )
         found = self._columns[name]
         if found is None:

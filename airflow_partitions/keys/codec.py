@@ -46,6 +46,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+from airflow_partitions.arguments import shown
 from airflow_partitions.errors import InvalidInput
 
 #: HBase refuses row keys longer than ``Short.MAX_VALUE``; we refuse them when encoding.
@@ -341,7 +342,7 @@ def encode_key(schema: KeySchema, db: str, table: str, values: Sequence[Partitio
     length = sum(len(f) for f in fields) + 2 * len(fields) + 1
     if length > MAX_KEY_LENGTH:
         raise KeyTooLongError(
-            f"key for {db!r}.{table!r} {list(values)!r} would be {length} bytes; "
+            f"key for {db!r}.{table!r} {shown(list(values), 120)} would be {length} bytes; "
             f"the limit is {MAX_KEY_LENGTH}"
         )
     offsets = []

@@ -13,6 +13,7 @@ from typing import Final
 
 import pendulum
 
+from airflow_partitions.arguments import shown
 from airflow_partitions.errors import (
     InvalidRange,
     MixedPeriods,
@@ -137,7 +138,7 @@ class TimePartitionRange:
         match = _RANGE_TEXT.fullmatch(text)
         if match is None:
             raise InvalidRange(
-                f"{text!r} is not a range; write [a, b), [a, b], (a, b] or (a, b)"
+                f"{shown(text)} is not a range; write [a, b), [a, b], (a, b] or (a, b)"
             )
         left, a, b, right = match.groups()
         begin = TimePartition.of(period, a, tz)
@@ -147,7 +148,7 @@ class TimePartitionRange:
         if right == "]":
             end = end.next()
         if end.ordinal < begin.ordinal:
-            raise InvalidRange(f"range {text!r} is reversed: its end is before its begin")
+            raise InvalidRange(f"range {shown(text)} is reversed: its end is before its begin")
         return cls(begin, end)
 
     @property

@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Final
 
 import pendulum
 
+from airflow_partitions.arguments import shown
 from airflow_partitions.errors import (
     InvalidInput,
     InvalidPartitionValue,
     InvalidRange,
     MisalignedTime,
+    WrongType,
 )
 from airflow_partitions.periods.zones import (
     _CYCLE_DAYS,
@@ -122,12 +124,15 @@ class UpdatePeriod(enum.Enum):
         """Look a period up by name, case-insensitively, with a readable error."""
         if isinstance(name, UpdatePeriod):
             return name
+        names = ", ".join(p.name for p in cls)
+        if not isinstance(name, str):
+            raise WrongType(f"an update period must be one of {names} (a name or an "
+                            f"UpdatePeriod), not {shown(name)}")
         try:
             return cls[name.strip().upper()]
         except KeyError:
-            names = ", ".join(p.name for p in cls)
             raise InvalidPartitionValue(
-                f"unknown update period {name!r}; expected one of {names}"
+                f"unknown update period {shown(name)}; expected one of {names}"
             ) from None
 
     @property
@@ -370,13 +375,16 @@ class UpdatePeriod(enum.Enum):
         """The ordinal of the partition named by ``value``; strict, typed errors."""
         zone_ = zone(tz)
         if not isinstance(value, str):
-            raise InvalidPartitionValue(f"{self.name} value must be a string, not {value!r}")
+            raise InvalidPartitionValue(
+                f"{self.name} value must be a string, not {shown(value)}"
+            )
         if value == self._spec.end_text:
             return self.end_ordinal(zone_)
         match = self._spec.regex.fullmatch(value)
         if match is None:
             raise InvalidPartitionValue(
-                f"{value!r} is not a {self.name} value; expected the format {self.format_pattern}"
+                f"{shown(value)} is not a {self.name} value; expected the format "
+                f"{self.format_pattern}"
             )
         try:
             ordinal = self._ordinal_from_fields(match, zone_, value)
@@ -384,12 +392,12 @@ class UpdatePeriod(enum.Enum):
             if isinstance(exc, InvalidPartitionValue):
                 raise
             raise InvalidPartitionValue(
-                f"{value!r} is not a valid {self.name} value: {exc}"
+                f"{shown(value)} is not a valid {self.name} value: {exc}"
             ) from None
         canonical = self.format_ordinal(ordinal, zone_)
         if canonical != value:
             raise InvalidPartitionValue(
-                f"{value!r} is not a canonical {self.name} value; it names {canonical!r}"
+                f"{shown(value)} is not a canonical {self.name} value; it names {canonical!r}"
             )
         return ordinal
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 import pendulum
 
+from airflow_partitions.arguments import shown
 from airflow_partitions.errors import (
     AmbiguousTime,
     InvalidPartitionValue,
@@ -201,18 +202,19 @@ def _resolve_wall_time(
             candidates.append(back)
     if not candidates:
         raise InvalidPartitionValue(
-            f"{value!r} does not exist in {zone_name(tz)}: the clocks skip it (DST gap)"
+            f"{shown(value)} does not exist in {zone_name(tz)}: the clocks skip it (DST gap)"
         )
     if offset is not None:
         chosen = [c for c in candidates if _offset_text(c) == offset]
         if not chosen:
             raise InvalidPartitionValue(
-                f"{value!r}: {zone_name(tz)} is never at offset {offset} at that time"
+                f"{shown(value)}: {zone_name(tz)} is never at offset {offset} at that time"
             )
         return chosen[0]
     if len(candidates) > 1:
         options = ", ".join(period.format_ordinal(period.ordinal(c, tz), tz) for c in candidates)
         raise AmbiguousTime(
-            f"{value!r} occurs twice in {zone_name(tz)} (DST fall-back); write one of {options}"
+            f"{shown(value)} occurs twice in {zone_name(tz)} (DST fall-back); write one of "
+            f"{options}"
         )
     return candidates[0]
