@@ -30,6 +30,7 @@ from airflow_partitions.catalog.rows import (
     value_column,
     value_ordinals,
 )
+from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptTimeline, InvalidInput
 from airflow_partitions.kv.base import Cells
 from airflow_partitions.periods import UpdatePeriod
@@ -277,6 +278,9 @@ def rebuild(catalog: Catalog, sdef: StorageDef) -> RebuildResult:
             kind = _kind_to_store(sdef, (period, column), before)
             timeline = new_timeline(kind, period, column, sdef.tz)
             timeline.add_ordinal_ranges(runs(sorted(ordinals)))
+            # a sparse default-shaped history is stored as Ranges here too, as register does
+            timeline = shaped(rows.kv.url, sdef, period, column, timeline)
+            kind = timeline.kind
             rebuilt[(period, column)] = timeline
             if isinstance(timeline, StoreAllTimeline):
                 wanted = {value_column(period, column, o):

@@ -61,3 +61,22 @@ def test_an_explicit_ends_and_holes_choice_is_kept_with_a_warning(
     assert "chosen explicitly" in warnings[0].getMessage()
     assert "timeline migrate chosen_raw --period HOURLY --to Ranges" in warnings[0].getMessage()
     assert stored_values(catalog, "chosen_raw") == rows_truth(catalog, "chosen_raw")
+
+
+def test_rebuild_and_reconcile_store_a_sparse_default_timeline_as_ranges(
+    catalog: Catalog,
+) -> None:
+    """A sparse EndsAndHoles cell written before the switch existed (here: migrated back by
+    hand) is stored as Ranges by the next rebuild, as a register would store it."""
+    _hourly(catalog, "events")
+    catalog.register("events_raw", "HOURLY", [FAR])
+    catalog.migrate_timeline("events_raw", "HOURLY", None, "EndsAndHoles")
+    props = catalog.timeline_properties("events_raw", "HOURLY")
+    assert props[CLASS_KEY] == EndsAndHolesTimeline.lens_class
+    assert sum(len(v) for v in props.values()) > 100_000, "a hole per missing hour"
+    catalog.rebuild("events_raw")
+    props = catalog.timeline_properties("events_raw", "HOURLY")
+    assert props[CLASS_KEY] == RangesTimeline.lens_class
+    assert sum(len(v) for v in props.values()) < 500
+    assert stored_values(catalog, "events_raw") == rows_truth(catalog, "events_raw")
+    assert catalog.reconcile("events_raw").consistent
