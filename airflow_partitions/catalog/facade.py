@@ -22,9 +22,9 @@ from airflow_partitions.arguments import (
     require_value_maps,
     shown,
 )
+from airflow_partitions.catalog import lens_table, writer
 from airflow_partitions.catalog import query as filter_query
 from airflow_partitions.catalog import repair as catalog_repair
-from airflow_partitions.catalog import writer
 from airflow_partitions.catalog.cache import (
     FactState,
     SlicedStoreAllTimeline,
@@ -425,6 +425,16 @@ class Catalog:
                             column: str | None = None) -> dict[str, str]:
         """Lens-compatible properties of one timeline, whatever its storage layout."""
         return self.timeline(storage, period, column).to_properties()
+
+    def import_lens_timelines(self, storage: str, parameters: Mapping[str, object], *,
+                              dry_run: bool = False) -> lens_table.LensImportReport:
+        """Store a Lens table's timelines, checked whole first (see :mod:`.lens_table`)."""
+        return lens_table.import_lens_timelines(self, self.get_storage(storage), parameters,
+                                                dry_run=dry_run)
+
+    def lens_parameters(self, storage: str) -> tuple[dict[str, str], list[TimelineKey]]:
+        """The Lens table parameters of a storage's timelines, and the WEEKLY ones left out."""
+        return lens_table.export_lens_parameters(self, self.get_storage(storage))
 
 
 __all__ = ["AlreadyExists", "Catalog", "parse_columns"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -259,15 +260,32 @@ def _kind_to_store(sdef: StorageDef, key: TimelineKey, stored: StoredTimeline) -
     return timeline_class(stored.cell.kind or named or configured).kind
 
 
-def rebuild(catalog: Catalog, sdef: StorageDef) -> RebuildResult:
+def seeded(sdef: StorageDef, key: TimelineKey, kind: str, ordinals: set[int],
+           seed: PartitionTimeline | None) -> PartitionTimeline:
+    """A timeline of ``kind`` holding the rows' ``ordinals`` and the seed's partitions."""
+    period, column = key
+    timeline = new_timeline(kind, period, column, sdef.tz)
+    timeline.add_ordinal_ranges(runs(sorted(ordinals)))
+    if seed is not None:
+        timeline.add_ordinal_ranges(seed.ordinal_ranges())
+    return timeline
+
+
+def rebuild(catalog: Catalog, sdef: StorageDef, *,
+            seed: Mapping[TimelineKey, PartitionTimeline] | None = None) -> RebuildResult:
     """Store timelines recomputed from the live partition rows, whatever the stored cells hold.
 
     The stored cells are read raw and never trusted: a corrupt one is replaced (and reported
     in the result and the log), not parsed on the way. Each cell is swapped with check-and-put
     against the bytes read before the rows were scanned, so a concurrent writer makes the
     rebuild retry instead of being overwritten.
+
+    ``seed`` (a Lens import, :mod:`.lens_table`) adds partitions the rows may not have: each
+    seeded timeline is stored in the seed's implementation, holding the seed's partitions
+    plus the live rows' (a registered partition is never hidden).
     """
     rows = catalog.rows
+    seed = seed or {}
     for attempt in range(MAX_SWAP_ATTEMPTS):
         stored = stored_timelines(catalog, sdef)
         scan = timelines_from_rows(catalog, sdef)
@@ -275,16 +293,18 @@ def rebuild(catalog: Catalog, sdef: StorageDef) -> RebuildResult:
         ok = True
         for (period, column), ordinals in scan.found.items():
             before = stored[(period, column)]
-            kind = _kind_to_store(sdef, (period, column), before)
-            timeline = new_timeline(kind, period, column, sdef.tz)
-            timeline.add_ordinal_ranges(runs(sorted(ordinals)))
-            # a sparse default-shaped history is stored as Ranges here too, as register does
-            timeline = shaped(rows.kv.url, sdef, period, column, timeline)
-            kind = timeline.kind
+            extra = seed.get((period, column))
+            kind = extra.kind if extra is not None else \
+                _kind_to_store(sdef, (period, column), before)
+            timeline = seeded(sdef, (period, column), kind, ordinals, extra)
+            if extra is None:  # a sparse default-shaped history is stored as Ranges here too
+                timeline = shaped(rows.kv.url, sdef, period, column, timeline)
+                kind = timeline.kind
             rebuilt[(period, column)] = timeline
             if isinstance(timeline, StoreAllTimeline):
                 wanted = {value_column(period, column, o):
-                          period.format_ordinal(o, sdef.tz).encode() for o in ordinals}
+                          period.format_ordinal(o, sdef.tz).encode()
+                          for b, e in timeline.ordinal_ranges() for o in range(b, e)}
                 rows.mutate_value_columns(
                     sdef.name,
                     puts={c: v for c, v in wanted.items() if before.values.get(c) != v},

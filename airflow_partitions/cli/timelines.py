@@ -1,4 +1,7 @@
-"""``timeline show|migrate`` and ``reconcile``: inspect and maintain the timeline cache."""
+"""``timeline show|migrate|import|export`` and ``reconcile``: inspect and maintain the timelines.
+
+``import`` and ``export`` (Lens table parameters) live in :mod:`.timeline_lens`.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from typing import Any, Final
 from rich.table import Table
 
 from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.cli import timeline_lens
 from airflow_partitions.cli.base import (
     Context,
     SubParsers,
@@ -29,10 +33,13 @@ SHOWN_RANGES: Final = 4
 
 def register(sub: SubParsers) -> None:
     """Add the ``timeline`` group and the ``reconcile`` command."""
-    group = add_group(sub, "timeline", help="show and migrate partition timelines",
+    group = add_group(sub, "timeline",
+                      help="show, migrate, import and export partition timelines",
                       examples=["airflow-partitions timeline show events_raw",
                                 "airflow-partitions timeline migrate events_raw --period HOURLY "
-                                "--to Ranges"])
+                                "--to Ranges",
+                                "airflow-partitions timeline import events_raw --lens "
+                                "events_raw.json"])
     show = add_command(
         group, "show", help="show timelines: count, first, latest and ranges",
         description="Show which partitions exist per (period, time column), as half-open "
@@ -64,6 +71,7 @@ def register(sub: SubParsers) -> None:
                          help="the time column (default: the storage's first)")
     migrate.add_argument("--to", required=True, metavar="CLASS",
                          help="StoreAll, EndsAndHoles or Ranges")
+    timeline_lens.add_commands(group)
 
     reconcile = add_command(
         sub, "reconcile", help="check timelines against the partition rows and repair them",

@@ -1,6 +1,11 @@
 """Partition timelines: StoreAll, EndsAndHoles (default) and Ranges, their Lens properties codec."""
 
-from airflow_partitions.timelines.base import OrdinalRange, PartitionTimeline, runs
+from airflow_partitions.timelines.base import (
+    OrdinalRange,
+    PartitionTimeline,
+    difference_ranges,
+    runs,
+)
 from airflow_partitions.timelines.ends_and_holes import EndsAndHolesTimeline
 from airflow_partitions.timelines.factory import (
     DEFAULT_KIND,
@@ -36,6 +41,7 @@ __all__ = [
     "StoreAllTimeline",
     "UnknownTimelineClass",
     "convert",
+    "difference_ranges",
     "is_sparse",
     "lens_properties",
     "lens_table_parameters",

@@ -57,6 +57,30 @@ def union_ranges(a: Iterable[OrdinalRange], b: Iterable[OrdinalRange]) -> list[O
     return merged
 
 
+def difference_ranges(a: Iterable[OrdinalRange],
+                      b: Iterable[OrdinalRange]) -> list[OrdinalRange]:
+    """The parts of sorted, disjoint ranges ``a`` outside sorted, disjoint ranges ``b``.
+
+    >>> difference_ranges([(0, 10), (12, 14)], [(2, 4), (7, 8), (13, 20)])
+    [(0, 2), (4, 7), (8, 10), (12, 13)]
+    """
+    cut = list(b)
+    out: list[OrdinalRange] = []
+    j = 0
+    for begin, end in a:
+        while j < len(cut) and cut[j][1] <= begin:
+            j += 1
+        k, at = j, begin
+        while k < len(cut) and cut[k][0] < end:
+            if cut[k][0] > at:
+                out.append((at, cut[k][0]))
+            at = max(at, cut[k][1])
+            k += 1
+        if at < end:
+            out.append((at, end))
+    return out
+
+
 class PartitionTimeline(abc.ABC):
     """Which time partitions of one period exist, for one (storage table, period, column)."""
 
