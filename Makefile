@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv lint test demo demo-clean bench clean
+.PHONY: venv lint test demo demo-clean airflow airflow-stop bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,7 +26,18 @@ demo: venv
 	$(PY) -m airflow_partitions.demo
 
 demo-clean:
+	@test ! -x $(PY) || $(PY) -m airflow_partitions.demo.services stop
 	rm -rf .demo
+
+# The four Airflow services on loopback over the demo's catalog and data (docs/operations.md).
+# AIRFLOW_API_PORT=0 picks a free port; AIRFLOW_HOST other than loopback is at your own risk.
+AIRFLOW_API_PORT ?= 0
+AIRFLOW_HOST     ?= 127.0.0.1
+airflow: venv
+	$(PY) -m airflow_partitions.demo.services start --host $(AIRFLOW_HOST) --api-port $(AIRFLOW_API_PORT)
+
+airflow-stop:
+	$(PY) -m airflow_partitions.demo.services stop
 
 # Re-measure every benchmark (several minutes) and rebuild docs/benchmarks.md.
 bench: venv

@@ -34,6 +34,7 @@ from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.cli.coverage_picture import coverage_lanes, plot_coverage
 from airflow_partitions.cover import status_line
+from airflow_partitions.demo.layout import DemoLayout
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.synthetic import expected_totals
@@ -89,34 +90,18 @@ class Demo:
         self.root = root.resolve()
         self.plan = demo_plan
         self.console = console
-        self.home = self.root / "airflow"
-        self.data = self.root / "data"
-        self.store_url = f"sqlite:///{self.root}/partitions.db"
-        self.dags = dags.resolve()
+        layout = DemoLayout.at(self.root, dags)
+        self.home = layout.home
+        self.data = layout.data
+        self.store_url = layout.store_url
+        self.dags = layout.dags
         self.steps = 7
         self.env = self._environment()
         self.catalog: Catalog | None = None
         self.story: list[str] = []
 
     def _environment(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("AIRFLOW_CONN_", "AIRFLOW__", "AIRFLOW_PARTITIONS_"))}
-        env.update({
-            "AIRFLOW_HOME": str(self.home),
-            "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags),
-            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-            "AIRFLOW_PARTITIONS_STORE": self.store_url,
-            "AIRFLOW_PARTITIONS_DATA_ROOT": str(self.data),
-            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps(
-                {"conn_type": "spark", "host": "local[*]", "extra": {"deploy-mode": "client"}}),
-            "AIRFLOW_CONN_PARTITIONS_DEFAULT": json.dumps(
-                {"conn_type": "partition_catalog", "extra": {"store_url": self.store_url,
-                                                             "data_root": str(self.data)}}),
-            "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-            "PYSPARK_PYTHON": sys.executable,
-            "PYSPARK_DRIVER_PYTHON": sys.executable,
-        })
-        return env
+        return DemoLayout.at(self.root, self.dags).environment()
 
     # -- helpers -----------------------------------------------------------------------------------
 

@@ -1,0 +1,166 @@
+"""``python -m airflow_partitions.demo.services start|stop|status`` (``make airflow``).
+
+Runs the example pipeline under the real Airflow services on loopback, on the demo's Airflow
+home, catalog and data root (``.demo/``, which ``make demo`` fills), and stops them again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from airflow_partitions.demo.layout import DemoLayout
+from airflow_partitions.demo.services.api import ADMIN, admin_password, password_file
+from airflow_partitions.demo.services.environment import VENV_BIN, ServicePorts
+from airflow_partitions.demo.services.ports import LOOPBACK, free_port, is_loopback, port_in_use
+from airflow_partitions.demo.services.runner import (
+    COMMANDS,
+    ENV_FILE,
+    AirflowServices,
+    ServicesFailed,
+    load_state,
+    recorded,
+    stop_recorded,
+)
+
+
+def choose_ports(host: str, api_port: int) -> ServicePorts:
+    """The api-server port asked for (0: a free one), and free log-server ports beside it."""
+    api = api_port or free_port(host)
+    worker = free_port(host, frozenset({api, 8793, 8794}))
+    trigger = free_port(host, frozenset({api, worker, 8793, 8794}))
+    return ServicePorts(host, api, worker, trigger)
+
+
+def prepare(layout: DemoLayout, env: dict[str, str]) -> None:
+    """Migrate the metadata DB and create the example fact (both idempotent)."""
+    layout.home.mkdir(parents=True, exist_ok=True)
+    layout.data.mkdir(parents=True, exist_ok=True)
+    print(f"airflow db migrate ({layout.home}) ...", flush=True)
+    done = subprocess.run([str(VENV_BIN / "airflow"), "db", "migrate"], env=env,  # noqa: S603
+                          cwd=layout.home, capture_output=True, text=True, timeout=600,
+                          check=False)
+    if done.returncode != 0:
+        raise ServicesFailed(f"airflow db migrate failed:\n{(done.stdout + done.stderr)[-3000:]}")
+    os.environ["AIRFLOW_PARTITIONS_DATA_ROOT"] = str(layout.data)  # read when events is imported
+    from airflow_partitions.catalog import Catalog
+    from airflow_partitions.demo.events import ensure_catalog
+
+    with Catalog(layout.store_url, data_root=str(layout.data)) as catalog:
+        ensure_catalog(catalog)
+
+
+def has_demo_data(layout: DemoLayout) -> bool:
+    return (layout.data / "events" / "events_raw").is_dir()
+
+
+def start(args: argparse.Namespace) -> int:
+    layout = DemoLayout.at(args.root, args.dags)
+    running = [r.name for r in recorded(layout.services) if r.live_members()]
+    if running:
+        state = load_state(layout.services) or {}
+        print(f"already running: {', '.join(running)} at {state.get('api_url', '?')}; "
+              "stop them with `make airflow-stop`")
+        return 1
+    if not is_loopback(args.host):
+        print(f"warning: the api-server will listen on {args.host}, not only on loopback")
+    if args.api_port and port_in_use(args.host, args.api_port):
+        print(f"port {args.api_port} is in use on {args.host}; pick another (AIRFLOW_API_PORT=)")
+        return 1
+    env = layout.environment()
+    prepare(layout, env)
+    services = AirflowServices(layout.home, env, choose_ports(args.host, args.api_port),
+                               layout.services, parallelism=args.parallelism)
+    print(f"starting {', '.join(COMMANDS)} (logs in {layout.services}) ...", flush=True)
+    services.start()
+    try:
+        services.wait_healthy(args.timeout, progress=lambda name: print(f"  ✓ {name} healthy",
+                                                                        flush=True))
+    except (ServicesFailed, KeyboardInterrupt) as exc:
+        print(f"failed: {exc}\nstopping what was started ...")
+        for line in stop_recorded(layout.services):
+            print(f"  {line}")
+        return 1
+    report(layout, services)
+    return 0
+
+
+def report(layout: DemoLayout, services: AirflowServices) -> None:
+    password = password_file(layout.home)
+    shown = "" if admin_password(layout.home) else " (not written yet)"
+    print(f"""
+Airflow {services.api_url}  (UI and REST API; only on {services.ports.host})
+  user      {ADMIN}
+  password  in {password}{shown}
+  catalog   {layout.store_url}
+  data root {layout.data}
+  DAGs      {layout.dags} (new DAGs start paused)
+  logs      {layout.services}/<service>.log; task logs in {layout.home}/logs
+  CLI       source {layout.services / ENV_FILE}   # then `airflow dags list`, ...
+stop with: make airflow-stop""")
+    if not has_demo_data(layout):
+        print(f"\nno demo data under {layout.data} yet: run `make demo` first (it stops nothing "
+              "and fills the catalog the services use) or the sensors will wait")
+
+
+def stop(args: argparse.Namespace) -> int:
+    layout = DemoLayout.at(args.root, args.dags)
+    lines = stop_recorded(layout.services, grace=args.grace)
+    if not lines:
+        print(f"nothing to stop (no pid files in {layout.services})")
+    for line in lines:
+        print(line)
+    return 0 if not any(r.live_members() for r in recorded(layout.services)) else 1
+
+
+def status(args: argparse.Namespace) -> int:
+    layout = DemoLayout.at(args.root, args.dags)
+    records = recorded(layout.services)
+    state = load_state(layout.services) or {}
+    for record in records:
+        alive = "running" if record.live_members() else "not running"
+        print(f"{record.name:14} pid {record.pid:<8} {alive}  log {record.log}")
+    if not records:
+        print("no services recorded")
+        return 1
+    print(f"api: {state.get('api_url', '?')}")
+    return 0 if all(r.live_members() for r in records) else 1
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m airflow_partitions.demo.services",
+        description="Run the example pipeline under the real Airflow services (api-server, "
+                    "scheduler, dag-processor, triggerer; LocalExecutor on sqlite) on loopback, "
+                    "on the demo's catalog and data (make demo), and stop them by process id.")
+    p.add_argument("--root", type=Path, default=Path(".demo"),
+                   help="the demo's root: Airflow home in ROOT/airflow (default .demo)")
+    p.add_argument("--dags", type=Path, default=None, help="DAG folder (default dags_examples)")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("start", help="start the services and wait until they are healthy")
+    s.add_argument("--host", default=LOOPBACK, help="where the api-server listens (127.0.0.1)")
+    s.add_argument("--api-port", type=int, default=0,
+                   help="the api-server's port (default 0: a free one)")
+    s.add_argument("--parallelism", type=int, default=4, help="LocalExecutor task slots (4)")
+    s.add_argument("--timeout", type=float, default=300,
+                   help="seconds to wait until healthy (300)")
+    s.set_defaults(func=start)
+    t = sub.add_parser("stop", help="stop the recorded services (safe to run twice)")
+    t.add_argument("--grace", type=float, default=30,
+                   help="seconds after SIGTERM before SIGKILL (30)")
+    t.set_defaults(func=stop)
+    sub.add_parser("status", help="which recorded services are running").set_defaults(func=status)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except ServicesFailed as exc:
+        print(f"failed: {exc}", file=sys.stderr)
+        return 1
+    return code

@@ -1,0 +1,137 @@
+"""Start a service in its own process group, and stop exactly that group later, by pid.
+
+A service is recorded as ``{"name", "pid", "start_ticks", "boot_id", "argv", "log"}``: the pid
+alone is not enough, because after a reboot or a long time the number may belong to someone
+else. The group is signalled only when its leader is still the process we started (same start
+time since the same boot), or when the leader is gone and members of its group remain (the
+kernel does not reuse a pid while a process group still carries it).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+PROC = Path("/proc")
+
+
+def boot_id() -> str:
+    try:
+        return (PROC / "sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """``/proc/<pid>/stat`` after the command name (which may hold spaces): state is [0]."""
+    try:
+        raw = (PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    return raw[raw.rfind(")") + 2:].split()
+
+
+def start_ticks(pid: int) -> int | None:
+    """When ``pid`` started, in clock ticks since boot (None if there is no such process)."""
+    fields = _stat_fields(pid)
+    return int(fields[19]) if fields else None
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes whose process group is ``pgid``."""
+    members = []
+    for entry in PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        fields = _stat_fields(int(entry.name))
+        if fields and fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members
+
+
+@dataclass(frozen=True)
+class ServiceRecord:
+    """What is needed to find, and only find, a started service again."""
+
+    name: str
+    pid: int
+    start_ticks: int
+    boot_id: str
+    argv: list[str]
+    log: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> ServiceRecord:
+        return cls(name=str(doc["name"]), pid=int(doc["pid"]),
+                   start_ticks=int(doc["start_ticks"]), boot_id=str(doc["boot_id"]),
+                   argv=[str(a) for a in doc["argv"]], log=str(doc["log"]))
+
+    def leader_is_ours(self) -> bool:
+        return self.boot_id == boot_id() and start_ticks(self.pid) == self.start_ticks
+
+    def live_members(self) -> list[int]:
+        """Processes of our group still alive; [] when nothing of ours is left."""
+        if self.boot_id != boot_id():
+            return []
+        if start_ticks(self.pid) is not None and not self.leader_is_ours():
+            return []  # the pid now belongs to someone else: their group, not ours
+        return group_members(self.pid)
+
+
+def spawn(name: str, argv: Sequence[str], env: Mapping[str, str], log: Path,
+          cwd: Path) -> tuple[subprocess.Popen[bytes], ServiceRecord]:
+    """Start ``argv`` leading a new session (so a new process group), output to ``log``."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        proc = subprocess.Popen(list(argv), env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL,  # noqa: S603
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    ticks = start_ticks(proc.pid) or 0
+    return proc, ServiceRecord(name, proc.pid, ticks, boot_id(), list(argv), str(log))
+
+
+def stop_groups(records: Sequence[ServiceRecord], grace: float = 30.0) -> list[str]:
+    """SIGTERM every service's process group at once, SIGKILL what is left after ``grace`` s.
+
+    Returns what happened, a line per service, for a person. Safe to call again: a group that
+    is gone is left alone.
+    """
+    lines: dict[str, str] = {}
+    running = []
+    for record in records:
+        if record.live_members():
+            _signal_group(record.pid, signal.SIGTERM)
+            running.append(record)
+        else:
+            lines[record.name] = f"{record.name} (pid {record.pid}) was not running"
+    deadline = time.monotonic() + grace
+    while any(r.live_members() for r in running) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for record in running:
+        if not record.live_members():
+            lines[record.name] = f"stopped {record.name} (pid {record.pid})"
+            continue
+        _signal_group(record.pid, signal.SIGKILL)
+        kill_deadline = time.monotonic() + 10
+        while record.live_members() and time.monotonic() < kill_deadline:
+            time.sleep(0.2)
+        left = record.live_members()
+        lines[record.name] = (f"{record.name} (pid {record.pid}): processes {left} survived "
+                              "SIGKILL" if left else
+                              f"killed {record.name} (pid {record.pid}) after {grace:.0f} s")
+    return [lines[r.name] for r in records]
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass

@@ -1,0 +1,215 @@
+"""The four Airflow services of one installation: start them, wait until healthy, stop them.
+
+* **api-server**: the UI, the REST API, and the execution API that every task process calls;
+* **scheduler**: creates DAG runs and runs tasks (LocalExecutor: as its own child processes);
+* **dag-processor**: parses the DAG files into the metadata DB (nothing runs without it);
+* **triggerer**: runs deferred tasks' triggers (the deferrable coverage sensor waits there).
+
+Each service is the leader of its own process group, recorded in ``<state dir>/<name>.pid``, so
+:meth:`AirflowServices.stop` ends exactly what was started, children included (LocalExecutor
+workers, task processes, ``spark-submit``). The log servers are not started: they bind every
+interface, and the api-server reads the task logs from local files on one machine anyway.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shlex
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from airflow_partitions.demo.services.api import ApiClient, ApiError
+from airflow_partitions.demo.services.environment import (
+    VENV_BIN,
+    ServicePorts,
+    service_settings,
+)
+from airflow_partitions.demo.services.processes import ServiceRecord, spawn, stop_groups
+
+#: The services and their command lines (``--skip-serve-logs``: see the module docstring).
+COMMANDS: dict[str, list[str]] = {
+    "api-server": ["api-server"],
+    "scheduler": ["scheduler", "--skip-serve-logs"],
+    "dag-processor": ["dag-processor"],
+    "triggerer": ["triggerer", "--skip-serve-logs"],
+}
+#: The heartbeats ``/api/v2/monitor/health`` reports, by service.
+HEARTBEATS = {"scheduler": "scheduler", "dag-processor": "dag_processor",
+              "triggerer": "triggerer"}
+STATE_FILE = "services.json"
+ENV_FILE = "env.sh"
+#: Variables written to ``env.sh`` so the ``airflow`` CLI sees the same installation.
+SHARED_PREFIXES = ("AIRFLOW", "PYSPARK_")
+
+
+class ServicesFailed(RuntimeError):
+    """A service exited or did not become healthy in time; the message shows its log's tail."""
+
+
+def log_tail(path: Path | str, lines: int = 30) -> str:
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _instant(text: str | None) -> dt.datetime | None:
+    return dt.datetime.fromisoformat(text) if text else None
+
+
+class AirflowServices:
+    """The services of the installation at ``home``, sharing ``env`` plus the service settings."""
+
+    def __init__(self, home: Path, env: Mapping[str, str], ports: ServicePorts,
+                 state_dir: Path | None = None, parallelism: int = 4) -> None:
+        self.home = home
+        self.ports = ports
+        self.state_dir = state_dir or home / "services"
+        self.env = {**env, **service_settings(ports, parallelism)}
+        self.records: list[ServiceRecord] = []
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.started_at: dt.datetime | None = None
+
+    @property
+    def api_url(self) -> str:
+        return self.ports.api_url
+
+    def client(self) -> ApiClient:
+        return ApiClient(self.api_url, self.home)
+
+    # -- start ---------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the four services; their pid files are written before anything else can fail."""
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.started_at = dt.datetime.now(dt.UTC)
+        self._write_state()
+        for name, args in COMMANDS.items():
+            proc, record = spawn(name, [str(VENV_BIN / "airflow"), *args], self.env,
+                                 self.state_dir / f"{name}.log", cwd=self.home)
+            self.procs[name] = proc
+            self.records.append(record)
+            (self.state_dir / f"{name}.pid").write_text(json.dumps(record.to_json()) + "\n")
+
+    def _write_state(self) -> None:
+        state = {"api_url": self.api_url, "host": self.ports.host, "ports": vars(self.ports),
+                 "home": str(self.home),
+                 "started_at": self.started_at.isoformat() if self.started_at else None}
+        (self.state_dir / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
+        exports = [f"export {k}={shlex.quote(v)}" for k, v in sorted(self.env.items())
+                   if k.startswith(SHARED_PREFIXES)]
+        (self.state_dir / ENV_FILE).write_text(
+            "# source this to use the airflow CLI against these services\n"
+            + "\n".join(exports) + "\n")
+
+    def wait_healthy(self, timeout: float = 240, progress: Callable[[str], None] | None = None,
+                     poll: float = 1.0) -> dict[str, Any]:
+        """Poll ``/api/v2/monitor/health`` until every heartbeat is fresh; fail fast on an exit."""
+        deadline = time.monotonic() + timeout
+        since = (self.started_at or dt.datetime.now(dt.UTC)) - dt.timedelta(seconds=5)
+        last: dict[str, Any] | str = "the api-server did not answer yet"
+        reported: set[str] = set()
+        while time.monotonic() < deadline:
+            self._check_alive()
+            try:
+                health = self.client().health()
+            except ApiError as exc:
+                last = str(exc)
+            else:
+                last = health
+                ready = self._ready(health, since)
+                for name in sorted(ready - reported):
+                    if progress:
+                        progress(name)
+                reported |= ready
+                if health.get("metadatabase", {}).get("status") == "healthy" and \
+                        ready == set(COMMANDS):
+                    return health
+            time.sleep(poll)
+        raise ServicesFailed(f"services not healthy after {timeout:.0f} s; last health: {last}")
+
+    @staticmethod
+    def _ready(health: Mapping[str, Any], since: dt.datetime) -> set[str]:
+        ready = {"api-server"}
+        for name, key in HEARTBEATS.items():
+            part = health.get(key) or {}
+            beat = _instant(part.get(f"latest_{key}_heartbeat"))
+            if part.get("status") == "healthy" and beat is not None and beat >= since:
+                ready.add(name)
+        return ready
+
+    def _check_alive(self) -> None:
+        for name, proc in self.procs.items():
+            code = proc.poll()
+            if code is not None:
+                raise ServicesFailed(f"{name} exited with status {code}; the end of its log "
+                                     f"({self.state_dir / f'{name}.log'}):\n"
+                                     f"{log_tail(self.state_dir / f'{name}.log')}")
+
+    def wait_for_dags(self, dag_ids: list[str], timeout: float = 180, poll: float = 1.0) -> None:
+        """Wait until the dag-processor has serialised every DAG in ``dag_ids``."""
+        client = self.client()
+        missing = list(dag_ids)
+        deadline = time.monotonic() + timeout
+        while missing and time.monotonic() < deadline:
+            self._check_alive()
+            for dag_id in list(missing):
+                try:
+                    client.get(f"dags/{dag_id}")
+                except ApiError as exc:
+                    if exc.status != 404:
+                        raise
+                else:
+                    missing.remove(dag_id)
+            if missing:
+                time.sleep(poll)
+        if missing:
+            errors = client.get("importErrors")
+            raise ServicesFailed(f"DAGs {missing} not loaded after {timeout:.0f} s; "
+                                 f"import errors: {errors}")
+
+    # -- stop ----------------------------------------------------------------------------------
+
+    def stop(self, grace: float = 30.0) -> list[str]:
+        """Stop the services this object started (and reap them); see :func:`stop_recorded`."""
+        done = stop_recorded(self.state_dir, grace)
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        return done
+
+
+def recorded(state_dir: Path) -> list[ServiceRecord]:
+    """The services recorded in ``state_dir`` (their pid files)."""
+    records = []
+    for path in sorted(state_dir.glob("*.pid")):
+        try:
+            records.append(ServiceRecord.from_json(json.loads(path.read_text())))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not one of ours, or half written: nothing we can safely signal
+    return records
+
+
+def stop_recorded(state_dir: Path, grace: float = 30.0) -> list[str]:
+    """Stop every recorded service's process group, then remove its pid file. Idempotent."""
+    records = recorded(state_dir)
+    lines = stop_groups(records, grace)
+    for record in records:
+        if not record.live_members():
+            (state_dir / f"{record.name}.pid").unlink(missing_ok=True)
+    return lines
+
+
+def load_state(state_dir: Path) -> dict[str, Any] | None:
+    try:
+        doc: dict[str, Any] = json.loads((state_dir / STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return doc
