@@ -8,11 +8,18 @@ overwrites its data and re-registers it harmlessly.
 
 from __future__ import annotations
 
-import pendulum
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, task
 
-from airflow_partitions.demo.events import MACROS, RAW, RAW_LOCATION, SPARK_CONF, ensure_catalog
+from airflow_partitions.demo.events import (
+    EXAMPLE_END,
+    EXAMPLE_START,
+    MACROS,
+    RAW,
+    RAW_LOCATION,
+    SPARK_CONF,
+    ensure_catalog,
+)
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.operators.partitions import RegisterPartitionsOperator
 from airflow_partitions.spark.jobs import job_path
@@ -20,7 +27,8 @@ from airflow_partitions.spark.jobs import job_path
 with DAG(
     dag_id="events_hourly_ingest",
     schedule=CronDataIntervalTimetable("0 * * * *", timezone="UTC"),
-    start_date=pendulum.datetime(2015, 1, 1, tz="UTC"),
+    start_date=EXAMPLE_START,
+    end_date=EXAMPLE_END,  # no runs past the demo data, see EXAMPLE_START
     catchup=False,
     user_defined_macros=MACROS,
     tags=["airflow-partitions", "example"],

@@ -6,10 +6,11 @@ covered job reads that mix and writes the MONTHLY partition of ``events_rollup``
 
 from __future__ import annotations
 
-import pendulum
 from airflow.sdk import DAG, CronDataIntervalTimetable
 
 from airflow_partitions.demo.events import (
+    EXAMPLE_END,
+    EXAMPLE_START,
     FACT,
     MACROS,
     RAW,
@@ -28,7 +29,8 @@ OUTPUT = ROLLUP_LOCATION.format(period="MONTHLY", dt=MONTH)
 with DAG(
     dag_id="events_monthly_rollup",
     schedule=CronDataIntervalTimetable("0 0 1 * *", timezone="UTC"),
-    start_date=pendulum.datetime(2015, 1, 1, tz="UTC"),
+    start_date=EXAMPLE_START,
+    end_date=EXAMPLE_END,  # no runs past the demo data, see EXAMPLE_START
     catchup=False,
     user_defined_macros=MACROS,
     tags=["airflow-partitions", "example"],
@@ -41,7 +43,7 @@ with DAG(
         start="{{ logical_date }}",
         end="{{ period_end(logical_date, 'MONTHLY') }}",
         mode="reschedule",
-        poke_interval=1800,
+        poke_interval=1800,  # a month's rollup is not urgent: half an hour late is fine
         timeout=3 * 24 * 3600,
     )
     rollup = CoveredSparkSubmitOperator(

@@ -8,10 +8,16 @@ the edges, so the report equals the totals of the raw events over the same range
 
 from __future__ import annotations
 
-import pendulum
 from airflow.sdk import DAG, CronDataIntervalTimetable, Param
 
-from airflow_partitions.demo.events import FACT, MACROS, REPORTS, SPARK_CONF
+from airflow_partitions.demo.events import (
+    EXAMPLE_END,
+    EXAMPLE_START,
+    FACT,
+    MACROS,
+    REPORTS,
+    SPARK_CONF,
+)
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
 from airflow_partitions.spark.jobs import job_path
@@ -23,7 +29,8 @@ OUTPUT = f"{REPORTS}/{{{{ params.output or 'events_report_' ~ ts_nodash ~ '.json
 with DAG(
     dag_id="events_report",
     schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
-    start_date=pendulum.datetime(2015, 1, 1, tz="UTC"),
+    start_date=EXAMPLE_START,
+    end_date=EXAMPLE_END,  # no runs past the demo data, see EXAMPLE_START
     catchup=False,
     user_defined_macros=MACROS,
     params={

@@ -26,6 +26,14 @@ RAW_LOCATION = f"{DATA_ROOT}/{FACT}/{RAW}/HOURLY/dt={{dt}}"
 ROLLUP_LOCATION = f"{DATA_ROOT}/{FACT}/{ROLLUP}/{{period}}/dt={{dt}}"
 REPORTS = f"{DATA_ROOT}/reports"
 
+#: The window the examples' data lives in (``make demo`` ingests from 2015-01-30). The example DAGs
+#: start and end there, so unpausing one creates no run over hours that have no data: with
+#: ``catchup=False`` and an end date in the past, the scheduler schedules nothing, and backfills
+#: (``airflow backfill create``) and ``airflow dags test`` run any date inside the window. A live
+#: pipeline drops ``end_date`` and starts at its first data (docs/pipelines.md).
+EXAMPLE_START = dt.datetime(2015, 1, 1, tzinfo=dt.UTC)
+EXAMPLE_END = dt.datetime(2015, 3, 31, 23, tzinfo=dt.UTC)
+
 #: Small local Spark: no UI, few shuffle partitions, instants in UTC.
 SPARK_CONF = {
     "spark.ui.enabled": "false",

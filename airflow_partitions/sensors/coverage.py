@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 #: How long past the trigger's own deadline Airflow waits before it times the deferral out.
 DEFERRAL_GRACE = dt.timedelta(minutes=2)
+#: The range a sensor waits on unless told otherwise: the run's data interval.
+DEFAULT_START = "{{ data_interval_start }}"
+DEFAULT_END = "{{ data_interval_end }}"
 
 
 class PartitionCoverageSensor(BaseSensorOperator):
@@ -60,8 +63,8 @@ class PartitionCoverageSensor(BaseSensorOperator):
         self,
         *,
         fact: str,
-        start: str | dt.datetime = "{{ data_interval_start }}",
-        end: str | dt.datetime = "{{ data_interval_end }}",
+        start: str | dt.datetime = DEFAULT_START,
+        end: str | dt.datetime = DEFAULT_END,
         time_column: str | None = None,
         periods: Sequence[str] | str | None = None,
         storages: Sequence[str] | str | None = None,
@@ -81,6 +84,7 @@ class PartitionCoverageSensor(BaseSensorOperator):
         self.catalog_conn_id = catalog_conn_id
         self.deferrable = deferrable
         self._watch: CoverageWatch | None = None
+        self._range_from_interval = start == DEFAULT_START and end == DEFAULT_END
 
     @cached_property
     def hook(self) -> PartitionCatalogHook:
@@ -123,7 +127,27 @@ class PartitionCoverageSensor(BaseSensorOperator):
             return "the catalog was never reached"
         return "still missing: " + "; ".join(missing_list(self.last_cover))
 
+    def _log_range(self, context: Context) -> None:
+        """Say which range this check waits on, and warn when a manual run's data interval
+        (Airflow infers it from when the run was triggered, not from ``--logical-date``) does
+        not hold the run's logical date: the sensor would wait on the wrong hours."""
+        request = self.request
+        source = "the run's data interval" if self._range_from_interval else "start=/end="
+        self.log.info("waiting until %s [%s, %s) is coverable (range from %s)", request.fact,
+                      request.start.isoformat(), request.end.isoformat(), source)
+        run = context.get("dag_run")
+        logical = getattr(run, "logical_date", None)
+        if (self._range_from_interval and logical is not None
+                and str(getattr(run, "run_type", "")).lower().endswith("manual")
+                and not request.start <= logical < request.end):
+            self.log.warning(
+                "this manual run's logical date %s is outside its data interval [%s, %s): "
+                "Airflow infers a manual run's interval from when it was triggered. Pass "
+                "start= and end= (e.g. '{{ logical_date }}') to wait on the logical date's "
+                "range", logical.isoformat(), request.start.isoformat(), request.end.isoformat())
+
     def execute(self, context: Context) -> Any:
+        self._log_range(context)
         if self.deferrable:
             result = self.poke(context)
             if result:

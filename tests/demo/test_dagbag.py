@@ -20,3 +20,23 @@ def test_example_dags_import_without_errors(tmp_path: Path) -> None:
     assert [i for i in result["ids"] if i.startswith("events_")] == EXPECTED
     assert result["tasks"]["events_daily_rollup"] == ["register_day", "rollup_day",
                                                       "wait_for_hours"]
+
+
+def test_unpausing_an_events_example_schedules_no_run(tmp_path: Path) -> None:
+    """The events examples end with the demo data (EXAMPLE_END, catchup=False): the scheduler's
+    own question, "the next run after none", has no answer, so unpausing starts no Spark job on
+    hours that have no data; backfills inside the window still plan their runs."""
+    result = load_dagbag(
+        ROOT / "dags_examples", tmp_path,
+        "(lambda TR, core: {d: [str(b.dags[d].end_date), str(core(b.dags[d].timetable)"
+        ".next_dagrun_info(last_automated_data_interval=None, restriction=TR("
+        "b.dags[d].start_date, b.dags[d].end_date, b.dags[d].catchup)))] for d in b.dag_ids "
+        "if d.startswith('events_') and d != 'events_by_region_pruned'})("
+        "__import__('airflow.timetables.base', fromlist=['x']).TimeRestriction, "
+        "__import__('airflow.serialization.encoders', fromlist=['x']).coerce_to_core_timetable)",
+    )
+    assert result["errors"] == {}
+    assert len(result) == 5  # four DAGs and the errors
+    runs = {d: r for d, r in result.items() if d != "errors"}
+    for dag_id, (end, next_run) in runs.items():
+        assert end.startswith("2015-03-31 23:00:00") and next_run == "None", (dag_id, end)

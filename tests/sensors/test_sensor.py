@@ -195,3 +195,41 @@ def test_execute_complete_reverifies(events: Catalog) -> None:
         task.execute_complete({}, {"status": "timeout", "missing": ["missing X"]})
     with pytest.raises(AirflowException, match="boom"):
         task.execute_complete({}, {"status": "error", "message": "boom"})
+
+
+def test_execute_logs_the_range_it_waits_on(events: Catalog) -> None:
+    register_hours(events, 0, 4)
+    with capture_logs() as logs:
+        sensor().execute({})
+    first = next(e["event"] for e in logs if e["event"].startswith("waiting until"))
+    assert first.startswith("waiting until events [2024-01-01T00:00:00+00:00, "
+                            "2024-01-01T04:00:00+00:00) is coverable"), logs
+    assert "start=/end=" in first
+
+
+class _Run:
+    """The fields of a DagRun the sensor reads."""
+
+    def __init__(self, run_type: str, logical_date: pendulum.DateTime) -> None:
+        self.run_type = run_type
+        self.logical_date = logical_date
+
+
+def test_a_manual_run_whose_interval_misses_its_logical_date_is_warned(
+    events: Catalog,
+) -> None:
+    """``airflow dags trigger --logical-date 2024-01-01`` gets an interval around 'now': the
+    default range would be the wrong hours, and the log says so at the first check."""
+    register_hours(events, 0, 4)
+    task = PartitionCoverageSensor(task_id="w", fact="events", poke_interval=0, timeout=0)
+    task.render_template_fields({"data_interval_start": T0, "data_interval_end": T0.add(hours=4)})
+    for run_type, logical, warned in [("manual", T0.add(days=30), True),
+                                      ("manual", T0.add(hours=1), False),
+                                      ("scheduled", T0.add(days=30), False)]:
+        with capture_logs() as logs:
+            task.execute({"dag_run": _Run(run_type, logical)})  # type: ignore[typeddict-item]
+        warnings = [e["event"] for e in logs if e["log_level"] == "warning"
+                    and "outside of the Task Runner" not in e["event"]]
+        assert bool(warnings) is warned, (run_type, logs)
+        assert all("outside its data interval" in w and "start= and end=" in w for w in warnings)
+        assert any("range from the run's data interval" in e["event"] for e in logs), logs
