@@ -14,8 +14,13 @@ from pathlib import Path
 
 from airflow_partitions.demo.layout import DemoLayout
 from airflow_partitions.demo.services.api import ADMIN, admin_password, password_file
-from airflow_partitions.demo.services.environment import VENV_BIN, ServicePorts
-from airflow_partitions.demo.services.ports import LOOPBACK, free_port, is_loopback, port_in_use
+from airflow_partitions.demo.services.environment import VENV_BIN
+from airflow_partitions.demo.services.ports import (
+    LOOPBACK,
+    choose_ports,
+    is_loopback,
+    port_in_use,
+)
 from airflow_partitions.demo.services.runner import (
     COMMANDS,
     ENV_FILE,
@@ -25,14 +30,6 @@ from airflow_partitions.demo.services.runner import (
     recorded,
     stop_recorded,
 )
-
-
-def choose_ports(host: str, api_port: int) -> ServicePorts:
-    """The api-server port asked for (0: a free one), and free log-server ports beside it."""
-    api = api_port or free_port(host)
-    worker = free_port(host, frozenset({api, 8793, 8794}))
-    trigger = free_port(host, frozenset({api, worker, 8793, 8794}))
-    return ServicePorts(host, api, worker, trigger)
 
 
 def prepare(layout: DemoLayout, env: dict[str, str]) -> None:

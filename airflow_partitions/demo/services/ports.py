@@ -5,6 +5,8 @@ from __future__ import annotations
 import ipaddress
 import socket
 
+from airflow_partitions.demo.services.environment import ServicePorts
+
 LOOPBACK = "127.0.0.1"
 
 
@@ -38,3 +40,15 @@ def port_in_use(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(0.5)
         return sock.connect_ex((host, port)) == 0
+
+
+def choose_ports(host: str = LOOPBACK, api_port: int = 0) -> ServicePorts:
+    """The api-server port asked for (0: a free one), and free log-server ports beside it.
+
+    The log-server ports avoid Airflow's defaults 8793/8794: 8793 is also a common api-server
+    port, and two installations on one machine must not share them.
+    """
+    api = api_port or free_port(host)
+    worker = free_port(host, frozenset({api, 8793, 8794}))
+    trigger = free_port(host, frozenset({api, worker, 8793, 8794}))
+    return ServicePorts(host, api, worker, trigger)

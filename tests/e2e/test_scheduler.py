@@ -1,0 +1,311 @@
+"""Under the real services: api-server, scheduler, dag-processor and triggerer on loopback.
+
+The services start once for the module, through the harness ``make airflow`` uses
+(:mod:`airflow_partitions.demo.services`), in a temporary ``AIRFLOW_HOME`` whose DAG folder holds
+the small DAGs below; they are stopped by process group at the end, even on failure. States are
+read through the REST API (a JWT from the simple auth manager), and only polled, with deadlines.
+
+* a deferrable coverage sensor defers, its log says what is missing, and it succeeds once the
+  missing hour is registered (the trigger runs in the real triggerer);
+* a reschedule-mode sensor is ``up_for_reschedule`` between pokes, then succeeds;
+* ``airflow backfill create`` over two days of a small rollup pipeline runs the covered Spark
+  job on exactly each day's 24 hours and registers each day (two spark-submits in all);
+* a ``PartitionedAssetTimetable`` DAG runs once per registered day, with that day's key.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.demo.services.api import ApiClient
+from airflow_partitions.demo.services.environment import VENV_BIN
+from airflow_partitions.demo.services.ports import choose_ports
+from airflow_partitions.demo.services.runner import AirflowServices, log_tail
+from airflow_partitions.spark.jobs import job_path
+from airflow_partitions.spark.synthetic import events_for_hour, expected_totals
+from tests.helpers import make_airflow_home
+
+pytestmark = pytest.mark.e2e
+
+T = TypeVar("T")
+DAY0 = dt.datetime(2015, 1, 30, tzinfo=dt.UTC)
+DAYS = [DAY0, DAY0 + dt.timedelta(days=1)]
+ROLLUP_ASSET = "sched_rollup_days"
+SPARK_CONF = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
+              "spark.sql.session.timeZone": "UTC"}
+
+WAIT_DAGS = '''
+import pendulum
+from airflow.sdk import DAG
+
+from airflow_partitions.sensors.coverage import PartitionCoverageSensor
+
+for dag_id, kwargs, end in (
+    ("sched_deferred", {"deferrable": True, "poke_interval": 1}, "02:00"),
+    ("sched_reschedule", {"mode": "reschedule", "poke_interval": 2}, "04:00"),
+):
+    start = {"sched_deferred": "00:00", "sched_reschedule": "02:00"}[dag_id]
+    with DAG(dag_id, schedule=None, start_date=pendulum.datetime(2024, 1, 1, tz="UTC")):
+        PartitionCoverageSensor(task_id="wait", fact="waits", timeout=600,
+                                start=f"2024-01-01T{start}:00+00:00",
+                                end=f"2024-01-01T{end}:00+00:00", **kwargs)
+'''
+
+ROLLUP_DAG = '''
+import pendulum
+from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, PartitionedAssetTimetable, task
+
+from airflow_partitions.operators.partitions import RegisterPartitionsOperator
+from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
+from airflow_partitions.sensors.coverage import PartitionCoverageSensor
+
+OUTPUT = @ROLLUP@ + "/dt={{ ds }}"
+
+with DAG(
+    "sched_rollup",
+    schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
+    start_date=pendulum.datetime(2015, 1, 30, tz="UTC"),
+    end_date=pendulum.datetime(2015, 1, 31, tz="UTC"),  # no scheduled run far from the data
+    catchup=False,
+):
+    wait = PartitionCoverageSensor(
+        task_id="wait_for_hours", fact="sevents", storages=["sevents_raw"],
+        start="{{ data_interval_start }}", end="{{ data_interval_end }}",
+        mode="reschedule", poke_interval=5, timeout=600,
+    )
+    rollup = CoveredSparkSubmitOperator(
+        task_id="rollup_day", cover_from="wait_for_hours", application=@JOB@,
+        application_args=["--output", OUTPUT, "--format", "parquet"],
+        conf=@SPARK_CONF@, name="sched_rollup",
+    )
+    register = RegisterPartitionsOperator(
+        task_id="register_day", storage="sevents_rollup", period="DAILY",
+        values={"dt": "{{ ds }}"}, location=OUTPUT, outlets=[Asset(@ASSET@)],
+    )
+    wait >> rollup >> register
+
+with DAG(
+    "sched_rollup_consumer",
+    schedule=PartitionedAssetTimetable(assets=Asset(@ASSET@)),
+    start_date=pendulum.datetime(2015, 1, 1, tz="UTC"),
+    catchup=False,
+):
+    @task
+    def follow(dag_run=None):
+        print("following partition", dag_run.partition_key)
+
+    follow()
+'''
+
+
+def poll(what: str, check: Callable[[], T | None], timeout: float, every: float = 1.0) -> T:
+    """``check()`` until it returns something, or fail saying what was awaited."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got is not None:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(every)
+
+
+class Scheduler:
+    """The running services, their REST API and the catalog the tasks use."""
+
+    def __init__(self, services: AirflowServices, catalog: Catalog, data: Path) -> None:
+        self.services = services
+        self.api: ApiClient = services.client()
+        self.catalog = catalog
+        self.data = data
+
+    def airflow(self, *args: str) -> str:
+        done = subprocess.run([str(VENV_BIN / "airflow"), *args], env=self.services.env,
+                              cwd=self.services.home, capture_output=True, text=True,
+                              timeout=300, check=False)
+        assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+        return done.stdout
+
+    def trigger(self, dag_id: str) -> str:
+        run = self.api.call("POST", f"dags/{dag_id}/dagRuns", {"logical_date": None})
+        return str(run["dag_run_id"])
+
+    def ti(self, dag_id: str, run_id: str, task_id: str) -> dict[str, Any]:
+        path = f"dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}"
+        doc: dict[str, Any] = self.api.get(path)
+        return doc
+
+    def log(self, dag_id: str, run_id: str, task_id: str, try_number: int = 1) -> str:
+        doc = self.api.get(f"dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/logs/"
+                           f"{try_number}", full_content="true")
+        content = doc.get("content", []) if isinstance(doc, dict) else doc
+        if isinstance(content, str):
+            return content
+        return "\n".join(str(item.get("event", item)) if isinstance(item, dict) else str(item)
+                         for item in content)
+
+    def wait_state(self, dag_id: str, run_id: str, task_id: str, states: set[str],
+                   timeout: float = 180, seen: list[str] | None = None) -> str:
+        """Poll the task's state until it is one of ``states``; a failure stops the wait."""
+        def check() -> str | None:
+            state = str(self.ti(dag_id, run_id, task_id).get("state"))
+            if seen is not None and (not seen or seen[-1] != state):
+                seen.append(state)
+            if state in states:
+                return state
+            if state in {"failed", "upstream_failed", "skipped"}:
+                raise AssertionError(f"{dag_id}.{task_id} is {state}:\n"
+                                     f"{self.log(dag_id, run_id, task_id)[-4000:]}")
+            return None
+        return poll(f"{dag_id}.{task_id} in {sorted(states)}", check, timeout, every=0.5)
+
+    def runs(self, dag_id: str) -> list[dict[str, Any]]:
+        runs: list[dict[str, Any]] = self.api.get(f"dags/{dag_id}/dagRuns")["dag_runs"]
+        return runs
+
+
+def write_hours(catalog: Catalog, data: Path) -> None:
+    """The two days' raw hours as Parquet (no Spark: pyarrow), registered in the catalog."""
+    values = []
+    for day in DAYS:
+        for hour in range(24):
+            start = day + dt.timedelta(hours=hour)
+            events = events_for_hour(start)
+            location = data / "raw" / f"dt={start:%Y-%m-%d-%H}"
+            location.mkdir(parents=True, exist_ok=True)
+            pq.write_table(pa.Table.from_pylist([
+                {"event_time": e.event_time, "user_id": e.user_id, "region": e.region,
+                 "amount_cents": e.amount_cents} for e in events]), location / "part-0.parquet")
+            values.append({"dt": f"{start:%Y-%m-%d-%H}"})
+    catalog.register("sevents_raw", "HOURLY", values)
+
+
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scheduler]:
+    home = make_airflow_home(tmp_path_factory.mktemp("scheduler_home"))
+    data = home.home / "sevents"
+    (home.dags / "sched_waits.py").write_text(WAIT_DAGS)
+    (home.dags / "sched_rollup.py").write_text(
+        ROLLUP_DAG.replace("@ROLLUP@", repr(str(data / "rollup")))
+        .replace("@JOB@", repr(job_path("events_aggregate")))
+        .replace("@SPARK_CONF@", repr(SPARK_CONF)).replace("@ASSET@", repr(ROLLUP_ASSET)))
+    catalog = Catalog(home.store_url, data_root=str(home.home / "data"), cache=TimelineCache())
+    catalog.create_fact("waits")
+    catalog.create_storage("waits", "waits_hourly", ["HOURLY"])
+    catalog.register("waits_hourly", "HOURLY", [{"dt": "2024-01-01-00"}, {"dt": "2024-01-01-02"}])
+    catalog.create_fact("sevents")
+    catalog.create_storage("sevents", "sevents_raw", ["HOURLY"],
+                           location=f"{data}/raw/dt={{dt}}")
+    catalog.create_storage("sevents", "sevents_rollup", ["DAILY"], priority=10,
+                           location=f"{data}/rollup/dt={{dt}}")
+    write_hours(catalog, data)
+    env = {**home.env, "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False"}
+    services = AirflowServices(home.home, env, choose_ports(), parallelism=4)
+    try:
+        services.start()
+        services.wait_healthy(timeout=300)
+        services.wait_for_dags(["sched_deferred", "sched_reschedule", "sched_rollup",
+                                "sched_rollup_consumer"], timeout=180)
+        yield Scheduler(services, catalog, data)
+    except BaseException:
+        for name in ("scheduler", "triggerer", "dag-processor", "api-server"):
+            print(f"--- {name}.log\n{log_tail(services.state_dir / f'{name}.log', 40)}")
+        raise
+    finally:
+        stopped = services.stop()
+        catalog.close()
+        assert all(not line.startswith(("killed", "survived")) for line in stopped), stopped
+
+
+@pytest.fixture(scope="module")
+def backfill(scheduler: Scheduler) -> str:
+    """``airflow backfill create`` over two days, started first so its two Spark jobs overlap
+    the sensor tests (the suite's longest wait)."""
+    return scheduler.airflow("backfill", "create", "--dag-id", "sched_rollup",
+                             "--from-date", f"{DAYS[0]:%Y-%m-%d}",
+                             "--to-date", f"{DAYS[-1]:%Y-%m-%d}")
+
+
+def test_deferrable_sensor_waits_in_the_triggerer(scheduler: Scheduler, backfill: str) -> None:
+    run_id = scheduler.trigger("sched_deferred")
+    scheduler.wait_state("sched_deferred", run_id, "wait", {"deferred"})
+    log = scheduler.log("sched_deferred", run_id, "wait")
+    assert "missing 2024-01-01T01:00/02:00: no HOURLY 2024-01-01-01" in log, log[-3000:]
+    scheduler.catalog.register("waits_hourly", "HOURLY", {"dt": "2024-01-01-01"})
+    scheduler.wait_state("sched_deferred", run_id, "wait", {"success"})
+    xcom = scheduler.api.get(f"dags/sched_deferred/dagRuns/{run_id}/taskInstances/wait/"
+                             "xcomEntries/return_value")
+    cover = xcom["value"] if isinstance(xcom["value"], dict) else json.loads(xcom["value"])
+    assert [p["value"] for p in cover["partitions"]] == ["2024-01-01-00", "2024-01-01-01"]
+
+
+def test_reschedule_mode_is_up_for_reschedule_between_pokes(scheduler: Scheduler,
+                                                            backfill: str) -> None:
+    run_id = scheduler.trigger("sched_reschedule")
+    seen: list[str] = []
+    scheduler.wait_state("sched_reschedule", run_id, "wait", {"up_for_reschedule"}, seen=seen)
+    # a second poke, in a new process of the same try, logs what is missing again
+    poll("a second poke", lambda: True if scheduler.log("sched_reschedule", run_id, "wait")
+         .count("missing 2024-01-01T03:00/04:00") >= 2 else None, timeout=120)
+    scheduler.catalog.register("waits_hourly", "HOURLY", {"dt": "2024-01-01-03"})
+    scheduler.wait_state("sched_reschedule", run_id, "wait", {"success"}, seen=seen)
+    ti = scheduler.ti("sched_reschedule", run_id, "wait")
+    assert ti["try_number"] == 1, ti
+    assert "up_for_reschedule" in seen and seen[-1] == "success", seen
+
+
+def test_backfill_runs_the_covered_job_per_day_and_registers_it(scheduler: Scheduler,
+                                                                backfill: str) -> None:
+    def done() -> list[dict[str, Any]] | None:
+        runs = scheduler.runs("sched_rollup")
+        failed = [r for r in runs if r["state"] == "failed"]
+        if failed:
+            logs = {t: scheduler.log("sched_rollup", failed[0]["dag_run_id"], t)[-3000:]
+                    for t in ("wait_for_hours", "rollup_day", "register_day")}
+            raise AssertionError(f"backfill run failed: {failed[0]}\n{logs}")
+        finished = [r for r in runs if r["state"] == "success"]
+        return runs if len(finished) == len(DAYS) and len(runs) == len(DAYS) else None
+
+    runs = poll("both backfill runs to succeed", done, timeout=540, every=2)
+    assert sorted(r["run_type"] for r in runs) == ["backfill"] * len(DAYS)
+    by_day = {r["logical_date"][:10]: r["dag_run_id"] for r in runs}
+    assert sorted(by_day) == [f"{d:%Y-%m-%d}" for d in DAYS]
+    for day in DAYS:
+        run_id = by_day[f"{day:%Y-%m-%d}"]
+        log = scheduler.log("sched_rollup", run_id, "rollup_day")
+        assert "wrote the rollup of 24 partitions" in log, log[-3000:]
+        cover = scheduler.api.get(f"dags/sched_rollup/dagRuns/{run_id}/taskInstances/"
+                                  "wait_for_hours/xcomEntries/return_value")["value"]
+        cover = cover if isinstance(cover, dict) else json.loads(cover)
+        assert [p["value"] for p in cover["partitions"]] == [
+            f"{day + dt.timedelta(hours=h):%Y-%m-%d-%H}" for h in range(24)]
+        registered = scheduler.catalog.get_partition("sevents_rollup", "DAILY",
+                                                     {"dt": f"{day:%Y-%m-%d}"})
+        assert registered is not None
+        rows = pq.read_table(scheduler.data / "rollup" / f"dt={day:%Y-%m-%d}").to_pylist()
+        totals = {r["region"]: (r["events"], r["amount_cents"]) for r in rows}
+        assert totals == expected_totals(day, day + dt.timedelta(days=1))
+
+
+def test_partitioned_asset_consumer_runs_with_each_registered_key(scheduler: Scheduler,
+                                                                  backfill: str) -> None:
+    expected = sorted(f"{d:%Y-%m-%dT%H:%M:%S}" for d in DAYS)
+
+    def done() -> list[dict[str, Any]] | None:
+        runs = [r for r in scheduler.runs("sched_rollup_consumer") if r["state"] == "success"]
+        return runs if sorted(str(r.get("partition_key")) for r in runs) == expected else None
+
+    runs = poll(f"consumer runs with keys {expected}", done, timeout=240, every=2)
+    assert len(runs) == len(DAYS)
