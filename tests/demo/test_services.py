@@ -1,0 +1,100 @@
+"""The ``make airflow`` harness without Airflow: process groups stopped by pid, exactly and
+idempotently; loopback-only ports; the environment every service shares."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from airflow_partitions.demo.layout import DemoLayout
+from airflow_partitions.demo.services.cli import main
+from airflow_partitions.demo.services.environment import service_settings
+from airflow_partitions.demo.services.ports import choose_ports, is_loopback
+from airflow_partitions.demo.services.processes import group_members, spawn, stop_groups
+from airflow_partitions.demo.services.runner import recorded, stop_recorded
+
+# a leader that ignores nothing, with a child in its group (as the scheduler has task processes)
+TREE = [sys.executable, "-c",
+        "import subprocess, sys, time; "
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']); "
+        "time.sleep(120)"]
+
+
+def wait_for_members(pgid: int, n: int) -> None:
+    deadline = time.monotonic() + 30
+    while len(group_members(pgid)) < n and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_stop_ends_the_whole_group_and_is_safe_twice(tmp_path: Path) -> None:
+    proc, record = spawn("tree", TREE, {"PATH": "/usr/bin:/bin"}, tmp_path / "tree.log", tmp_path)
+    (tmp_path / "tree.pid").write_text(json.dumps(record.to_json()))
+    try:
+        wait_for_members(proc.pid, 2)
+        assert len(record.live_members()) == 2
+        assert stop_recorded(tmp_path, grace=10) == [f"stopped tree (pid {proc.pid})"]
+        proc.wait(timeout=10)
+        assert group_members(proc.pid) == []
+        assert not (tmp_path / "tree.pid").exists()
+        assert stop_recorded(tmp_path) == []  # the second stop finds nothing to do
+    finally:
+        if group_members(proc.pid):
+            stop_groups([record], grace=1)
+
+
+def test_a_reused_pid_is_never_signalled(tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                            start_new_session=True)
+    try:
+        _, record = spawn("gone", [sys.executable, "-c", "pass"], {}, tmp_path / "g.log",
+                          tmp_path)
+        # a record that names a live process started at another time: someone else's pid now
+        stranger = dataclasses.replace(record, pid=proc.pid, start_ticks=record.start_ticks + 1)
+        assert stranger.live_members() == []
+        assert stop_groups([stranger]) == [f"gone (pid {proc.pid}) was not running"]
+        assert proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_half_written_pid_files_are_ignored(tmp_path: Path) -> None:
+    (tmp_path / "scheduler.pid").write_text("{not json")
+    assert recorded(tmp_path) == []
+
+
+def test_stop_without_services_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                       ) -> None:
+    assert main(["--root", str(tmp_path), "stop"]) == 0
+    assert "nothing to stop" in capsys.readouterr().out
+
+
+def test_only_loopback_and_no_default_log_ports() -> None:
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.2")
+    ports = choose_ports()
+    assert ports.host == "127.0.0.1"
+    assert len({ports.api, ports.worker_logs, ports.trigger_logs}) == 3
+    assert not {ports.worker_logs, ports.trigger_logs} & {8793, 8794}
+    settings = service_settings(ports)
+    assert settings["AIRFLOW__API__HOST"] == "127.0.0.1"
+    assert settings["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == \
+        f"http://127.0.0.1:{ports.api}/execution/"
+    assert settings["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor"
+
+
+def test_the_demo_and_the_services_share_one_environment(tmp_path: Path) -> None:
+    layout = DemoLayout.at(tmp_path)
+    env = layout.environment()
+    assert env["AIRFLOW_HOME"] == str(tmp_path.resolve() / "airflow")
+    assert env["AIRFLOW_PARTITIONS_DATA_ROOT"] == str(tmp_path.resolve() / "data")
+    assert json.loads(env["AIRFLOW_CONN_SPARK_DEFAULT"])["host"] == "local[*]"
+    assert json.loads(env["AIRFLOW_CONN_PARTITIONS_DEFAULT"])["extra"]["store_url"] == \
+        layout.store_url
+    assert env["PYSPARK_PYTHON"] == sys.executable
