@@ -29,6 +29,7 @@ from airflow_partitions.demo.services.environment import (
     service_settings,
 )
 from airflow_partitions.demo.services.processes import ServiceRecord, spawn, stop_groups
+from airflow_partitions.demo.services.sqlite import CONNECT_ARGS_PATH, use_wal
 
 #: The services and their command lines (``--skip-serve-logs``: see the module docstring).
 COMMANDS: dict[str, list[str]] = {
@@ -71,6 +72,8 @@ class AirflowServices:
         self.ports = ports
         self.state_dir = state_dir or home / "services"
         self.env = {**env, **service_settings(ports, parallelism)}
+        if self.sqlite_db is not None:
+            self.env.setdefault("AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS", CONNECT_ARGS_PATH)
         self.records: list[ServiceRecord] = []
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.started_at: dt.datetime | None = None
@@ -82,11 +85,20 @@ class AirflowServices:
     def client(self) -> ApiClient:
         return ApiClient(self.api_url, self.home)
 
+    @property
+    def sqlite_db(self) -> Path | None:
+        """The default sqlite metadata DB, unless the environment names another database."""
+        if "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN" in self.env:
+            return None
+        return self.home / "airflow.db"
+
     # -- start ---------------------------------------------------------------------------------
 
     def start(self) -> None:
         """Start the four services; their pid files are written before anything else can fail."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
+        if self.sqlite_db is not None and self.sqlite_db.exists():
+            use_wal(self.sqlite_db)
         self.started_at = dt.datetime.now(dt.UTC)
         self._write_state()
         for name, args in COMMANDS.items():
