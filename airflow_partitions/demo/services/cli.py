@@ -99,8 +99,9 @@ Airflow {services.api_url}  (UI and REST API; only on {services.ports.host})
   CLI       source {layout.services / ENV_FILE}   # then `airflow dags list`, ...
 stop with: make airflow-stop""")
     if not has_demo_data(layout):
-        print(f"\nno demo data under {layout.data} yet: run `make demo` first (it stops nothing "
-              "and fills the catalog the services use) or the sensors will wait")
+        print(f"\nno demo data under {layout.data} yet, so the sensors would wait: "
+              "`make airflow-stop`, `make demo` (it fills the catalog and data these services "
+              "use), then `make airflow` again")
 
 
 def stop(args: argparse.Namespace) -> int:
