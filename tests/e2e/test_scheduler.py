@@ -29,7 +29,7 @@ import pytest
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.demo.services.api import ApiClient
+from airflow_partitions.demo.services.api import ApiClient, ApiError
 from airflow_partitions.demo.services.environment import VENV_BIN
 from airflow_partitions.demo.services.ports import choose_ports
 from airflow_partitions.demo.services.runner import AirflowServices, log_tail
@@ -139,8 +139,15 @@ class Scheduler:
         return done.stdout
 
     def trigger(self, dag_id: str) -> str:
-        run = self.api.call("POST", f"dags/{dag_id}/dagRuns", {"logical_date": None})
-        return str(run["dag_run_id"])
+        """A manual run, through the CLI (one DB session) rather than ``POST /dagRuns``.
+
+        On sqlite under load, that endpoint sometimes hangs until the busy timeout and answers
+        500 "Database error" (its audit-log insert gives up), with every service stalled
+        meanwhile (airflow_partitions/demo/services/sqlite.py).
+        """
+        run_id = f"test__{dag_id}"
+        self.airflow("dags", "trigger", dag_id, "--run-id", run_id)
+        return run_id
 
     def ti(self, dag_id: str, run_id: str, task_id: str) -> dict[str, Any]:
         path = f"dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}"
@@ -170,6 +177,20 @@ class Scheduler:
                                      f"{self.log(dag_id, run_id, task_id)[-4000:]}")
             return None
         return poll(f"{dag_id}.{task_id} in {sorted(states)}", check, timeout, every=0.5)
+
+    def failure_report(self, dag_id: str, run: dict[str, Any]) -> str:
+        """The failed run, its task states and the end of each failed task's log."""
+        lines = [f"{dag_id} run failed: {run}"]
+        tis = self.api.get(f"dags/{dag_id}/dagRuns/{run['dag_run_id']}/taskInstances")
+        for ti in tis["task_instances"]:
+            lines.append(f"  {ti['task_id']}: {ti['state']} (try {ti['try_number']})")
+            if ti["state"] in {"failed", "up_for_retry"} and ti["try_number"]:
+                try:
+                    log = self.log(dag_id, run["dag_run_id"], ti["task_id"], ti["try_number"])
+                except ApiError as exc:
+                    log = str(exc)
+                lines.append(log[-3000:])
+        return "\n".join(lines)
 
     def runs(self, dag_id: str) -> list[dict[str, Any]]:
         runs: list[dict[str, Any]] = self.api.get(f"dags/{dag_id}/dagRuns")["dag_runs"]
@@ -272,9 +293,7 @@ def test_backfill_runs_the_covered_job_per_day_and_registers_it(scheduler: Sched
         runs = scheduler.runs("sched_rollup")
         failed = [r for r in runs if r["state"] == "failed"]
         if failed:
-            logs = {t: scheduler.log("sched_rollup", failed[0]["dag_run_id"], t)[-3000:]
-                    for t in ("wait_for_hours", "rollup_day", "register_day")}
-            raise AssertionError(f"backfill run failed: {failed[0]}\n{logs}")
+            raise AssertionError(scheduler.failure_report("sched_rollup", failed[0]))
         finished = [r for r in runs if r["state"] == "success"]
         return runs if len(finished) == len(DAYS) and len(runs) == len(DAYS) else None
 
@@ -304,6 +323,8 @@ def test_partitioned_asset_consumer_runs_with_each_registered_key(scheduler: Sch
     expected = sorted(f"{d:%Y-%m-%dT%H:%M:%S}" for d in DAYS)
 
     def done() -> list[dict[str, Any]] | None:
+        if any(r["state"] == "failed" for r in scheduler.runs("sched_rollup")):
+            raise AssertionError("the backfill failed, so no key was registered (see above)")
         runs = [r for r in scheduler.runs("sched_rollup_consumer") if r["state"] == "success"]
         return runs if sorted(str(r.get("partition_key")) for r in runs) == expected else None
 

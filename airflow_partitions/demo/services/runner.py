@@ -29,7 +29,7 @@ from airflow_partitions.demo.services.environment import (
     service_settings,
 )
 from airflow_partitions.demo.services.processes import ServiceRecord, spawn, stop_groups
-from airflow_partitions.demo.services.sqlite import CONNECT_ARGS_PATH, use_wal
+from airflow_partitions.demo.services.sqlite import use_wal
 
 #: The services and their command lines (``--skip-serve-logs``: see the module docstring).
 COMMANDS: dict[str, list[str]] = {
@@ -72,8 +72,6 @@ class AirflowServices:
         self.ports = ports
         self.state_dir = state_dir or home / "services"
         self.env = {**env, **service_settings(ports, parallelism)}
-        if self.sqlite_db is not None:
-            self.env.setdefault("AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS", CONNECT_ARGS_PATH)
         self.records: list[ServiceRecord] = []
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.started_at: dt.datetime | None = None
