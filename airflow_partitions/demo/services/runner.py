@@ -93,7 +93,8 @@ class AirflowServices:
     # -- start ---------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the four services; their pid files are written before anything else can fail."""
+        """Start the four services; each pid file is written as soon as its service runs, so a
+        start that fails half way can still be stopped."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
         if self.sqlite_db is not None and self.sqlite_db.exists():
             use_wal(self.sqlite_db)
