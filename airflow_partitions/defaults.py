@@ -12,12 +12,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
+from airflow_partitions.errors import InvalidInput
+
 #: The Airflow connection the hook, sensors and CLI read when none is named.
 CONNECTION_ID: Final = "partitions_default"
 #: A store URL (``sqlite:///...`` or ``hbase://...``) used when no connection names one.
 ENV_STORE: Final = "AIRFLOW_PARTITIONS_STORE"
 #: Where partitions live when a storage table has no location template.
 ENV_DATA_ROOT: Final = "AIRFLOW_PARTITIONS_DATA_ROOT"
+#: Where covered operators write manifests (default: ``$AIRFLOW_HOME/partitions-manifests``).
+ENV_MANIFEST_DIR: Final = "AIRFLOW_PARTITIONS_MANIFEST_DIR"
+#: Manifests older than this many days are removed when the next one is written.
+ENV_MANIFEST_RETENTION: Final = "AIRFLOW_PARTITIONS_MANIFEST_RETENTION_DAYS"
+MANIFEST_RETENTION_DAYS: Final = 7.0
 #: Row keys per ``get_many`` call: bounds one Thrift message and SQLite's bound-parameter count.
 GET_BATCH: Final = 1000
 #: Partitions a range may hold before adding or dropping it is refused (87.6 million hours run
@@ -55,6 +62,37 @@ def default_store_url(environ: Mapping[str, str] | None = None) -> str:
     if explicit:
         return explicit
     return f"sqlite://{(airflow_home(env) / 'partitions.db').as_posix()}"
+
+
+def default_manifest_dir(environ: Mapping[str, str] | None = None) -> str:
+    """``$AIRFLOW_PARTITIONS_MANIFEST_DIR``, else ``$AIRFLOW_HOME/partitions-manifests``: one
+    folder per Airflow installation, never a host-wide temp folder shared by all of them.
+
+    >>> default_manifest_dir({"AIRFLOW_HOME": "/opt/af"})
+    '/opt/af/partitions-manifests'
+    """
+    env = os.environ if environ is None else environ
+    explicit = env.get(ENV_MANIFEST_DIR, "").strip()
+    return explicit or str(airflow_home(env) / "partitions-manifests")
+
+
+def manifest_retention_days(environ: Mapping[str, str] | None = None) -> float:
+    """``$AIRFLOW_PARTITIONS_MANIFEST_RETENTION_DAYS`` (a number of days), else 7.
+
+    >>> manifest_retention_days({"AIRFLOW_PARTITIONS_MANIFEST_RETENTION_DAYS": "0.5"})
+    0.5
+    """
+    env = os.environ if environ is None else environ
+    text = env.get(ENV_MANIFEST_RETENTION, "").strip()
+    if not text:
+        return MANIFEST_RETENTION_DAYS
+    try:
+        days = float(text)
+    except ValueError:
+        days = -1.0
+    if not days >= 0:  # also NaN
+        raise InvalidInput(f"{ENV_MANIFEST_RETENTION}={text!r} is not a number of days (>= 0)")
+    return days
 
 
 def default_data_root(environ: Mapping[str, str] | None = None) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk.exceptions import AirflowFailException
 
 from airflow_partitions.catalog.model import Partition
+from airflow_partitions.defaults import default_manifest_dir
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
 from airflow_partitions.periods import UpdatePeriod
@@ -40,7 +41,7 @@ from airflow_partitions.pruning.spec import JoinSpec, join_specs
 from airflow_partitions.pruning.values import key_sets_from_json
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.jobs.collect_keys import Source
-from airflow_partitions.spark.manifest import Manifest
+from airflow_partitions.spark.manifest import KEYS_SUFFIX, Manifest
 
 if TYPE_CHECKING:
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
@@ -98,9 +99,9 @@ class PrunedSparkSubmitOperator(CoveredSparkSubmitOperator):
         "kind"}``. (templated)
     :param collect_in_process: collect keys with a local SparkSession in the task process
         instead of a spark-submit (tests, tiny dimensions).
-    :param keys_dir: where the collected key sets go (default: ``manifest_dir`` or a temp
-        dir). On a cluster (deploy-mode cluster), the driver writes it: use a shared path.
-        (templated)
+    :param keys_dir: where the collected key sets go (default: the manifest's folder); the
+        file is removed once read unless ``keep_manifest``. On a cluster (deploy-mode
+        cluster), the driver writes it: use a shared path. (templated)
     :param prune_storage: prune only this storage of the cover (default: every one). (templated)
     :param max_values: the value-set limit per key (default 10,000).
     :param query_catalog: ask the catalog (IN-set query) rather than prune the cover in memory.
@@ -179,19 +180,22 @@ class PrunedSparkSubmitOperator(CoveredSparkSubmitOperator):
         if self.collect_in_process:
             return key_sets_from_json(self._collect_locally(sources))
         ti = context["ti"]
-        folder = self.keys_dir or self.manifest_dir or os.path.join(
-            tempfile.gettempdir(), "airflow_partitions_keys")
+        folder = self.keys_dir or self.manifest_dir or default_manifest_dir()
         os.makedirs(folder, exist_ok=True)
         safe = "".join(c if c.isalnum() or c in "-_." else "_"
                        for c in f"{ti.dag_id}.{ti.task_id}.{ti.run_id}.{ti.try_number}")[:120]
-        output = os.path.join(folder, f"{safe}.keys.json")
+        output = os.path.join(folder, f"{safe}{KEYS_SUFFIX}")
         if os.path.exists(output):
             os.remove(output)
+        self.prune_old_files(folder, now=time.time())
         args = collect_args(sources, output, self.max_values)
         self.log.info("collecting join keys: %s", json.dumps(
             {s.label: s.columns for s in sources}))
         self._collect_hook(args).submit(job_path("collect_keys"))
-        return load_key_file(output)
+        keys = load_key_file(output)
+        if not self.keep_manifest:
+            os.remove(output)
+        return keys
 
     def _collect_hook(self, args: list[str]) -> SparkSubmitHook:
         """The main job's hook settings (connection, conf, binary...) for the collect job."""

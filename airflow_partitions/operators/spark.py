@@ -9,7 +9,9 @@ partition rows right before launch (DESIGN.md invariant 1), then written as a ma
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import os
 from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -18,6 +20,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from airflow_partitions.cover import Cover, CoverRequest, missing_list, status_line
+from airflow_partitions.defaults import default_manifest_dir, manifest_retention_days
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.spark.manifest import (
@@ -25,6 +28,7 @@ from airflow_partitions.spark.manifest import (
     MANIFEST_CONF,
     Manifest,
     build_manifest,
+    prune_manifests,
     write_manifest,
 )
 
@@ -52,8 +56,14 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         manifest lists what is missing) instead of failing.
     :param residual_filter: the filter the job must still apply, written into the manifest.
         (templated)
-    :param manifest_dir: where the manifest file goes (default: a temp dir); it must be
-        readable by the Spark driver. (templated)
+    :param manifest_dir: where the manifest file goes (default:
+        ``$AIRFLOW_PARTITIONS_MANIFEST_DIR``, else ``$AIRFLOW_HOME/partitions-manifests``); it
+        must be readable by the Spark driver. (templated)
+    :param keep_manifest: keep the manifest after the job succeeded (default: remove it; a
+        failed job's manifest is kept for a person to read).
+    :param manifest_retention_days: manifests in ``manifest_dir`` older than this are removed
+        when the next one is written (default ``$AIRFLOW_PARTITIONS_MANIFEST_RETENTION_DAYS``,
+        else 7).
     :param manifest_conf: also pass the path as spark conf ``spark.airflow_partitions.manifest``.
     :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
 
@@ -82,6 +92,8 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         residual_filter: str | None = None,
         manifest_dir: str | None = None,
         manifest_conf: bool = False,
+        keep_manifest: bool = False,
+        manifest_retention_days: float | None = None,
         catalog_conn_id: str = PartitionCatalogHook.default_conn_name,
         **kwargs: Any,
     ) -> None:
@@ -103,6 +115,8 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         self.residual_filter = residual_filter
         self.manifest_dir = manifest_dir
         self.manifest_conf = manifest_conf
+        self.keep_manifest = keep_manifest
+        self.manifest_retention_days = manifest_retention_days
         self.catalog_conn_id = catalog_conn_id
         self.manifest_path: str | None = None
 
@@ -168,9 +182,11 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         manifest = self.build_manifest(context)
         ti = context["ti"]
         prefix = f"{ti.dag_id}.{ti.task_id}.{ti.run_id}.{ti.try_number}"
-        path = write_manifest(manifest, self.manifest_dir, prefix)
+        directory = self.manifest_dir or default_manifest_dir()
+        path = write_manifest(manifest, directory, prefix)
         self.manifest_path = path
         self.log.info("manifest: %s (%d partition(s))", path, len(manifest.partitions))
+        self.prune_old_files(directory, now=os.path.getmtime(path))
         args = [str(a) for a in (self.application_args or [])]
         if MANIFEST_ARG in args:  # a retry of the same operator instance: replace, not append
             i = args.index(MANIFEST_ARG)
@@ -182,6 +198,20 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         ti.xcom_push(key="manifest", value=path)
         return path
 
+    def prune_old_files(self, directory: str, now: float) -> None:
+        """Remove manifests and key files older than the retention: failed runs keep theirs
+        for a person to read, but not forever."""
+        retention = self.manifest_retention_days
+        old = prune_manifests(directory, manifest_retention_days() if retention is None
+                              else retention, now=now)
+        if old:
+            self.log.info("removed %d file(s) older than the retention from %s", len(old),
+                          directory)
+
     def execute(self, context: Context) -> None:
-        self.prepare_submit(context)
+        path = self.prepare_submit(context)
         super().execute(context)
+        if not self.keep_manifest:  # the job read it; a failure above keeps it for a person
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+            self.log.info("removed the manifest %s (keep_manifest=True keeps it)", path)

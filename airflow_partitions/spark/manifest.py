@@ -27,16 +27,22 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from airflow_partitions.defaults import default_manifest_dir
 from airflow_partitions.errors import InvalidInput
 
 MANIFEST_VERSION: Final = 1
 SUPPORTED_VERSIONS: Final = frozenset({1})
 MANIFEST_ARG: Final = "--partitions-manifest"
 MANIFEST_CONF: Final = "spark.airflow_partitions.manifest"
+#: The ending of every manifest file this package writes (and the only files it prunes).
+MANIFEST_SUFFIX: Final = ".manifest.json"
+#: The ending of the join-key files PrunedSparkSubmitOperator has collect_keys write.
+KEYS_SUFFIX: Final = ".keys.json"
 
 
 class ManifestError(InvalidInput):
@@ -161,17 +167,43 @@ def build_manifest(
 
 
 def write_manifest(manifest: Manifest, directory: str | None = None, prefix: str = "") -> str:
-    """Write the manifest atomically to a new file in ``directory``; return its path."""
-    directory = directory or os.path.join(tempfile.gettempdir(), "airflow_partitions_manifests")
+    """Write the manifest to a new file in ``directory`` (default: this installation's, see
+    :func:`~airflow_partitions.defaults.default_manifest_dir`); return its path."""
+    directory = directory or default_manifest_dir()
     os.makedirs(directory, exist_ok=True)
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in prefix)[:120]
-    fd, path = tempfile.mkstemp(prefix=f"{safe}-" if safe else "manifest-", suffix=".json",
-                                dir=directory)
+    fd, path = tempfile.mkstemp(prefix=f"{safe}-" if safe else "manifest-",
+                                suffix=MANIFEST_SUFFIX, dir=directory)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         json.dump(manifest.to_json(), out, indent=1, sort_keys=True)
         out.write("\n")
     os.chmod(path, 0o644)
     return path
+
+
+def prune_manifests(directory: str, older_than_days: float, *, now: float | None = None
+                    ) -> list[str]:
+    """Remove this package's manifests and key files (``*.manifest.json``, ``*.keys.json``)
+    last written more than ``older_than_days`` ago from ``directory``; return their paths.
+    Other files are never touched, and a file another process removes first is not an error.
+    """
+    cutoff = (time.time() if now is None else now) - older_than_days * 86400
+    removed = []
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return []
+    for entry in entries:
+        if (not entry.name.endswith((MANIFEST_SUFFIX, KEYS_SUFFIX))
+                or not entry.is_file(follow_symlinks=False)):
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                os.remove(entry.path)
+                removed.append(entry.path)
+        except FileNotFoundError:
+            continue
+    return removed
 
 
 def load_manifest(path: str) -> Manifest:

@@ -171,7 +171,7 @@ with DAG("partitions_spark", schedule=None, start_date=pendulum.datetime(2024, 1
     count = CoveredSparkSubmitOperator(
         task_id="count_rows", cover_from="wait", application={job!r},
         application_args=["--output", {output!r}], residual_filter="amount > 0",
-        manifest_dir={manifests!r}, name="count_rows",
+        manifest_dir={manifests!r}, keep_manifest=True, name="count_rows",
         conf={{"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"}},
     )
     wait >> count

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk.exceptions import AirflowFailException
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.errors import InvalidInput
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator, UncoverableRange
 from airflow_partitions.spark.manifest import MANIFEST_CONF, load_manifest
 from tests.helpers import T0, FakeTI, register_hours
@@ -35,7 +38,8 @@ def operator(tmp_path: Path, **kwargs: Any) -> CoveredSparkSubmitOperator:
 def test_manifest_lists_every_registered_row(
         events: Catalog, tmp_path: Path, launched: list[Any]) -> None:
     register_hours(events, 0, 2, regions=("eu", "us"))
-    op = operator(tmp_path, application_args=["--output", "/out"], residual_filter="n > 1")
+    op = operator(tmp_path, application_args=["--output", "/out"], residual_filter="n > 1",
+                  keep_manifest=True)
     ti = FakeTI()
     op.execute({"ti": ti})  # type: ignore[arg-type]
     assert launched == [op]
@@ -84,7 +88,7 @@ def test_allow_partial_launches_on_the_covered_part(
         events: Catalog, tmp_path: Path, launched: list[Any]) -> None:
     register_hours(events, 0, 1)
     ti = FakeTI()
-    op = operator(tmp_path, allow_partial=True)
+    op = operator(tmp_path, allow_partial=True, keep_manifest=True)
     op.execute({"ti": ti})  # type: ignore[arg-type]
     manifest = load_manifest(ti.pushed["manifest"])
     assert [p.value for p in manifest.partitions] == ["2024-01-01-00", "2024-01-01-01"]
@@ -99,7 +103,7 @@ def test_cover_from_an_upstream_sensor_is_reverified(
     register_hours(events, 0, 2)
     pushed = events.cover("events", T0, T0.add(hours=3), storages=["raw"]).to_json()
     op = CoveredSparkSubmitOperator(task_id="spark", application="job.py", cover_from="wait",
-                                    manifest_dir=str(tmp_path))
+                                    manifest_dir=str(tmp_path), keep_manifest=True)
     ti = FakeTI({"wait": pushed})
     op.execute({"ti": ti})  # type: ignore[arg-type]
     assert len(load_manifest(ti.pushed["manifest"]).partitions) == 3
@@ -124,3 +128,58 @@ def test_templating_and_defaults(tmp_path: Path) -> None:
     assert op.start == "2024-01-01 00:00:00+00:00"
     with pytest.raises(ValueError, match="cover_from= or fact="):
         CoveredSparkSubmitOperator(task_id="x", application="a.py")
+
+
+def test_manifests_live_under_airflow_home_and_go_when_the_job_succeeds(
+        events: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        launched: list[Any]) -> None:
+    """Not a host-wide /tmp folder shared by every installation; removed after success, kept
+    after a failure for a person to read."""
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("AIRFLOW_PARTITIONS_MANIFEST_DIR", raising=False)
+    register_hours(events, 0, 2)
+    folder = tmp_path / "home" / "partitions-manifests"
+    ti = FakeTI()
+    operator(tmp_path, manifest_dir=None).execute({"ti": ti})  # type: ignore[arg-type]
+    path = Path(ti.pushed["manifest"])
+    assert path.parent == folder and path.name.endswith(".manifest.json")
+    assert launched and not path.exists()
+
+    def failing(self: Any, context: Any) -> None:
+        raise RuntimeError("spark-submit failed")
+
+    monkeypatch.setattr(SparkSubmitOperator, "execute", failing)
+    ti = FakeTI()
+    with pytest.raises(RuntimeError):
+        operator(tmp_path, manifest_dir=None).execute({"ti": ti})  # type: ignore[arg-type]
+    assert Path(ti.pushed["manifest"]).exists()
+    monkeypatch.setenv("AIRFLOW_PARTITIONS_MANIFEST_DIR", str(tmp_path / "shared"))
+    ti = FakeTI()
+    operator(tmp_path, manifest_dir=None, keep_manifest=True).prepare_submit(
+        {"ti": ti})  # type: ignore[arg-type]
+    assert Path(ti.pushed["manifest"]).parent == tmp_path / "shared"
+
+
+def test_old_manifests_are_pruned_when_a_new_one_is_written(
+        events: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    register_hours(events, 0, 2)
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    now = time.time()
+    ages = {"old.manifest.json": 8, "young.manifest.json": 6, "notes.json": 30, "x.keys": 30,
+            "old.keys.json": 8}
+    for name, days in ages.items():
+        (folder / name).write_text("{}")
+        os.utime(folder / name, (now - days * 86400, now - days * 86400))
+    operator(tmp_path).prepare_submit({"ti": FakeTI()})  # type: ignore[arg-type]
+    left = sorted(p.name for p in folder.iterdir() if not p.name.startswith("dag."))
+    assert left == ["notes.json", "x.keys", "young.manifest.json"]  # 7 days by default
+    monkeypatch.setenv("AIRFLOW_PARTITIONS_MANIFEST_RETENTION_DAYS", "5")
+    operator(tmp_path).prepare_submit({"ti": FakeTI()})  # type: ignore[arg-type]
+    assert not (folder / "young.manifest.json").exists()
+    ti = FakeTI()
+    operator(tmp_path, manifest_retention_days=0).prepare_submit({"ti": ti})  # type: ignore
+    assert list(folder.glob("*.manifest.json")) == [Path(ti.pushed["manifest"])]
+    monkeypatch.setenv("AIRFLOW_PARTITIONS_MANIFEST_RETENTION_DAYS", "a week")
+    with pytest.raises(InvalidInput, match="not a number of days"):
+        operator(tmp_path).prepare_submit({"ti": FakeTI()})  # type: ignore[arg-type]

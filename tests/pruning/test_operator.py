@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,7 @@ def operator(tmp_path: Path, **kwargs: Any) -> PrunedSparkSubmitOperator:
     args: dict[str, Any] = {
         "task_id": "join", "application": "job.py", "fact": FACT, "start": T0,
         "end": T0.add(hours=2), "manifest_dir": str(tmp_path / "manifests"),
+        "keep_manifest": True,
         "joins": [JoinSpec.of("dim", "region")], "small_tables": {"dim": "/dims/regions"},
         "application_args": ["join", "--output", "/out"],
     }
@@ -115,3 +118,18 @@ def test_malformed_joins_fail_when_the_dag_is_parsed(tmp_path: Path) -> None:
         operator(tmp_path, joins=[{"small": "dim", "on": "region", "how": "cross"}])
     templated = operator(tmp_path, joins=[{"small": "dim", "on": "{{ params.key }}"}])
     assert "joins" in templated.template_fields and "small_tables" in templated.template_fields
+
+
+def test_a_successful_run_leaves_neither_key_file_nor_manifest_behind(
+        regional: Catalog, tmp_path: Path, submits: list[Any]) -> None:
+    (tmp_path / "keys").mkdir()
+    stale = tmp_path / "keys" / "failed-last-month.keys.json"
+    stale.write_text("{}")
+    os.utime(stale, (time.time() - 30 * 86400,) * 2)
+    op = operator(tmp_path, keep_manifest=False, keys_dir=str(tmp_path / "keys"))
+    ti = FakeTI()
+    op.execute({"ti": ti})  # type: ignore[arg-type]
+    assert [s[0] for s in submits][-1] == "main"
+    assert ti.pushed["manifest"].startswith(str(tmp_path / "manifests"))
+    assert list((tmp_path / "keys").iterdir()) == []
+    assert list((tmp_path / "manifests").iterdir()) == []
