@@ -109,9 +109,38 @@ def partition_key(part: Mapping[str, str], sdef: StorageDef, period: UpdatePerio
 
 def partition_keys(parts: Iterable[Mapping[str, str]], sdef: StorageDef,
                    period: UpdatePeriod | str, style: str) -> list[str]:
-    """Distinct keys in order; each checked against Airflow's 250-character limit."""
+    """Distinct keys in time order; each checked against Airflow's 250-character limit."""
+    return list(key_facts(parts, sdef, period, style))
+
+
+def key_facts(parts: Iterable[Mapping[str, str]], sdef: StorageDef,
+              period: UpdatePeriod | str, style: str) -> dict[str, dict[str, Any]]:
+    """Each distinct asset partition key, in time order, with what it stands for.
+
+    A key may stand for several partitions (``start`` keys collapse regions), so its facts are
+    its time value, the period's bounds and how many partitions it names. Time order is
+    the order of the first partition's start, then the key: the order downstream DAGs should
+    see the events in, whatever order ``values`` listed them.
+
+    O(n log n) for n partitions.
+
+    >>> from airflow_partitions.catalog.model import ColumnType
+    >>> sdef = StorageDef("raw", "events", (("dt", ColumnType.STRING), ("region",
+    ...     ColumnType.STRING)), ("dt",), (UpdatePeriod.HOURLY,), "/data/{dt}/{region}")
+    >>> facts = key_facts([{"dt": "2024-01-01-05", "region": "eu"},
+    ...     {"dt": "2024-01-01-04", "region": "eu"}, {"dt": "2024-01-01-05", "region": "us"}],
+    ...     sdef, "HOURLY", "start")
+    >>> list(facts)
+    ['2024-01-01T04:00:00', '2024-01-01T05:00:00']
+    >>> facts['2024-01-01T05:00:00']['value'], facts['2024-01-01T05:00:00']['partitions']
+    ('2024-01-01-05', 2)
+    >>> facts['2024-01-01T05:00:00']['end']
+    '2024-01-01T06:00:00+00:00'
+    """
     period = UpdatePeriod.of(period)
-    keys: dict[str, None] = {}
+    column = sdef.time_columns[0]
+    # A key is derived from one time value (its text or its start), so it names one value.
+    spans: dict[str, tuple[Any, str, int]] = {}
     for part in parts:
         key = partition_key(part, sdef, period, style)
         if len(key) > MAX_KEY_LENGTH:
@@ -119,5 +148,12 @@ def partition_keys(parts: Iterable[Mapping[str, str]], sdef: StorageDef,
                 f"asset partition key {key[:60]!r}... is {len(key)} characters; Airflow allows "
                 f"{MAX_KEY_LENGTH}: use partition_key='start' or 'value'"
             )
-        keys.setdefault(key, None)
-    return list(keys)
+        if key in spans:
+            start, value, count = spans[key]
+            spans[key] = (start, value, count + 1)
+        else:
+            spans[key] = (period.parse(part[column], sdef.tz), part[column], 1)
+    ordered = sorted(spans.items(), key=lambda item: (item[1][0], item[0]))
+    return {key: {"value": value, "start": start.isoformat(),
+                  "end": period.next(start, sdef.tz).isoformat(), "partitions": count}
+            for key, (start, value, count) in ordered}

@@ -1,8 +1,8 @@
 """``RegisterPartitionsOperator`` and ``DropPartitionsOperator``: update the catalog after a job.
 
 Both are idempotent (a retried task is harmless) and, given ``outlets=[Asset(...)]``, emit one
-asset event per asset carrying the partitions' keys (``outlet_events[asset].add_partitions``),
-so ``PartitionedAssetTimetable`` DAGs can follow. Keys: see
+asset event per partition key and asset, in time order (see :mod:`.asset_events`), so
+``PartitionedAssetTimetable`` DAGs can follow. Keys: see
 :func:`airflow_partitions.catalog.partition_values.partition_key`.
 """
 
@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
-from airflow_partitions.catalog.partition_values import KEY_STYLES, expand_values, partition_keys
+from airflow_partitions.catalog.partition_values import KEY_STYLES, expand_values, key_facts
 from airflow_partitions.catalog.writer import WriteResult
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
+from airflow_partitions.operators.asset_events import emit_in_time_order, event_extra
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -65,7 +66,8 @@ class _PartitionsOperator(BaseOperator):
         try:
             sdef = catalog.get_storage(self.storage)
             parts = expand_values(self.values, sdef, self.period)
-            keys = partition_keys(parts, sdef, self.period, self.partition_key)
+            facts = key_facts(parts, sdef, self.period, self.partition_key)
+            keys = list(facts)
             if not parts:
                 self.log.info("no partitions to %s", self.action)
                 return {"storage": self.storage, "period": self.period, "changed": 0,
@@ -78,26 +80,23 @@ class _PartitionsOperator(BaseOperator):
             self.action, self.storage, self.period, len(parts), result.changed,
             result.unchanged, keys[0], keys[-1],
         )
-        self._emit(context, keys, result)
+        self._emit(context, facts, result)
         return {"storage": self.storage, "period": self.period, "changed": result.changed,
                 "unchanged": result.unchanged, "keys": keys if len(keys) <= 100 else
                 [*keys[:100], f"... {len(keys) - 100} more"]}
 
-    def _emit(self, context: Context, keys: list[str], result: WriteResult) -> None:
-        """One event per Asset outlet, carrying every key (also when nothing changed: a retry
-        after a crash past the write must still tell downstream DAGs)."""
+    def _emit(self, context: Context, facts: dict[str, dict[str, Any]],
+              result: WriteResult) -> None:
+        """One event per key and Asset outlet, in time order (also when nothing changed: a
+        retry after a crash past the write must still tell downstream DAGs)."""
         assets = [o for o in self.outlets if isinstance(o, Asset)]
         if not assets:
             return
-        events = context["outlet_events"]
-        for asset in assets:
-            accessor = events[asset]
-            accessor.add_partitions(keys)
-            accessor.extra["airflow_partitions"] = {
-                "action": self.action, "storage": self.storage, "period": self.period,
-                "partitions": len(keys), "changed": result.changed,
-            }
-        self.log.info("asset partition keys for %s: %d", [a.name for a in assets], len(keys))
+        extra = event_extra(self.action, self.storage, self.period, facts, result.changed,
+                            result.unchanged)
+        emit_in_time_order(context["outlet_events"], assets, list(facts), extra)
+        self.log.info("asset partition keys for %s: %d, in time order", [a.name for a in assets],
+                      len(facts))
 
 
 class RegisterPartitionsOperator(_PartitionsOperator):

@@ -218,3 +218,53 @@ def test_covered_spark_submit_reads_exactly_the_manifest(
     assert counts["partitions"][1]["values"] == {"dt": "2024-01-02-00", "region": "eu"}
     [manifest] = (tmp_path / "manifests").iterdir()
     assert json.loads(manifest.read_text())["residual"] == "amount > 0"
+
+
+ASSET_EVENTS_DAG = '''
+import pendulum
+from airflow.sdk import DAG, Asset
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.operators.partitions import RegisterPartitionsOperator
+from airflow.sdk import task
+
+raw = Asset(name="events_raw_ordered", uri="file:///data/events/raw_ordered")
+
+with DAG("partitions_asset_events", schedule=None,
+         start_date=pendulum.datetime(2024, 1, 1, tz="UTC")):
+    @task
+    def define():
+        with Catalog({store!r}) as catalog:
+            catalog.create_fact("ordered", exist_ok=True)
+            catalog.create_storage("ordered", "ordered_raw", ["HOURLY"],
+                                   columns=["dt", "region"], exist_ok=True)
+
+    register = RegisterPartitionsOperator(
+        task_id="register", storage="ordered_raw", period="HOURLY", outlets=[raw],
+        values=[{{"dt": "2024-01-01-0" + str(h), "region": r}}
+                for h in (5, 1, 3, 0, 4, 2) for r in ("us", "eu")],
+    )
+    define() >> register
+'''
+
+
+def test_asset_events_are_created_in_time_order_with_their_own_facts(
+        airflow_home: AirflowHome) -> None:
+    """Partitions listed out of order still reach the metadata DB as events in time order, and
+    each event's extra holds its own key's facts under by_key."""
+    import sqlite3
+
+    airflow_home.test_dag("partitions_asset_events",
+                          ASSET_EVENTS_DAG.format(store=airflow_home.store_url))
+    with sqlite3.connect(airflow_home.home / "airflow.db") as db:
+        rows = db.execute(
+            "SELECT e.partition_key, e.extra FROM asset_event e JOIN asset a ON a.id = e.asset_id"
+            " WHERE a.name = 'events_raw_ordered' ORDER BY e.id").fetchall()
+    keys = [key for key, _ in rows]
+    assert keys == [f"2024-01-01T0{h}:00:00" for h in range(6)]
+    for key, extra in rows:
+        facts = json.loads(extra)["airflow_partitions"]
+        assert facts["batch"] == {"keys": 6, "partitions": 12, "changed": 12, "unchanged": 0,
+                                  "first": keys[0], "last": keys[-1]}
+        own = facts["by_key"][key]
+        assert own["partitions"] == 2 and own["value"] == key[:10] + "-" + key[11:13]
+        assert own["start"] == key + "+00:00"

@@ -135,3 +135,51 @@ def test_invalid_input_fails_the_task_without_retry(events: Catalog) -> None:
     with pytest.raises(ValueError, match="partition_key"):
         RegisterPartitionsOperator(task_id="r", storage="raw", period="DAILY", values={},
                                    partition_key="nope")
+
+
+def test_events_follow_time_order_and_each_key_finds_its_own_facts(events: Catalog) -> None:
+    """Airflow creates one event per key by iterating partition_keys; listed out of order, the
+    keys still come out in time order, and every event's extra maps its key to its facts."""
+    from airflow.sdk.execution_time.task_runner import _serialize_outlet_events
+
+    hours = [5, 1, 3, 0, 4, 2]
+    op = RegisterPartitionsOperator(
+        task_id="register", storage="raw", period="HOURLY", outlets=[RAW],
+        values=[{"dt": f"2024-01-01-0{h}", "region": r} for h in hours for r in ("eu", "us")])
+    result, outlet_events = run(op)
+    expected = [f"2024-01-01T0{h}:00:00" for h in range(6)]
+    assert result["keys"] == expected and list(outlet_events[RAW].partition_keys) == expected
+    emitted = list(_serialize_outlet_events(outlet_events))
+    assert [e["partition_key"] for e in emitted] == expected
+    facts = emitted[0]["extra"]["airflow_partitions"]
+    assert facts["batch"] == {"keys": 6, "partitions": 12, "changed": 12, "unchanged": 0,
+                              "first": expected[0], "last": expected[-1]}
+    assert facts["by_key"]["2024-01-01T03:00:00"] == {
+        "value": "2024-01-01-03", "start": "2024-01-01T03:00:00+00:00",
+        "end": "2024-01-01T04:00:00+00:00", "partitions": 2}
+    assert "partitions" not in facts  # the old batch count read as if it were per event
+
+
+def test_a_large_batch_leaves_by_key_out(events: Catalog) -> None:
+    """Each event carries the whole extra, so per-key facts stop at BY_KEY_MAX keys."""
+    from airflow_partitions.operators.asset_events import BY_KEY_MAX
+
+    op = RegisterPartitionsOperator(
+        task_id="register", storage="raw", period="HOURLY", outlets=[RAW],
+        values={"range": [T0, T0.add(hours=BY_KEY_MAX + 1)], "region": "eu"})
+    _, outlet_events = run(op)
+    facts = outlet_events[RAW].extra["airflow_partitions"]
+    assert "by_key" not in facts and facts["batch"]["keys"] == BY_KEY_MAX + 1
+    keys = list(outlet_events[RAW].partition_keys)
+    assert keys == sorted(keys) and len(keys) == BY_KEY_MAX + 1
+
+
+def test_keys_in_order_behaves_as_a_set() -> None:
+    from airflow_partitions.operators.asset_events import KeysInOrder
+
+    keys = KeysInOrder(["c", "a"])
+    keys.update(["b"], ["a", "d"])
+    keys.discard("a")
+    keys.add("a")  # back, in its first place
+    keys.remove("d")
+    assert list(keys) == ["c", "a", "b"] and keys == {"a", "b", "c"} and len(keys) == 3
