@@ -12,6 +12,9 @@ from typing import Any
 from airflow_partitions import __version__
 
 INTEGRATION = "Airflow Partitions"
+#: Also ``[project.urls] Documentation`` in pyproject.toml, which Airflow's provider page links.
+DOCUMENTATION_URL = (
+    "https://github.com/airflow-partitions/airflow-partitions/blob/main/README.md#documentation")
 CONN_TYPE = "partition_catalog"
 
 _STRING_OR_NULL = {"type": ["string", "null"]}
@@ -67,6 +70,7 @@ def get_provider_info() -> dict[str, Any]:
         "integrations": [
             {
                 "integration-name": INTEGRATION,
+                "external-doc-url": DOCUMENTATION_URL,
                 "tags": ["software"],
             }
         ],

@@ -116,9 +116,11 @@ class AirflowHome:
     def store_url(self) -> str:
         return self.env["AIRFLOW_PARTITIONS_STORE"]
 
-    def airflow(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    def airflow(self, *args: str, timeout: float = 300, env: dict[str, str] | None = None
+                ) -> subprocess.CompletedProcess[str]:
+        """Run the ``airflow`` command in this home; ``env`` adds to its environment."""
         return subprocess.run([str(VENV_BIN / "airflow"), *args], capture_output=True, text=True,
-                              env=self.env, timeout=timeout, cwd=self.home)
+                              env={**self.env, **(env or {})}, timeout=timeout, cwd=self.home)
 
     def test_dag(self, dag_id: str, source: str, logical_date: str = LOGICAL_DATE,
                  timeout: float = 300) -> str:

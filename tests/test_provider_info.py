@@ -36,3 +36,21 @@ def test_connection_form() -> None:
     assert {"backend", "sqlite_path", "table_prefix", "transport", "protocol"} <= set(
         conn["conn-fields"])
     assert conn["ui-field-behaviour"]["relabeling"]["host"] == "HBase Thrift host"
+
+
+def test_the_provider_page_links_our_documentation() -> None:
+    """Airflow's provider page links the package's Project-URL "Documentation"; without one
+    it falls back to airflow.apache.org/docs/<package>, which does not exist for us."""
+    from importlib.metadata import distribution
+
+    from airflow.providers_manager import ProvidersManager
+
+    from airflow_partitions.get_provider_info import DOCUMENTATION_URL
+
+    urls = dict(entry.split(", ", 1) for entry in
+                distribution("airflow-partitions").metadata.get_all("Project-URL") or [])
+    assert urls["Documentation"] == DOCUMENTATION_URL
+    [integration] = get_provider_info()["integrations"]
+    assert integration["external-doc-url"] == DOCUMENTATION_URL
+    provider = ProvidersManager().providers["airflow-partitions"]
+    assert provider.data["documentation-url"] == DOCUMENTATION_URL

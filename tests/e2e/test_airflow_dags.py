@@ -1,10 +1,13 @@
 """End to end through a real metadata DB: ``airflow`` subprocesses in one migrated home.
 
-* the provider is listed, and its connection type accepted;
+* the provider is listed, its connection type accepted, and ``airflow connections test``
+  runs the hook (when Airflow's test_connection setting allows it);
 * a poke-mode sensor waits while partitions get registered, then a deferrable sensor
   completes through its trigger (one ``airflow dags test``);
 * ``CoveredSparkSubmitOperator`` runs a real ``spark-submit --master local[1]`` job that reads
-  the manifest (one ``airflow dags test``, one JVM).
+  the manifest (one ``airflow dags test``, one JVM);
+* a range registration's asset events reach the metadata DB in time order, each with its
+  key's facts.
 """
 
 from __future__ import annotations
@@ -47,6 +50,29 @@ def test_connections_add_accepts_the_type(airflow_home: AirflowHome) -> None:
     assert got.returncode == 0, got.stderr[-3000:]
     [conn] = json.loads(got.stdout)
     assert conn["conn_type"] == "partition_catalog" and conn["host"] == "thrift.example.com"
+
+
+def test_connections_test_uses_the_hook_when_enabled(airflow_home: AirflowHome,
+                                                     tmp_path: Path) -> None:
+    """Airflow 3.3 disables connection testing by default; enabled, ``airflow connections
+    test`` runs the hook's test_connection. The URI form's ``partition-catalog://`` scheme is
+    read back as the ``partition_catalog`` type."""
+    store = tmp_path / "tested.db"
+    env = {"AIRFLOW_CONN_PARTITIONS_TESTED":
+           f"partition-catalog://?backend=sqlite&sqlite_path={store}"}
+    disabled = airflow_home.airflow("connections", "test", "partitions_tested", env=env)
+    assert "disabled" in (disabled.stdout + disabled.stderr).lower()
+    tested = airflow_home.airflow("connections", "test", "partitions_tested",
+                                  env={**env, "AIRFLOW__CORE__TEST_CONNECTION": "Enabled"})
+    output = tested.stdout + tested.stderr
+    assert tested.returncode == 0, output[-3000:]
+    assert "Connection success" in output and store.exists()  # the hook opened the store
+    broken = airflow_home.airflow(
+        "connections", "test", "partitions_tested", env={
+            "AIRFLOW_CONN_PARTITIONS_TESTED": "partition-catalog://?store_url=mysql%3A%2F%2Fx",
+            "AIRFLOW__CORE__TEST_CONNECTION": "Enabled"})
+    assert "Connection failed" in broken.stdout + broken.stderr, broken.stdout + broken.stderr
+    assert "mysql" in broken.stdout + broken.stderr
 
 
 REGISTRAR = '''
