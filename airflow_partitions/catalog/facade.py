@@ -22,7 +22,7 @@ from airflow_partitions.arguments import (
     require_value_maps,
     shown,
 )
-from airflow_partitions.catalog import lens_table, writer
+from airflow_partitions.catalog import definition_update, lens_table, writer
 from airflow_partitions.catalog import query as filter_query
 from airflow_partitions.catalog import repair as catalog_repair
 from airflow_partitions.catalog.cache import (
@@ -44,6 +44,7 @@ from airflow_partitions.catalog.model import (
     make_spec,
     render_location,
 )
+from airflow_partitions.catalog.producers import Producer
 from airflow_partitions.catalog.repair import ReconcileReport
 from airflow_partitions.catalog.rows import (
     DEF,
@@ -169,8 +170,13 @@ class Catalog:
         priority: int = 0,
         timeline_classes: Mapping[str, str] | None = None,
         exist_ok: bool = False,
+        producers: Mapping[str, Producer] | None = None,
     ) -> StorageDef:
-        """Create a storage table of ``fact``; its time columns and zone come from the fact."""
+        """Create a storage table of ``fact``; its time columns and zone come from the fact.
+
+        ``producers`` name the DAG producing each period (docs/backfill.md); with ``exist_ok``
+        and no ``producers``, an existing storage's producers are not compared.
+        """
         require_text("storage name", name)
         periods = period_list("periods", periods)
         optional_text("location", location)
@@ -202,12 +208,15 @@ class Catalog:
             tz=fdef.tz,
             priority=priority,
             timeline_classes=dict(timeline_classes or {}),
+            producers=dict(producers or {}),
         )
         body = encode_json(sdef.to_json())
         row = storage_row(name)
         created = self.rows.catalog.check_and_put(row, DEF, None, body)
         if not created:
             existing = self.get_storage(name)
+            if producers is None:  # producers change after creation (set_producers)
+                sdef = definition_update.apply_changes(sdef, existing.producers)
             if not (exist_ok and existing == sdef):
                 raise AlreadyExists(f"storage {name!r} already exists: {existing.to_json()}")
         else:  # no partition rows can exist yet, so empty timelines are the truth
@@ -222,7 +231,8 @@ class Catalog:
         return sdef
 
     def get_storage(self, name: str) -> StorageDef:
-        """A storage definition (cached per catalog: definitions never change)."""
+        """A storage definition (cached per catalog: only producers change, and readers of
+        producers use :meth:`fact_state`, which sees a change at the next generation check)."""
         require_text("storage", name)
         sdef = self._defs.get(name)
         if sdef is None:
@@ -230,6 +240,18 @@ class Catalog:
             if sdef is None:
                 raise UnknownStorage(f"storage {shown(name)} is not in the catalog")
             self._defs[name] = sdef
+        return sdef
+
+    def set_producers(self, storage: str,
+                      producers: Mapping[str, Producer | None]) -> StorageDef:
+        """Set (a :class:`Producer`) or remove (``None``) the producers of a storage's periods.
+
+        Safe against concurrent updates: check-and-put on the definition cell, retried; see
+        :mod:`.definition_update`. Returns the stored definition.
+        """
+        sdef = definition_update.set_producers(self.rows, require_text("storage", storage),
+                                               producers)
+        self._defs[storage] = sdef
         return sdef
 
     def list_storages(self, fact: str | None = None) -> list[StorageDef]:

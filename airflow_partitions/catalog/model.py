@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from airflow_partitions.arguments import control_character, require_text, shown
+from airflow_partitions.catalog.producers import Producer, check_producers
 from airflow_partitions.cover.request import to_instant
 from airflow_partitions.defaults import MAX_RANGE_PARTITIONS
 from airflow_partitions.errors import InvalidInput, InvalidPartitionValue, RangeTooLarge
@@ -91,6 +92,8 @@ class StorageDef:
     tz: str = "UTC"
     priority: int = 0
     timeline_classes: Mapping[str, str] = field(default_factory=dict)
+    #: period name -> the DAG that produces its partitions (docs/backfill.md, "Producers").
+    producers: Mapping[str, Producer] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_name("storage", self.name)
@@ -116,6 +119,8 @@ class StorageDef:
                 raise InvalidDefinition(f"--timeline-class {key}: {col!r} is not a time column")
             timeline_class(kind)
         check_template(self.location, names)
+        object.__setattr__(self, "producers",
+                           check_producers(self.name, self.periods, self.producers))
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -147,6 +152,9 @@ class StorageDef:
             "tz": self.tz,
             "priority": self.priority,
             "timeline_classes": dict(self.timeline_classes),
+            # Only when set: definitions without producers keep their stored bytes.
+            **({"producers": {k: p.to_json() for k, p in self.producers.items()}}
+               if self.producers else {}),
         }
 
     @classmethod
@@ -161,6 +169,7 @@ class StorageDef:
             tz=data["tz"],
             priority=int(data["priority"]),
             timeline_classes=dict(data["timeline_classes"]),
+            producers={k: Producer.from_json(v) for k, v in data.get("producers", {}).items()},
         )
 
 

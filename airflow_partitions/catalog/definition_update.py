@@ -1,0 +1,80 @@
+"""Changing a stored storage definition: today only its producers.
+
+Why a module: every other part of a definition is immutable, so the one mutable part gets one
+safe write path. The definition is one cell (``m:def``), so an update is a read, a change and a
+check-and-put against the bytes read; a lost race re-reads and re-applies the change, so two
+concurrent ``set_producers`` of different periods both land. The fact's generation is bumped
+afterwards so warm caches (sensors, planners) see the new producers at their next check.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from airflow_partitions.arguments import shown
+from airflow_partitions.catalog.cache import UnknownStorage
+from airflow_partitions.catalog.model import StorageDef, encode_json
+from airflow_partitions.catalog.producers import InvalidProducer, Producer, check_producers
+from airflow_partitions.catalog.rows import (
+    DEF,
+    MAX_SWAP_ATTEMPTS,
+    CatalogRows,
+    decode_storage,
+    storage_row,
+)
+from airflow_partitions.errors import ConcurrentUpdateError, WrongType
+from airflow_partitions.periods import UpdatePeriod
+
+
+def producer_changes(storage: StorageDef,
+                     changes: Mapping[str, Producer | None]) -> dict[str, Producer | None]:
+    """Check a ``{period: Producer | None}`` mapping against the storage, before any write."""
+    if not isinstance(changes, Mapping):
+        raise WrongType(f"producers must map a period to a Producer or None, not "
+                        f"{shown(changes)}")
+    out: dict[str, Producer | None] = {}
+    for key, producer in changes.items():
+        name = UpdatePeriod.of(key).name
+        if producer is not None and not isinstance(producer, Producer):
+            raise InvalidProducer(f"the producer of {name} must be a Producer or None, not "
+                                  f"{shown(producer)}")
+        check_producers(storage.name, storage.periods, {name: producer or Producer("check")})
+        out[name] = producer
+    return out
+
+
+def apply_changes(storage: StorageDef, changes: Mapping[str, Producer | None]) -> StorageDef:
+    """The definition with ``changes`` applied (``None`` removes a period's producer)."""
+    producers = dict(storage.producers)
+    for name, producer in changes.items():
+        if producer is None:
+            producers.pop(name, None)
+        else:
+            producers[name] = producer
+    return dataclasses.replace(storage, producers=producers)
+
+
+def set_producers(rows: CatalogRows, storage: str,
+                  changes: Mapping[str, Producer | None]) -> StorageDef:
+    """Apply ``changes`` to the stored definition with check-and-put, retrying lost races.
+
+    Returns the definition as stored. Cost: two round trips, plus two per lost race, plus the
+    generation bump (skipped when nothing changed).
+    """
+    row = storage_row(storage)
+    for _ in range(MAX_SWAP_ATTEMPTS):
+        raw = rows.catalog.get(row, [DEF]).get(DEF)
+        if raw is None:
+            raise UnknownStorage(f"storage {shown(storage)} is not in the catalog")
+        current = decode_storage(storage, raw)
+        updated = apply_changes(current, producer_changes(current, changes))
+        if updated == current:
+            return current
+        if rows.catalog.check_and_put(row, DEF, raw, encode_json(updated.to_json())):
+            rows.bump_generation(current.fact)
+            return updated
+    raise ConcurrentUpdateError(
+        f"the definition of storage {storage!r} kept changing for {MAX_SWAP_ATTEMPTS} attempts; "
+        "nothing was written, retry"
+    )

@@ -1,0 +1,173 @@
+"""Producers: which Airflow DAG run writes a partition of a storage period.
+
+Why here: a producer is part of a storage's definition (``StorageDef.producers``), and the
+planner (``airflow_partitions.planning``) needs to turn "partition p is missing" into "run DAG d
+at logical date t" without importing Airflow. The rule for ``t`` is a tiny template, parsed
+here and never evaluated as code: ``start`` or ``end`` of the partition (in the storage's zone),
+optionally shifted by an ISO-8601 duration (``start+PT1H``, ``end-P1D``). See
+``docs/backfill.md`` ("Producers").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Final
+
+import pendulum
+
+from airflow_partitions.arguments import shown
+from airflow_partitions.errors import InvalidInput
+from airflow_partitions.periods import UpdatePeriod, zone
+
+#: Airflow's own rule for a DAG id (``airflow.utils.helpers.validate_key``): word characters,
+#: ``.`` and ``-``, at most 250 characters.
+DAG_ID: Final = re.compile(r"[\w.-]+")
+MAX_DAG_ID: Final = 250
+_RULE: Final = re.compile(
+    r"(?P<base>start|end)"
+    r"(?:(?P<sign>[+-])P(?!$)(?:(?P<Y>\d+)Y)?(?:(?P<M>\d+)M)?(?:(?P<W>\d+)W)?(?:(?P<D>\d+)D)?"
+    r"(?:T(?=\d)(?:(?P<h>\d+)H)?(?:(?P<m>\d+)M)?(?:(?P<s>\d+)S)?)?)?"
+)
+_CALENDAR: Final = (("Y", "years"), ("M", "months"), ("W", "weeks"), ("D", "days"))
+_CLOCK: Final = (("h", "hours"), ("m", "minutes"), ("s", "seconds"))
+
+
+class InvalidProducer(InvalidInput):
+    """A producer's DAG id, logical-date rule or period is malformed."""
+
+
+@dataclass(frozen=True)
+class LogicalDateRule:
+    """A parsed rule: a base (``start``/``end``), calendar units and clock units, signed."""
+
+    base: str
+    sign: int
+    calendar: tuple[tuple[str, int], ...]
+    clock: dt.timedelta
+
+
+@lru_cache(maxsize=256)
+def parse_rule(text: str) -> LogicalDateRule:
+    """Parse ``start``, ``end``, ``start+PT1H``, ``end-P1D``, ... (ISO-8601 durations, whole units).
+
+    >>> parse_rule("end-PT1H").clock
+    datetime.timedelta(seconds=3600)
+    >>> parse_rule("start+PT")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    airflow_partitions.catalog.producers.InvalidProducer: logical-date rule 'start+PT' ...
+    """
+    match = _RULE.fullmatch(text) if isinstance(text, str) else None
+    if match is None or (match["sign"] and not any(match[k] for k in "YMWDhms")):
+        raise InvalidProducer(
+            f"logical-date rule {shown(text)} is not 'start' or 'end', optionally followed by "
+            "+ or - and an ISO-8601 duration (start+PT1H, end-P1D, start+P1M)"
+        )
+    sign = -1 if match["sign"] == "-" else 1
+    calendar = tuple((unit, int(match[key])) for key, unit in _CALENDAR if match[key])
+    clock = dt.timedelta(**{unit: int(match[key]) for key, unit in _CLOCK if match[key]})
+    return LogicalDateRule(match["base"], sign, calendar, clock)
+
+
+def check_dag_id(dag_id: object) -> str:
+    """A DAG id as Airflow accepts it: letters, digits, ``_``, ``-``, ``.``; at most 250."""
+    if not isinstance(dag_id, str) or not DAG_ID.fullmatch(dag_id) or len(dag_id) > MAX_DAG_ID:
+        raise InvalidProducer(
+            f"DAG id {shown(dag_id)} is invalid: use letters, digits, '_', '-' and '.', at most "
+            f"{MAX_DAG_ID} characters"
+        )
+    return dag_id
+
+
+@dataclass(frozen=True)
+class Producer:
+    """The Airflow DAG whose run at a rule-given logical date writes a partition.
+
+    ``logical_date`` is the rule (default ``start``: the run whose logical date is where the
+    partition starts, as Airflow's interval timetables schedule a run per data interval).
+
+    >>> p = Producer("events_daily_rollup")
+    >>> p.logical_date_of(UpdatePeriod.DAILY, UpdatePeriod.DAILY.parse_ordinal("2015-02-01"),
+    ...                   "Europe/Paris").isoformat()
+    '2015-01-31T23:00:00+00:00'
+    """
+
+    dag_id: str
+    logical_date: str = "start"
+
+    def __post_init__(self) -> None:
+        check_dag_id(self.dag_id)
+        parse_rule(self.logical_date)
+
+    def logical_date_of(self, period: UpdatePeriod, ordinal: int, tz: str) -> pendulum.DateTime:
+        """The UTC logical date of the run producing partition ``ordinal`` of ``period``.
+
+        Calendar units (Y, M, W, D) move the wall clock in ``tz``; clock units (H, M, S) move
+        the instant. O(1).
+        """
+        rule = parse_rule(self.logical_date)
+        base = period.start_of(ordinal + (rule.base == "end"), zone(tz))
+        if rule.calendar:
+            units = {unit: rule.sign * n for unit, n in rule.calendar}
+            base = base.add(**units)
+        utc = base.in_timezone("UTC") + rule.sign * rule.clock
+        return pendulum.instance(utc, tz="UTC")
+
+    def spec(self) -> str:
+        """``DAG`` or ``DAG@RULE``: the CLI's spelling."""
+        return self.dag_id if self.logical_date == "start" else f"{self.dag_id}@{self.logical_date}"
+
+    def to_json(self) -> dict[str, str]:
+        return {"dag_id": self.dag_id, "logical_date": self.logical_date}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Producer:
+        return cls(data["dag_id"], data.get("logical_date", "start"))
+
+    @classmethod
+    def parse(cls, text: str) -> Producer:
+        """``events_hourly_ingest`` or ``events_hourly_ingest@end-PT1H``."""
+        dag_id, _, rule = text.strip().partition("@")
+        return cls(dag_id.strip(), rule.strip() or "start")
+
+
+def parse_producer_items(text: str, option: str = "--producer") -> dict[str, Producer]:
+    """``HOURLY=events_hourly_ingest,DAILY=events_daily_rollup@end`` -> period name -> producer.
+
+    >>> parse_producer_items("hourly=ingest,DAILY=rollup@end-PT1H")["DAILY"].logical_date
+    'end-PT1H'
+    """
+    out: dict[str, Producer] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        period, sep, spec = item.partition("=")
+        if not sep or not period.strip() or not spec.strip():
+            raise InvalidProducer(f"{option} {shown(item)}: expected PERIOD=DAG[@RULE]")
+        name = UpdatePeriod.of(period.strip().upper()).name
+        if name in out:
+            raise InvalidProducer(f"{option} names {name} twice")
+        out[name] = Producer.parse(spec)
+    return out
+
+
+def check_producers(storage: str, periods: tuple[UpdatePeriod, ...],
+                    producers: Mapping[str, Producer]) -> dict[str, Producer]:
+    """Producers keyed by canonical period names, each a period of the storage."""
+    out: dict[str, Producer] = {}
+    for key, producer in producers.items():
+        period = UpdatePeriod.of(key)
+        if period not in periods:
+            raise InvalidProducer(
+                f"storage {storage!r} has no {period.name} period for a producer "
+                f"(its periods: {', '.join(p.name for p in periods)})"
+            )
+        if not isinstance(producer, Producer):
+            raise InvalidProducer(f"the producer of {period.name} must be a Producer, not "
+                                  f"{shown(producer)}")
+        out[period.name] = producer
+    return dict(sorted(out.items(), key=lambda kv: UpdatePeriod.of(kv[0])))
