@@ -1,0 +1,10 @@
+"""Planning: which producer DAG runs would make a range of a fact coverable.
+
+Pure core above the catalog (no Airflow): the backfill command and ``airflow-partitions plan``
+build on it. See ``docs/backfill.md``.
+"""
+
+from airflow_partitions.planning.model import KINDS, Plan, PlannedRun
+from airflow_partitions.planning.plan import plan
+
+__all__ = ["KINDS", "Plan", "PlannedRun", "plan"]

@@ -1,0 +1,98 @@
+"""The answer of the planner: DAG runs in dependency order, what cannot be filled, and the cover
+the range would have once the runs are done. Immutable, with a stable JSON form
+(``docs/backfill.md``, "Planning") that the backfill command and ``plan --json`` share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pendulum
+
+from airflow_partitions.periods import UpdatePeriod
+
+#: The kinds of run: a gap of the range, an input of a planned rollup, a stale partition.
+KINDS: Final = ("gap", "input", "restate")
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One DAG run that produces one partition."""
+
+    dag_id: str
+    logical_date: pendulum.DateTime  # UTC, from the producer's rule
+    storage: str
+    period: UpdatePeriod
+    value: str  # the time value of the partition the run produces
+    start: pendulum.DateTime  # the partition's bounds, in the fact's zone
+    end: pendulum.DateTime
+    kind: str  # "gap" | "input" | "restate"
+    reason: str  # one readable line
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dag_id": self.dag_id,
+            "logical_date": self.logical_date.isoformat(),
+            "storage": self.storage,
+            "period": self.period.name,
+            "value": self.value,
+            "start": self.start.isoformat(),
+            "end": self.end.isoformat(),
+            "kind": self.kind,
+            "reason": self.reason,
+        }
+
+
+Span = tuple[pendulum.DateTime, pendulum.DateTime, str]
+PartitionRef = tuple[str, str, str]  # (storage, period name, time value)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to run so that ``[start, end)`` of ``fact`` becomes coverable."""
+
+    fact: str
+    start: pendulum.DateTime
+    end: pendulum.DateTime
+    runs: tuple[PlannedRun, ...]  # dependency order: finer periods first, then by time
+    unfillable: tuple[Span, ...]  # spans no producer can fill, with why
+    cover_after: tuple[PartitionRef, ...]  # the cover once the runs are done
+
+    def coverable_after(self) -> bool:
+        """Whether the range is coverable once every run is done."""
+        return not self.unfillable
+
+    def by_dag(self) -> dict[str, list[PlannedRun]]:
+        """Runs per DAG id, each list in plan order (what one backfill per DAG triggers)."""
+        out: dict[str, list[PlannedRun]] = {}
+        for run in self.runs:
+            out.setdefault(run.dag_id, []).append(run)
+        return out
+
+    def counts(self) -> dict[str, int]:
+        """Runs per kind (every kind present, zeros included)."""
+        out = dict.fromkeys(KINDS, 0)
+        for run in self.runs:
+            out[run.kind] += 1
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The documented JSON (docs/backfill.md): instants are ISO-8601 with their offset."""
+        return {
+            "fact": self.fact,
+            "start": self.start.isoformat(),
+            "end": self.end.isoformat(),
+            "coverable_after": self.coverable_after(),
+            "counts": {**self.counts(), "runs": len(self.runs),
+                       "cover_after": len(self.cover_after)},
+            "runs": [run.to_json() for run in self.runs],
+            "unfillable": [
+                {"start": t0.isoformat(), "end": t1.isoformat(), "reason": reason}
+                for t0, t1, reason in self.unfillable
+            ],
+            "cover_after": [
+                {"storage": storage, "period": period, "value": value}
+                for storage, period, value in self.cover_after
+            ],
+        }
