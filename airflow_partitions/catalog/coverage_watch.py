@@ -17,6 +17,8 @@ class CoverageWatch:
 
     :meth:`check` costs one round trip when the cache is warm and nothing changed (the
     generation read of ``catalog.fact_state``); otherwise it computes one verified cover.
+    A ``fresh_only`` request is recomputed on every check: an input of another fact can be
+    restated without moving this fact's generation.
     """
 
     def __init__(self, request: CoverRequest) -> None:
@@ -27,7 +29,7 @@ class CoverageWatch:
 
     def check(self, catalog: Catalog) -> Cover:
         generation = catalog.fact_state(self.fact).generation
-        if self.cover is None or generation != self.generation:
+        if self.cover is None or generation != self.generation or self.request.fresh_only:
             self.cover = catalog.cover_with_partitions(self.request).cover
             self.generation = generation
         return self.cover

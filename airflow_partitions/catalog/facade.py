@@ -33,6 +33,7 @@ from airflow_partitions.catalog.cache import (
     UnknownFact,
     UnknownStorage,
 )
+from airflow_partitions.catalog.lineage import check_not_own_input, encode_inputs, parse_inputs
 from airflow_partitions.catalog.model import (
     FactDef,
     Partition,
@@ -50,12 +51,15 @@ from airflow_partitions.catalog.rows import (
     DEF,
     LOC,
     STATE,
+    VERSION,
     CatalogRows,
+    decode_version,
     fact_row,
     member_column,
     partition_from_cells,
     storage_row,
 )
+from airflow_partitions.catalog.staleness import StalePartition, find_stale
 from airflow_partitions.catalog.verified_cover import VerifiedCover, verified_cover
 from airflow_partitions.catalog.writer import WriteResult
 from airflow_partitions.cover import Cover, CoverRequest
@@ -286,18 +290,30 @@ class Catalog:
         *,
         location: str | None = None,
         overwrite: bool = False,
+        restate: bool = False,
+        inputs: Iterable[Mapping[str, Any]] | None = None,
     ) -> WriteResult:
-        """Register one partition or many; idempotent. Everything is validated before writing."""
+        """Register one partition or many; idempotent. Everything is validated before writing.
+
+        ``restate`` rewrites them with a new version (their data changed); ``inputs`` records
+        the exact input partitions (``{storage, period, values, version}``) the job that built
+        them read, for :meth:`stale`. See docs/catalog.md, "Versions, lineage and staleness".
+        """
         sdef = self.get_storage(storage)
         overwrite = require_flag("overwrite", overwrite)
+        restate = require_flag("restate", restate)
         if location is not None:
             check_location(location)
         specs = self.keyed_specs(sdef, period, values)
         if location is not None and len(specs) != 1:
             raise InvalidInput("an explicit location can only be given for a single partition")
+        lineage = None if inputs is None else parse_inputs(inputs, self.get_storage)
+        if lineage:
+            check_not_own_input(lineage, specs)
         locations = {key: location or self.location_of(sdef, spec) for spec, key in specs}
         return writer.register(self.rows, sdef, UpdatePeriod.of(period), specs, locations,
-                               overwrite=overwrite)
+                               overwrite=overwrite, restate=restate,
+                               inputs=None if lineage is None else encode_inputs(lineage))
 
     def drop(
         self,
@@ -318,10 +334,11 @@ class Catalog:
         if not isinstance(values, Mapping):
             raise WrongType(f"values must map each column to its value, not {shown(values)}")
         [(spec, key)] = self.keyed_specs(sdef, period, values)
-        cells = self.rows.partitions.get(key, [LOC, STATE])
+        cells = self.rows.partitions.get(key, [LOC, STATE, VERSION])
         if LOC not in cells:
             return None
-        return Partition(storage, spec.period, spec.value_map, cells[LOC].decode())
+        return Partition(storage, spec.period, spec.value_map, cells[LOC].decode(),
+                         decode_version(cells.get(VERSION)))
 
     def list_partitions(
         self, storage: str, period: UpdatePeriod | str | None = None
@@ -402,20 +419,32 @@ class Catalog:
         storages: Iterable[str] | str | None = None,
         align: str | None = None,
         verify: bool = True,
+        fresh_only: bool = False,
     ) -> Cover:
         """The fewest existing partitions whose union is ``[start, end)``, or what is missing.
 
         The convenient spelling of :class:`~airflow_partitions.cover.CoverRequest`: the
         arguments mean what its fields mean. With ``verify`` (the default) every chosen
         partition is checked against its rows in one batched read first; see
-        :mod:`airflow_partitions.catalog.verified_cover`.
+        :mod:`airflow_partitions.catalog.verified_cover`. With ``fresh_only`` stale partitions
+        (:meth:`stale`) are not used; the cover falls back to fresh ones and says which it
+        skipped (``Cover.skipped``).
         """
         verify = require_flag("verify", verify)
         request = CoverRequest.of(
             fact, start, end, time_column=time_column, periods=periods, storages=storages,
-            align=align,
+            align=align, fresh_only=require_flag("fresh_only", fresh_only),
         )
         return self.cover_with_partitions(request, verify=verify).cover
+
+    def stale(
+        self, fact: str, start: dt.datetime | str | None = None,
+        end: dt.datetime | str | None = None, *, time_column: str | None = None,
+    ) -> list[StalePartition]:
+        """Derived partitions of ``fact``'s storages (overlapping ``[start, end)`` if given)
+        whose recorded inputs were restated, dropped or are stale themselves, transitively;
+        see :mod:`airflow_partitions.catalog.staleness`."""
+        return find_stale(self, fact, start, end, time_column=time_column)
 
     def cover_with_partitions(
         self, request: CoverRequest, *, verify: bool = True

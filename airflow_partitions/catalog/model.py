@@ -344,6 +344,9 @@ class Partition:
     period: UpdatePeriod
     values: dict[str, str]
     location: str
+    #: Bumped by each restatement or overwrite (docs/catalog.md, "Versions, lineage and
+    #: staleness"); rows written before versions existed read as 1.
+    version: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -351,6 +354,7 @@ class Partition:
             "period": self.period.name,
             "values": dict(self.values),
             "location": self.location,
+            "version": self.version,
         }
 
 

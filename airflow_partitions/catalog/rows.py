@@ -15,8 +15,12 @@ Two KV tables:
 ``partitions``: one row per partition, keyed by :mod:`airflow_partitions.keys` as
   ``(storage, period, values...)``: ``p:loc``, ``p:state`` (``live`` or ``dropping``), ``p:v.<col>``
   (each value as text), ``p:k.<col>`` (each value as order-preserving bytes, so server-side
-  filters compare typed values with binary comparators) and ``p:ts``. The names of the cells a
-  reader needs (``p:loc``, ``p:v.<col>``, ``p:k.<col>``) are defined once, by
+  filters compare typed values with binary comparators), ``p:ts`` (when the row was last
+  written), ``p:ver`` (the partition's version, an 8-byte big-endian counter; absent in rows
+  written before versions existed, which read as 1) and ``p:in`` (the lineage: the exact input
+  partitions it was built from, compact JSON, see :mod:`.lineage`; absent when none was
+  recorded). Version and lineage are written in the same row put as the rest. The names of
+  the cells a reader needs (``p:loc``, ``p:v.<col>``, ``p:k.<col>``) are defined once, by
   :class:`airflow_partitions.keys.RowLayout`; the ones here re-export them.
 """
 
@@ -33,6 +37,7 @@ from typing import Any, Final, TypeVar
 from airflow_partitions.catalog.model import FactDef, Partition, StorageDef, encode_json
 from airflow_partitions.errors import (
     CorruptDefinition,
+    CorruptPartitionRow,
     CorruptTimeline,
     InvalidInput,
 )
@@ -61,6 +66,8 @@ PRESENT: Final = b"t:present"
 LOC: Final = LOCATION_CELL
 STATE: Final = b"p:state"
 STAMP: Final = b"p:ts"
+VERSION: Final = b"p:ver"
+INPUTS: Final = b"p:in"
 LIVE: Final = b"live"
 DROPPING: Final = b"dropping"
 MAX_SWAP_ATTEMPTS: Final = 200
@@ -425,7 +432,22 @@ def decode_counter(raw: bytes | None) -> int:
     return int(struct.unpack(">q", raw)[0])
 
 
+def encode_version(version: int) -> bytes:
+    """``p:ver``: 8 bytes big-endian, like the generation counter."""
+    return struct.pack(">q", version)
+
+
+def decode_version(raw: bytes | None) -> int:
+    """A row's version; a row written before versions existed (no ``p:ver``) is version 1."""
+    if raw is None:
+        return 1
+    if len(raw) != 8:
+        raise CorruptPartitionRow(f"partition version cell p:ver holds {len(raw)} bytes, not 8")
+    return int(struct.unpack(">q", raw)[0])
+
+
 def partition_from_cells(sdef: StorageDef, period: UpdatePeriod, cells: Cells) -> Partition:
     """A Partition from the cells of its row (for readers of raw scans: filters, covers)."""
     values = {c: cells.get(value_cell_column(c), b"").decode() for c in sdef.column_names}
-    return Partition(sdef.name, period, values, cells[LOC].decode())
+    return Partition(sdef.name, period, values, cells[LOC].decode(),
+                     decode_version(cells.get(VERSION)))

@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from airflow_partitions.catalog import writer
+from airflow_partitions.catalog.fresh_cover import fresh_sources
 from airflow_partitions.catalog.model import Partition, StorageDef
 from airflow_partitions.catalog.rows import LOC, partition_from_cells, value_cell_column
 from airflow_partitions.cover import Cover, CoverPartition, CoverSource, compute_cover
 from airflow_partitions.cover.request import CoverRequest
+from airflow_partitions.cover.skipped import SkippedPartition
 from airflow_partitions.defaults import GET_BATCH
 from airflow_partitions.errors import InvalidInput, PartitionsError
 from airflow_partitions.keys import prefix_successor
@@ -51,7 +53,8 @@ def verified_cover(
     """The best cover of the request from every storage of its fact, checked against the rows.
 
     Cost: one generation read when the cache is warm, the cover itself, and one batched read of
-    the chosen partitions' rows (``verify=False`` skips it, for diagnostics only).
+    the chosen partitions' rows (``verify=False`` skips it, for diagnostics only). A
+    ``fresh_only`` request also reads the lineage in the range (:mod:`.fresh_cover`).
     """
     fact = request.require_fact()
     refresh = False
@@ -69,7 +72,13 @@ def verified_cover(
             if column in s.definition.time_columns
             for period in s.definition.periods
         ]
+        skipped: tuple[SkippedPartition, ...] = ()
+        if request.fresh_only:
+            sources, skipped = fresh_sources(catalog, request, column, state.definition.tz,
+                                             sources)
         cover = compute_cover(sources, request, tz=state.definition.tz)
+        if skipped:
+            cover = cover.with_skipped(skipped)
         defs = {name: s.definition for name, s in state.storages.items()}
         if not verify:
             return VerifiedCover(cover, ())

@@ -30,13 +30,17 @@ from airflow_partitions.catalog.cache import timeline_from_cell
 from airflow_partitions.catalog.model import PartitionSpec, StorageDef
 from airflow_partitions.catalog.rows import (
     DROPPING,
+    INPUTS,
     LIVE,
     LOC,
     MAX_SWAP_ATTEMPTS,
     STAMP,
     STATE,
+    VERSION,
     CatalogRows,
     backoff,
+    decode_version,
+    encode_version,
     encoded_cell_column,
     value_cell_column,
 )
@@ -80,10 +84,15 @@ class PartitionConflict(InvalidInput):
 
 @dataclass(frozen=True)
 class WriteResult:
-    """What a bulk register or drop did."""
+    """What a bulk register or drop did.
+
+    ``restated`` holds the values of the partitions a register rewrote with a new version
+    (``restate=True``, a moved location or different recorded inputs); they count as changed.
+    """
 
     changed: int
     unchanged: int
+    restated: tuple[Mapping[str, str], ...] = ()
 
 
 def crash_point(step: str) -> None:
@@ -105,9 +114,16 @@ def register(
     locations: Mapping[bytes, str],
     *,
     overwrite: bool,
+    restate: bool = False,
+    inputs: bytes | None = None,
 ) -> WriteResult:
-    """Write the rows, advertise their time values, bump the generation; idempotent."""
-    existing = read_states(rows, [key for _, key in specs])
+    """Write the rows, advertise their time values, bump the generation; idempotent.
+
+    ``inputs`` is the encoded lineage (``p:in``) to record, None to leave it as it is. A live
+    row at the same location with the same lineage is left alone unless ``restate``; any other
+    rewrite of an existing row bumps its version (``p:ver``) in the same row put.
+    """
+    existing = read_states(rows, [key for _, key in specs], [LOC, STATE, VERSION, INPUTS])
     conflicts = [
         f"{spec.value_map} at {existing[key][LOC].decode()!r}"
         for spec, key in specs
@@ -121,13 +137,23 @@ def register(
         )
     now = str(int(time.time())).encode()
     writes = []
+    restated: list[Mapping[str, str]] = []
     for spec, key in specs:
         old = existing.get(key, {})
-        if old.get(STATE) == LIVE and old.get(LOC, b"").decode() == locations[key]:
+        same = (old.get(STATE) == LIVE and old.get(LOC, b"").decode() == locations[key]
+                and (inputs is None or old.get(INPUTS, b"") == inputs))
+        if same and not restate:
             continue
         cells = {LOC: locations[key].encode(), STATE: LIVE, STAMP: now}
         cells.update({value_cell_column(c): v.encode() for c, v in spec.values})
         cells.update(_encoded_cells(sdef, key))
+        # A rewrite of an existing row (even one a drop marked) is new data: a new version.
+        version = decode_version(old.get(VERSION)) + 1 if old else 1
+        cells[VERSION] = encode_version(version)
+        if inputs is not None:
+            cells[INPUTS] = inputs
+        if old.get(STATE) == LIVE:
+            restated.append(spec.value_map)
         writes.append((key, cells))
     crash_point("register:before-rows")
     if writes:
@@ -143,7 +169,7 @@ def register(
     # never learn of the partitions. One counter increment per register is the price.
     rows.bump_generation(sdef.fact)
     crash_point("register:after-generation")
-    return WriteResult(len(writes), len(specs) - len(writes))
+    return WriteResult(len(writes), len(specs) - len(writes), tuple(restated))
 
 
 def drop(
@@ -246,11 +272,12 @@ def unadvertise(
     return gone, update_timeline(rows, sdef, period, column, remove=gone)
 
 
-def read_states(rows: CatalogRows, keys: list[bytes]) -> dict[bytes, Cells]:
-    """Location and state of each existing row, in ``get_many`` batches."""
+def read_states(rows: CatalogRows, keys: list[bytes],
+                columns: Sequence[bytes] = (LOC, STATE)) -> dict[bytes, Cells]:
+    """Location and state (or ``columns``) of each existing row, in ``get_many`` batches."""
     out: dict[bytes, Cells] = {}
     for i in range(0, len(keys), GET_BATCH):
-        out.update(rows.partitions.get_many(keys[i : i + GET_BATCH], [LOC, STATE]))
+        out.update(rows.partitions.get_many(keys[i : i + GET_BATCH], list(columns)))
     return out
 
 

@@ -13,6 +13,7 @@ from airflow_partitions.cover.model import (
     ValueRun,
 )
 from airflow_partitions.cover.request import CoverRequest, NaiveInstant, to_instant
+from airflow_partitions.cover.skipped import SkippedPartition
 from airflow_partitions.cover.sources import CoverSource, MisalignedBound
 from airflow_partitions.cover.text import missing_list, status_line
 
@@ -26,6 +27,7 @@ __all__ = [
     "MissingRange",
     "NaiveInstant",
     "NeededPartitions",
+    "SkippedPartition",
     "ValueRun",
     "compute_cover",
     "cover_key",

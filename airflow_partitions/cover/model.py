@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import pendulum
 
+from airflow_partitions.cover.skipped import SkippedPartition
 from airflow_partitions.cover.text import abbreviate, format_instant
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod, zone
@@ -218,7 +219,8 @@ class Cover:
     returns a new cover.
     """
 
-    __slots__ = ("_end", "_fact", "_missing", "_partitions", "_runs", "_start", "_tz")
+    __slots__ = ("_end", "_fact", "_missing", "_partitions", "_runs", "_skipped", "_start",
+                 "_tz")
 
     def __init__(
         self,
@@ -230,8 +232,10 @@ class Cover:
         tz: str | None = "UTC",
         fact: str | None = None,
         partitions: Iterable[CoverPartition] | None = None,
+        skipped: Iterable[SkippedPartition] = (),
     ) -> None:
         self._fact = fact
+        self._skipped: tuple[SkippedPartition, ...] = tuple(skipped)
         self._start = start
         self._end = end
         self._tz = tz
@@ -263,6 +267,17 @@ class Cover:
     def missing(self) -> tuple[MissingRange, ...]:
         """Maximal uncovered sub-ranges, in time order (empty when coverable)."""
         return self._missing
+
+    @property
+    def skipped(self) -> tuple[SkippedPartition, ...]:
+        """Stale partitions a ``fresh_only`` cover left out, in time order (else empty)."""
+        return self._skipped
+
+    def with_skipped(self, skipped: Iterable[SkippedPartition]) -> Cover:
+        """A copy that reports these partitions as skipped."""
+        return Cover(self.start, self.end, self._runs if self._partitions is None else (),
+                     self.missing, tz=self.tz, fact=self.fact, partitions=self._partitions,
+                     skipped=skipped)
 
     # -- contents ---------------------------------------------------------------------------------
 
@@ -325,15 +340,15 @@ class Cover:
                 return table.get((p.storage, p.period.name, p.value))
 
         parts = [replace(p, location=find(p)) for p in self.partitions]
-        return Cover(
-            self.start, self.end, (), self.missing, tz=self.tz, fact=self.fact, partitions=parts
-        )
+        return Cover(self.start, self.end, (), self.missing, tz=self.tz, fact=self.fact,
+                     partitions=parts, skipped=self.skipped)
 
     # -- JSON (XCom, manifests) -------------------------------------------------------------------
 
     def to_json(self) -> _JsonDict:
-        """``{"fact", "start", "end", "coverable", "partitions", "missing"}``, JSON-serialisable."""
-        return {
+        """``{"fact", "start", "end", "coverable", "partitions", "missing"}``, JSON-serialisable,
+        and ``"skipped"`` when a ``fresh_only`` cover left stale partitions out."""
+        out = {
             "fact": self.fact,
             "start": _iso(self.start),
             "end": _iso(self.end),
@@ -341,6 +356,9 @@ class Cover:
             "partitions": [p.to_json() for p in self.partitions],
             "missing": [m.to_json() for m in self.missing],
         }
+        if self.skipped:
+            out["skipped"] = [s.to_json() for s in self.skipped]
+        return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any], tz: str | None = None) -> Cover:
@@ -359,6 +377,7 @@ class Cover:
             partitions=(
                 CoverPartition.from_json(p, tz) for p in _field(d, "partitions", "the cover")
             ),
+            skipped=(SkippedPartition.from_json(s) for s in d.get("skipped") or ()),
         )
         if "coverable" in d and bool(d["coverable"]) != cover.coverable:
             raise InvalidInput("cover JSON: 'coverable' contradicts the 'missing' list")
@@ -381,7 +400,8 @@ class Cover:
                 f"range{'s' if len(self.missing) != 1 else ''}, "
                 f"{self.covered_fraction:.1%} covered"
             )
-        return "\n".join([head, *self._run_lines(), *self._missing_lines()])
+        skipped = [f"  {s.describe()}" for s in self.skipped[:MAX_STR_MISSING]]
+        return "\n".join([head, *self._run_lines(), *self._missing_lines(), *skipped])
 
     def _run_lines(self) -> list[str]:
         show_storage = len({r.storage for r in self._runs}) > 1

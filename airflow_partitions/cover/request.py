@@ -93,6 +93,8 @@ class CoverRequest:
     periods: tuple[str, ...] | None = None
     storages: tuple[str, ...] | None = None
     align: str | None = None
+    #: Leave out stale partitions (the catalog's ``stale``); the cover falls back to fresh ones.
+    fresh_only: bool = False
 
     def __post_init__(self) -> None:
         for name in ("start", "end"):
@@ -110,6 +112,8 @@ class CoverRequest:
             )
         if self.align not in ALIGN_MODES:
             raise InvalidInput(f"align must be None, 'outer' or 'inner', not {self.align!r}")
+        if not isinstance(self.fresh_only, bool):
+            raise WrongType(f"fresh_only must be True or False, not {shown(self.fresh_only)}")
 
     @classmethod
     def of(
@@ -123,6 +127,7 @@ class CoverRequest:
         storages: Iterable[str] | str | None = None,
         align: str | None = None,
         allow_empty: bool = True,
+        fresh_only: bool = False,
     ) -> CoverRequest:
         """Validate loose input: datetimes or ISO text, names as lists or comma-separated text.
 
@@ -152,6 +157,7 @@ class CoverRequest:
             if period_names is not None else None,
             storages=_names("storages", storages),
             align=align or None,
+            fresh_only=fresh_only,
         )
 
     def require_fact(self) -> str:
@@ -175,6 +181,7 @@ class CoverRequest:
             "periods": list(self.periods) if self.periods is not None else None,
             "storages": list(self.storages) if self.storages is not None else None,
             "align": self.align,
+            "fresh_only": self.fresh_only,
         }
 
     @classmethod
@@ -185,4 +192,5 @@ class CoverRequest:
         return cls.of(
             data.get("fact"), data["start"], data["end"], time_column=data.get("time_column"),
             periods=data.get("periods"), storages=data.get("storages"), align=data.get("align"),
+            fresh_only=data.get("fresh_only", False),
         )

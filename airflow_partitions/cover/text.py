@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Final
 
+from airflow_partitions.cover.skipped import skipped_text
+
 if TYPE_CHECKING:
     from airflow_partitions.cover.model import Cover
 
@@ -71,6 +73,7 @@ def status_line(cover: Cover) -> str:
         f"{cover.fact} [{format_instant(cover.start)}, {format_instant(cover.end, cover.start)}): "
         f"{cover.covered_fraction:.1%} covered by {len(cover)} partition(s)"
     )
+    skipped = f"; {skipped_text(cover.skipped)}" if cover.skipped else ""
     if cover.coverable:
-        return head + ", coverable"
-    return f"{head}; " + "; ".join(missing_list(cover, MISSING_SHOWN))
+        return head + ", coverable" + skipped
+    return f"{head}; " + "; ".join(missing_list(cover, MISSING_SHOWN)) + skipped

@@ -10,7 +10,8 @@ Version 1 (JSON, UTF-8)::
       "partitions": [                                # one entry per registered partition row
         {"storage": "raw", "period": "HOURLY", "value": "2024-01-01-00",
          "values": {"dt": "2024-01-01-00", "region": "eu"},
-         "location": "/data/events/raw/HOURLY/dt=2024-01-01-00/region=eu"},
+         "location": "/data/events/raw/HOURLY/dt=2024-01-01-00/region=eu",
+         "version": 1},                              # the partition's version
         ...
       ],
       "residual": "country = 'FR'" | null,           # the filter the job must still apply
@@ -18,8 +19,10 @@ Version 1 (JSON, UTF-8)::
     }
 
 ``value`` is the time partition value of the cover's time column; ``values`` holds every
-partition column (as text). Readers ignore keys they do not know; a new layout bumps
-``version``. Pure: no ``airflow``, no ``pyspark``.
+partition column (as text); ``version`` is the partition's version when the manifest was
+written (absent in manifests written before versions existed: read as 1). Readers ignore keys
+they do not know; a new layout bumps the manifest's ``version``. Pure: no ``airflow``, no
+``pyspark``.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ class ManifestPartition:
     value: str
     values: Mapping[str, str]
     location: str
+    version: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -70,7 +74,13 @@ class ManifestPartition:
             "value": self.value,
             "values": dict(self.values),
             "location": self.location,
+            "version": self.version,
         }
+
+    def input_json(self) -> dict[str, Any]:
+        """This partition as a lineage input: ``{storage, period, values, version}``."""
+        return {"storage": self.storage, "period": self.period, "values": dict(self.values),
+                "version": self.version}
 
 
 @dataclass(frozen=True)
@@ -92,6 +102,11 @@ class Manifest:
     @property
     def partial(self) -> bool:
         return bool(self.missing)
+
+    @property
+    def inputs(self) -> list[dict[str, Any]]:
+        """The partitions as lineage inputs for ``Catalog.register(inputs=...)``."""
+        return [p.input_json() for p in self.partitions]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -146,9 +161,12 @@ def _partition(data: Any, where: str) -> ManifestPartition:
         isinstance(k, str) and isinstance(v, str) for k, v in values.items()
     ):
         raise ManifestError(f"{where}: 'values' must map column names to strings")
+    version = data.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ManifestError(f"{where}: 'version' must be a positive integer, got {version!r}")
     return ManifestPartition(
         _text(data, "storage", where), _text(data, "period", where),
-        _text(data, "value", where), dict(values), _text(data, "location", where),
+        _text(data, "value", where), dict(values), _text(data, "location", where), version,
     )
 
 
@@ -159,7 +177,8 @@ def build_manifest(
     """A manifest from ``Partition.to_json()`` rows (``value`` = the time column's value)."""
     rows = tuple(
         ManifestPartition(
-            p["storage"], p["period"], p["values"][time_column], dict(p["values"]), p["location"]
+            p["storage"], p["period"], p["values"][time_column], dict(p["values"]), p["location"],
+            int(p.get("version", 1)),
         )
         for p in partitions
     )

@@ -38,7 +38,26 @@ def test_write_and_load_round_trip(tmp_path: Path) -> None:
     assert loaded == manifest()
     assert loaded.locations == [r["location"] for r in ROWS]
     assert [p.value for p in loaded.partitions] == ["2024-01-01-00", "2024-01-02"]
-    assert json.loads(Path(path).read_text())["partitions"][1] == {**ROWS[1], "value": "2024-01-02"}
+    assert json.loads(Path(path).read_text())["partitions"][1] == {
+        **ROWS[1], "value": "2024-01-02", "version": 1}
+
+
+def test_partition_versions_travel_and_old_manifests_read_as_version_1(tmp_path: Path) -> None:
+    """Issue 16: each partition carries its version; a manifest written before versions (no
+    per-partition ``version``) still loads, each partition at version 1."""
+    rows: list[dict[str, Any]] = [{**ROWS[0], "version": 3}, ROWS[1]]
+    built = build_manifest("events", "2024-01-01T00:00:00+00:00", "2024-01-03T00:00:00+00:00",
+                           rows, "dt")
+    assert [p.version for p in built.partitions] == [3, 1]
+    assert built.inputs[0] == {"storage": "raw", "period": "HOURLY", "version": 3,
+                               "values": {"dt": "2024-01-01-00", "region": "eu"}}
+    path = write_manifest(built, str(tmp_path))
+    assert [p.version for p in load_manifest(path).partitions] == [3, 1]
+    old = manifest().to_json()
+    for part in old["partitions"]:
+        del part["version"]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    assert load_manifest(str(tmp_path / "old.json")) == manifest()
 
 
 def test_unknown_keys_are_ignored(tmp_path: Path) -> None:
@@ -55,6 +74,8 @@ def test_unknown_keys_are_ignored(tmp_path: Path) -> None:
     ({"partitions": [{"storage": "raw"}]}, ManifestError, r"partitions\[0\]: 'values'"),
     ({"partitions": [{**ROWS[1], "value": "x", "values": {"dt": 1}}]}, ManifestError, "strings"),
     ({"residual": 3}, ManifestError, "residual"),
+    ({"partitions": [{**ROWS[1], "value": "x", "version": "2"}]}, ManifestError,
+     "'version' must be a positive integer"),
 ])
 def test_malformed_manifests(tmp_path: Path, change: dict[str, Any], error: type[Exception],
                              match: str) -> None:
