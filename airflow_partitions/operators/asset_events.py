@@ -12,7 +12,7 @@ the same ``accessor.extra``. Two consequences this module handles:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 #: Above this many keys, ``by_key`` is left out: every event carries the whole map, so its
@@ -53,24 +53,31 @@ class KeysInOrder(set[str]):
 
 
 def event_extra(action: str, storage: str, period: str, facts: Mapping[str, Mapping[str, Any]],
-                changed: int, unchanged: int) -> dict[str, Any]:
+                changed: int, unchanged: int, *, restated: int = 0,
+                restated_keys: Collection[str] = ()) -> dict[str, Any]:
     """The ``extra["airflow_partitions"]`` every event of one registration or drop carries.
 
+    ``restated`` counts the partitions registered again with a new version (their data
+    changed); ``restated_keys`` are the keys standing for at least one of them.
+
     >>> extra = event_extra("register", "raw", "HOURLY", {"k1": {"partitions": 2},
-    ...                     "k2": {"partitions": 2}}, changed=3, unchanged=1)
-    >>> extra["batch"]
-    {'keys': 2, 'partitions': 4, 'changed': 3, 'unchanged': 1, 'first': 'k1', 'last': 'k2'}
+    ...                     "k2": {"partitions": 2}}, changed=3, unchanged=1, restated=1,
+    ...                     restated_keys={"k2"})
+    >>> extra["batch"]  # doctest: +NORMALIZE_WHITESPACE
+    {'keys': 2, 'partitions': 4, 'changed': 3, 'unchanged': 1, 'restated': 1,
+     'first': 'k1', 'last': 'k2'}
     >>> extra["by_key"]["k2"]
-    {'partitions': 2}
+    {'partitions': 2, 'restated': True}
     """
     keys = list(facts)
     batch = {"keys": len(keys), "partitions": changed + unchanged, "changed": changed,
-             "unchanged": unchanged, "first": keys[0] if keys else None,
+             "unchanged": unchanged, "restated": restated, "first": keys[0] if keys else None,
              "last": keys[-1] if keys else None}
     extra: dict[str, Any] = {"action": action, "storage": storage, "period": period,
                              "batch": batch}
     if len(keys) <= BY_KEY_MAX:
-        extra["by_key"] = {key: dict(value) for key, value in facts.items()}
+        extra["by_key"] = {key: {**value, "restated": key in restated_keys}
+                           for key, value in facts.items()}
     return extra
 
 

@@ -15,11 +15,17 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
-from airflow_partitions.catalog.partition_values import KEY_STYLES, expand_values, key_facts
+from airflow_partitions.catalog.partition_values import (
+    KEY_STYLES,
+    expand_values,
+    key_facts,
+    partition_key,
+)
 from airflow_partitions.catalog.writer import WriteResult
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.operators.asset_events import emit_in_time_order, event_extra
+from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -92,8 +98,12 @@ class _PartitionsOperator(BaseOperator):
         assets = [o for o in self.outlets if isinstance(o, Asset)]
         if not assets:
             return
+        sdef = self.hook.get_conn().get_storage(self.storage)
+        restated_keys = {partition_key(part, sdef, UpdatePeriod.of(self.period),
+                                       self.partition_key) for part in result.restated}
         extra = event_extra(self.action, self.storage, self.period, facts, result.changed,
-                            result.unchanged)
+                            result.unchanged, restated=len(result.restated),
+                            restated_keys=restated_keys)
         emit_in_time_order(context["outlet_events"], assets, list(facts), extra)
         self.log.info("asset partition keys for %s: %d, in time order", [a.name for a in assets],
                       len(facts))
@@ -108,24 +118,49 @@ class RegisterPartitionsOperator(_PartitionsOperator):
         :mod:`airflow_partitions.catalog.partition_values`. (templated)
     :param location: an explicit location (one partition only); default: the storage's
         location template. (templated)
-    :param overwrite: move partitions registered at another location.
+    :param overwrite: move partitions registered at another location (a new version).
+    :param restate: their data changed: register them again with a new version, so partitions
+        built from them read as stale (``Catalog.stale``); asset events say ``restated``.
+    :param inputs_from: task id of the upstream ``CoveredSparkSubmitOperator`` whose job built
+        these partitions; its XCom ``inputs`` (the manifest's partitions with versions) is
+        recorded as their lineage. (templated)
     :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
     :param partition_key: asset partition key style: ``start`` (default), ``value``, ``columns``.
     """
 
-    template_fields: Sequence[str] = (*_PartitionsOperator.template_fields, "location")
+    template_fields: Sequence[str] = (*_PartitionsOperator.template_fields, "location",
+                                      "inputs_from")
     action = "register"
     ui_color = "#bbdefb"
 
     def __init__(self, *, location: str | None = None, overwrite: bool = False,
-                 **kwargs: Any) -> None:
+                 restate: bool = False, inputs_from: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        if not isinstance(restate, bool):
+            raise ValueError(f"restate must be True or False, not {restate!r}")
         self.location = location
         self.overwrite = overwrite
+        self.restate = restate
+        self.inputs_from = inputs_from
+        self._inputs: list[Any] | None = None
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        self._inputs = None
+        if self.inputs_from:
+            pulled = context["ti"].xcom_pull(task_ids=self.inputs_from, key="inputs")
+            if pulled is None:
+                raise AirflowFailException(
+                    f"{self.task_id}: task {self.inputs_from!r} pushed no 'inputs' to XCom; "
+                    "inputs_from must name a CoveredSparkSubmitOperator that ran")
+            self._inputs = list(pulled)
+            self.log.info("lineage: %d input partition(s) from %s", len(self._inputs),
+                          self.inputs_from)
+        return super().execute(context)
 
     def write(self, catalog: Catalog, parts: list[dict[str, str]]) -> WriteResult:
         return catalog.register(self.storage, self.period, parts, location=self.location or None,
-                                overwrite=self.overwrite)
+                                overwrite=self.overwrite, restate=self.restate,
+                                inputs=self._inputs)
 
 
 class DropPartitionsOperator(_PartitionsOperator):

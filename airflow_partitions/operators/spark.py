@@ -20,6 +20,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from airflow_partitions.cover import Cover, CoverRequest, missing_list, status_line
+from airflow_partitions.cover.skipped import skipped_text
 from airflow_partitions.defaults import default_manifest_dir, manifest_retention_days
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
@@ -52,6 +53,8 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
     :param periods: restrict the cover to these update periods. (templated)
     :param storages: restrict the cover to these storage tables. (templated)
     :param align: the cover's alignment policy. (templated)
+    :param fresh_only: use fresh partitions only: stale ones (built from inputs restated or
+        dropped since, see ``Catalog.stale``) are skipped and finer fresh ones used instead.
     :param allow_partial: launch on the covered part of an uncoverable range (logged, and the
         manifest lists what is missing) instead of failing.
     :param residual_filter: the filter the job must still apply, written into the manifest.
@@ -68,7 +71,9 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
     :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
 
     Every other argument is ``SparkSubmitOperator``'s. The manifest path is also pushed to
-    XCom under the key ``manifest``.
+    XCom under the key ``manifest``, and the partitions it lists, with their versions, under
+    the key ``inputs`` (``[{storage, period, values, version}]``), which a
+    ``RegisterPartitionsOperator(inputs_from=<this task>)`` records as the output's lineage.
     """
 
     template_fields: Sequence[str] = (
@@ -88,6 +93,7 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         periods: Sequence[str] | str | None = None,
         storages: Sequence[str] | str | None = None,
         align: str | None = None,
+        fresh_only: bool = False,
         allow_partial: bool = False,
         residual_filter: str | None = None,
         manifest_dir: str | None = None,
@@ -111,6 +117,7 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         self.periods = periods
         self.storages = storages
         self.align = align
+        self.fresh_only = fresh_only
         self.allow_partial = allow_partial
         self.residual_filter = residual_filter
         self.manifest_dir = manifest_dir
@@ -143,7 +150,7 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
                 storages = sorted({p.storage for p in upstream.partitions})
         return CoverRequest.of(
             fact or "", start, end, time_column=self.time_column, periods=periods,
-            storages=storages, align=self.align, allow_empty=False,
+            storages=storages, align=self.align, allow_empty=False, fresh_only=self.fresh_only,
         )
 
     def build_manifest(self, context: Context) -> Manifest:
@@ -163,7 +170,9 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
             if not self.allow_partial:
                 raise UncoverableRange(
                     f"{self.task_id}: {fact} cannot be covered; missing: "
-                    + "; ".join(missing) + " (allow_partial=True launches on the covered part)"
+                    + "; ".join(missing) + (f"; {skipped_text(cover.skipped)}" if cover.skipped
+                                            else "")
+                    + " (allow_partial=True launches on the covered part)"
                 )
             if not verified.partitions:
                 raise UncoverableRange(f"{self.task_id}: nothing of {fact} is covered")
@@ -196,6 +205,7 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
             self.conf = {**(self.conf or {}), MANIFEST_CONF: path}
         self._hook = None  # built from the arguments above
         ti.xcom_push(key="manifest", value=path)
+        ti.xcom_push(key="inputs", value=manifest.inputs)
         return path
 
     def prune_old_files(self, directory: str, now: float) -> None:

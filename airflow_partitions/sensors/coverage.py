@@ -50,6 +50,8 @@ class PartitionCoverageSensor(BaseSensorOperator):
     :param periods: restrict the cover to these update periods. (templated)
     :param storages: restrict the cover to these storage tables. (templated)
     :param align: the cover's alignment policy, passed to ``catalog.cover``. (templated)
+    :param fresh_only: wait for a cover of fresh partitions: stale ones (``Catalog.stale``)
+        do not count, and each poke's line says which were skipped.
     :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
     :param deferrable: wait in the triggerer (no worker slot) between the first and last check.
     """
@@ -69,6 +71,7 @@ class PartitionCoverageSensor(BaseSensorOperator):
         periods: Sequence[str] | str | None = None,
         storages: Sequence[str] | str | None = None,
         align: str | None = None,
+        fresh_only: bool = False,
         catalog_conn_id: str = PartitionCatalogHook.default_conn_name,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         **kwargs: Any,
@@ -81,6 +84,7 @@ class PartitionCoverageSensor(BaseSensorOperator):
         self.periods = periods
         self.storages = storages
         self.align = align
+        self.fresh_only = fresh_only
         self.catalog_conn_id = catalog_conn_id
         self.deferrable = deferrable
         self._watch: CoverageWatch | None = None
@@ -97,7 +101,7 @@ class PartitionCoverageSensor(BaseSensorOperator):
             return CoverRequest.of(
                 self.fact, self.start, self.end, time_column=self.time_column,
                 periods=self.periods, storages=self.storages, align=self.align,
-                allow_empty=False,
+                allow_empty=False, fresh_only=self.fresh_only,
             )
         except InvalidInput as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc

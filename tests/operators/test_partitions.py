@@ -153,10 +153,10 @@ def test_events_follow_time_order_and_each_key_finds_its_own_facts(events: Catal
     assert [e["partition_key"] for e in emitted] == expected
     facts = emitted[0]["extra"]["airflow_partitions"]
     assert facts["batch"] == {"keys": 6, "partitions": 12, "changed": 12, "unchanged": 0,
-                              "first": expected[0], "last": expected[-1]}
+                              "restated": 0, "first": expected[0], "last": expected[-1]}
     assert facts["by_key"]["2024-01-01T03:00:00"] == {
         "value": "2024-01-01-03", "start": "2024-01-01T03:00:00+00:00",
-        "end": "2024-01-01T04:00:00+00:00", "partitions": 2}
+        "end": "2024-01-01T04:00:00+00:00", "partitions": 2, "restated": False}
     assert "partitions" not in facts  # the old batch count read as if it were per event
 
 

@@ -51,7 +51,8 @@ def test_manifest_lists_every_registered_row(
     assert raw["partitions"][:2] == [
         {"storage": "raw", "period": "HOURLY", "value": "2024-01-01-00",
          "values": {"dt": "2024-01-01-00", "region": region},
-         "location": f"{events.data_root}/events/raw/HOURLY/dt=2024-01-01-00/region={region}"}
+         "location": f"{events.data_root}/events/raw/HOURLY/dt=2024-01-01-00/region={region}",
+         "version": 1}
         for region in ("eu", "us")
     ]
     manifest = load_manifest(path)
