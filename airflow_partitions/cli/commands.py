@@ -16,12 +16,13 @@ from airflow_partitions.cli import (
     definitions,
     filters,
     partitions,
+    planning,
     timelines,
 )
 
 #: In the order their commands appear in ``airflow-partitions --help``.
 COMMAND_MODULES: tuple[ModuleType, ...] = (
-    definitions, partitions, timelines, coverage, filters,
+    definitions, partitions, timelines, coverage, planning, filters,
 )
 
 __all__ = ["COMMAND_MODULES"]

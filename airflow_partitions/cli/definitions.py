@@ -1,4 +1,4 @@
-"""``fact create|list`` and ``storage create|list``: the catalog's definitions."""
+"""``fact create|list`` and ``storage create|list|show|set-producer``: the catalog's definitions."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import argparse
 from rich.table import Table
 
 from airflow_partitions.catalog.model import FactDef, StorageDef
+from airflow_partitions.catalog.producers import Producer, parse_producer_items
 from airflow_partitions.cli.base import (
     Context,
     SubParsers,
@@ -80,6 +81,10 @@ def register(sub: SubParsers) -> None:
     p.add_argument("--timeline-class", action="append", default=[], metavar="PERIOD[.COL]=CLASS",
                    help="timeline implementation (StoreAll, EndsAndHoles, Ranges) per period or "
                         "period.column; repeatable (default EndsAndHoles)")
+    p.add_argument("--producer", action="append", default=[], metavar="PERIOD=DAG[@RULE],...",
+                   help="the Airflow DAG producing a period's partitions, e.g. "
+                        "HOURLY=events_hourly_ingest; @RULE picks the run's logical date "
+                        "(start, end, start+PT1H, end-P1D; default start); repeatable")
     p.add_argument("--exist-ok", action="store_true",
                    help="succeed if an identical storage already exists")
 
@@ -92,6 +97,36 @@ def register(sub: SubParsers) -> None:
     )
     p.add_argument("fact", metavar="FACT", nargs="?", help="only this fact's storages")
     add_json_flag(p)
+
+    p = add_command(
+        storages, "show", help="show one storage table, with its producers",
+        description="Show a storage table's definition: columns, periods, location, timeline "
+                    "classes and, per period, the DAG that produces it.",
+        examples=["airflow-partitions storage show events_rollup",
+                  "airflow-partitions storage show events_rollup --json"],
+        handler=storage_show,
+    )
+    p.add_argument("storage", metavar="STORAGE")
+    add_json_flag(p)
+
+    p = add_command(
+        storages, "set-producer", help="set or remove the DAGs producing a storage's periods",
+        description="Name the Airflow DAG whose runs produce a period's partitions (the run "
+                    "whose logical date is the partition's start, unless @RULE says otherwise: "
+                    "start, end, or either +/- an ISO-8601 duration). Safe against concurrent "
+                    "updates. See docs/backfill.md.",
+        examples=["airflow-partitions storage set-producer events_rollup "
+                  "DAILY=events_daily_rollup MONTHLY=events_monthly_rollup",
+                  "airflow-partitions storage set-producer events_raw "
+                  "HOURLY=events_hourly_ingest@end-PT1H",
+                  "airflow-partitions storage set-producer events_rollup --remove MONTHLY"],
+        handler=storage_set_producer,
+    )
+    p.add_argument("storage", metavar="STORAGE")
+    p.add_argument("producers", nargs="*", metavar="PERIOD=DAG[@RULE]",
+                   help="a period and its producer; several are fine")
+    p.add_argument("--remove", action="append", default=[], metavar="PERIOD",
+                   help="remove a period's producer; repeatable")
 
 
 def fact_create(args: argparse.Namespace, ctx: Context) -> int:
@@ -138,10 +173,60 @@ def storage_create(args: argparse.Namespace, ctx: Context) -> int:
         priority=args.priority,
         timeline_classes=parse_timeline_classes(args.timeline_class),
         exist_ok=args.exist_ok,
+        producers=_producers(args.producer, "--producer") if args.producer else None,
     )
     say(ctx, f"storage {sdef.name} of fact {sdef.fact}: periods "
              f"{', '.join(p.name for p in sdef.periods)}; columns {_columns(sdef)}; "
-             f"location {sdef.location}")
+             f"location {sdef.location}" + (f"; producers {_producer_text(sdef)}"
+                                            if sdef.producers else ""))
+    return 0
+
+
+def _producers(items: list[str], option: str) -> dict[str, Producer]:
+    out: dict[str, Producer] = {}
+    for item in items:
+        for period, producer in parse_producer_items(item, option).items():
+            if period in out:
+                raise UsageError(f"{option} names {period} twice")
+            out[period] = producer
+    return out
+
+
+def _producer_text(sdef: StorageDef) -> str:
+    return ",".join(f"{k}={p.spec()}" for k, p in sdef.producers.items()) or "-"
+
+
+def storage_show(args: argparse.Namespace, ctx: Context) -> int:
+    sdef = ctx.catalog.get_storage(args.storage)
+    if args.json:
+        print_json(ctx, {**sdef.to_json(),
+                         "producers": {k: p.to_json() for k, p in sdef.producers.items()}})
+        return 0
+    classes = ", ".join(f"{k}={v}" for k, v in sorted(sdef.timeline_classes.items()))
+    lines = [f"storage {sdef.name} of fact {sdef.fact}",
+             f"  periods   {', '.join(p.name for p in sdef.periods)}",
+             f"  columns   {_columns(sdef)}",
+             f"  location  {sdef.location}",
+             f"  zone      {sdef.tz}; priority {sdef.priority}; timeline classes {classes or '-'}"]
+    for period in sdef.periods:
+        producer = sdef.producers.get(period.name)
+        lines.append(f"  producer  {period.name}: " + (
+            f"{producer.dag_id} (logical date: {producer.logical_date})" if producer else "-"))
+    say(ctx, "\n".join(lines))
+    return 0
+
+
+def storage_set_producer(args: argparse.Namespace, ctx: Context) -> int:
+    changes: dict[str, Producer | None] = dict(_producers(args.producers, "PERIOD=DAG"))
+    for period in args.remove:
+        name = period.strip().upper()
+        if name in changes:
+            raise UsageError(f"{name} is both set and removed")
+        changes[name] = None
+    if not changes:
+        raise UsageError("give PERIOD=DAG[@RULE] or --remove PERIOD")
+    sdef = ctx.catalog.set_producers(args.storage, changes)
+    say(ctx, f"storage {sdef.name}: producers {_producer_text(sdef)}")
     return 0
 
 
@@ -153,11 +238,11 @@ def storage_list(args: argparse.Namespace, ctx: Context) -> int:
         print_json(ctx, [s.to_json() for s in storages])
         return 0
     table = Table("storage", "fact", "periods", "columns", "priority", "timeline classes",
-                  "location")
+                  "producers", "location")
     for s in storages:
         classes = ", ".join(f"{k}={v}" for k, v in sorted(s.timeline_classes.items()))
         table.add_row(s.name, s.fact, ",".join(p.name for p in s.periods), _columns(s),
-                      str(s.priority), classes or "-", s.location)
+                      str(s.priority), classes or "-", _producer_text(s), s.location)
     _print_table(ctx, table, storages, "no storages; create one with `storage create`")
     return 0
 

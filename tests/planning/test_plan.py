@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pendulum
 import pytest
 
@@ -136,6 +138,7 @@ def test_bad_input_is_typed(shared: Catalog) -> None:
     fact, raw, _ = pipeline(shared)
     with pytest.raises(MisalignedBound):
         plan(shared, fact, "2015-01-05T00:30Z", "2015-01-06T00:00Z")
+    bad: Any
     for bad in ([("nope", "HOURLY", "2015-01-05-00")], [(raw, "DAILY", "2015-01-05")],
                 [(raw, "HOURLY", "2015-01-05")], ["x"], "abc"):
         with pytest.raises(InvalidInput):
