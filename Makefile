@@ -48,6 +48,7 @@ bench: venv
 	$(PY) benchmarks/cover.py --write docs/benchmarks-cover.md
 	$(PY) benchmarks/filters.py --write docs/benchmarks-filters.md
 	$(PY) benchmarks/pruning.py --write docs/benchmarks-pruning.md
+	$(PY) benchmarks/bench_plan.py --write docs/benchmarks-plan.md
 	$(PY) benchmarks/collect.py
 
 clean: demo-clean
