@@ -99,6 +99,7 @@ def get_provider_info() -> dict[str, Any]:
                     "airflow_partitions.operators.partitions",
                     "airflow_partitions.operators.spark",
                     "airflow_partitions.operators.pruned_spark",
+                    "airflow_partitions.operators.backfill",
                 ],
             }
         ],

@@ -1,0 +1,161 @@
+"""Airflow's side of a backfill: its metadata DB, read and written the way ``airflow backfill
+create`` does (that command, too, calls :func:`airflow.models.backfill._create_backfill`).
+
+Why not the REST API: it needs a user's credentials, and the command runs where Airflow's
+own CLI runs, next to the metadata DB. Why not ``airflow backfill create`` in a subprocess:
+its refusals (a backfill already running, a date off the schedule) then arrive as text, and
+each call pays Airflow's start-up. This module is the only one of the package that knows
+Airflow's backfill tables.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import getpass
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import func, select, update
+
+from airflow_partitions.errors import InvalidInput, PartitionsError
+
+
+class BackfillRefused(InvalidInput):
+    """Airflow would do nothing (paused DAG, backfill running) or refuses the backfill."""
+
+
+class UnknownDag(InvalidInput):
+    """The producer names a DAG Airflow does not know (not parsed yet, or a typo)."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where one backfill stands: its runs by state, and whether Airflow marked it done."""
+
+    backfill_id: int
+    states: dict[str, int]
+    completed: bool
+    failed_dates: tuple[dt.datetime, ...]
+
+    @property
+    def total(self) -> int:
+        return sum(self.states.values())
+
+    @property
+    def finished(self) -> int:
+        return self.states.get("success", 0) + self.states.get("failed", 0)
+
+    def line(self) -> str:
+        """``10/24 runs finished (success 10, running 2, queued 12)``."""
+        parts = ", ".join(f"{state} {n}" for state, n in sorted(self.states.items()))
+        return f"{self.finished}/{self.total} runs finished ({parts or 'no runs yet'})"
+
+
+class AirflowBackfills:
+    """Create and watch backfills in the metadata DB of the current ``AIRFLOW_HOME``."""
+
+    def check_dag(self, dag_id: str) -> bool:
+        """Whether the DAG is paused; :class:`UnknownDag` when Airflow does not know it."""
+        from airflow.models import DagModel
+        from airflow.utils.session import create_session
+
+        with create_session() as session:
+            model = session.scalar(select(DagModel).where(DagModel.dag_id == dag_id))
+            if model is None:
+                raise UnknownDag(
+                    f"Airflow knows no DAG {dag_id!r}: is it in the DAG folder, and has the "
+                    "dag-processor parsed it? ('airflow dags list' shows the DAGs it knows)")
+            return bool(model.is_paused)
+
+    def unpause(self, dag_id: str) -> None:
+        from airflow.models import DagModel
+        from airflow.utils.session import create_session
+
+        with create_session() as session:
+            session.execute(update(DagModel).where(DagModel.dag_id == dag_id)
+                            .values(is_paused=False))
+
+    def running_backfill(self, dag_id: str) -> int | None:
+        """The id of the DAG's unfinished backfill, if any (Airflow allows one per DAG)."""
+        from airflow.models.backfill import Backfill
+        from airflow.utils.session import create_session
+
+        with create_session() as session:
+            found = session.scalar(select(func.min(Backfill.id)).where(
+                Backfill.dag_id == dag_id, Backfill.completed_at.is_(None)))
+            return int(found) if found is not None else None
+
+    def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime
+                 ) -> list[dt.datetime]:
+        """Every logical date a backfill over ``[first, last]`` would create a run for,
+        re-running completed runs (Airflow's own dry run)."""
+        from airflow.models.backfill import ReprocessBehavior, _do_dry_run
+        from airflow.utils.session import create_session
+
+        try:
+            with create_session() as session:
+                infos = list(_do_dry_run(
+                    dag_id=dag_id, from_date=first, to_date=last, reverse=False,
+                    reprocess_behavior=ReprocessBehavior.COMPLETED, session=session))
+        except Exception as exc:  # Airflow's refusals are plain AirflowExceptions
+            raise BackfillRefused(f"Airflow refuses a backfill of {dag_id}: {exc}") from exc
+        return [info.logical_date for info in infos if info.logical_date is not None]
+
+    def create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
+               max_active_runs: int) -> int:
+        """Create the backfill (re-running completed runs: the plan wants each of them)."""
+        from airflow.models.backfill import (
+            AlreadyRunningBackfill,
+            ReprocessBehavior,
+            _create_backfill,
+        )
+
+        try:
+            backfill = _create_backfill(
+                dag_id=dag_id, from_date=first, to_date=last, max_active_runs=max_active_runs,
+                reverse=False, dag_run_conf=None, triggering_user_name=_user(),
+                reprocess_behavior=ReprocessBehavior.COMPLETED)
+        except AlreadyRunningBackfill as exc:
+            raise BackfillRefused(
+                f"another backfill of {dag_id} is running, and Airflow runs one per DAG: "
+                "wait for it, or cancel it in the UI (Browse > Backfills)") from exc
+        except Exception as exc:
+            raise BackfillRefused(f"Airflow refused a backfill of {dag_id}: {exc}") from exc
+        return int(backfill.id)
+
+    def progress(self, backfill_id: int) -> Progress:
+        from airflow.models import DagRun
+        from airflow.models.backfill import Backfill
+        from airflow.utils.session import create_session
+
+        with create_session() as session:
+            backfill = session.get(Backfill, backfill_id)
+            if backfill is None:
+                raise PartitionsError(f"backfill {backfill_id} disappeared from Airflow")
+            rows = session.execute(select(DagRun.state, DagRun.logical_date)
+                                   .where(DagRun.backfill_id == backfill_id)).all()
+            states = Counter(str(state) for state, _ in rows)
+            failed = tuple(sorted(d for s, d in rows if str(s) == "failed" and d is not None))
+            return Progress(backfill_id, dict(states), backfill.completed_at is not None, failed)
+
+    def failed_tasks(self, dag_id: str, logical_dates: Sequence[dt.datetime]) -> list[str]:
+        """``task_id`` of the failed task instances of those runs, for the report."""
+        from airflow.models import DagRun, TaskInstance
+        from airflow.utils.session import create_session
+
+        with create_session() as session:
+            rows = session.execute(
+                select(TaskInstance.task_id, DagRun.logical_date)
+                .join(DagRun, (DagRun.dag_id == TaskInstance.dag_id)
+                      & (DagRun.run_id == TaskInstance.run_id))
+                .where(DagRun.dag_id == dag_id, DagRun.logical_date.in_(list(logical_dates)),
+                       TaskInstance.state.in_(["failed", "upstream_failed"]))).all()
+        return sorted({task for task, _ in rows})
+
+
+def _user() -> str | None:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return None

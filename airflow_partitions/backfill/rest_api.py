@@ -1,0 +1,144 @@
+"""Airflow's side of a backfill through the api-server's REST API (``/api/v2``).
+
+Why a second way in: an Airflow 3 task may not open the metadata DB, so the backfill
+operator goes through the public API, as a user would, with the credentials of an Airflow
+connection. The command line uses :mod:`.airflow_db`. Both answer the same questions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from airflow_partitions.backfill.airflow_db import BackfillRefused, Progress, UnknownDag
+from airflow_partitions.errors import PartitionsError
+
+
+class ApiUnavailable(PartitionsError):
+    """The api-server could not be reached or answered with a server error."""
+
+
+class RestBackfills:
+    """Create and watch backfills through ``base_url`` (``http://host:port``) as ``user``."""
+
+    def __init__(self, base_url: str, user: str, password: str, timeout: float = 30) -> None:
+        if urllib.parse.urlsplit(base_url).scheme not in {"http", "https"}:
+            raise BackfillRefused(f"the api-server address {base_url!r} is not an http(s) URL")
+        self.base_url = base_url.rstrip("/")
+        self.user, self.password, self.timeout = user, password, timeout
+        self._token: str | None = None
+
+    def check_dag(self, dag_id: str) -> bool:
+        try:
+            dag = self._call("GET", f"/api/v2/dags/{_quote(dag_id)}")
+        except BackfillRefused as exc:
+            if "HTTP 404" in str(exc):
+                raise UnknownDag(f"Airflow knows no DAG {dag_id!r}: is it in the DAG folder, "
+                                 "and has the dag-processor parsed it?") from exc
+            raise
+        return bool(dag["is_paused"])
+
+    def unpause(self, dag_id: str) -> None:
+        self._call("PATCH", f"/api/v2/dags/{_quote(dag_id)}", {"is_paused": False})
+
+    def running_backfill(self, dag_id: str) -> int | None:
+        found = self._call("GET", "/api/v2/backfills", query={"dag_id": dag_id, "limit": 100,
+                                                              "order_by": "-id"})
+        open_ids = [int(b["id"]) for b in found["backfills"] if b.get("completed_at") is None]
+        return min(open_ids) if open_ids else None
+
+    def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime
+                 ) -> list[dt.datetime]:
+        body = {"dag_id": dag_id, "from_date": first.isoformat(), "to_date": last.isoformat(),
+                "reprocess_behavior": "completed"}
+        found = self._call("POST", "/api/v2/backfills/dry_run", body)
+        return [_instant(b["logical_date"]) for b in found["backfills"] if b.get("logical_date")]
+
+    def create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
+               max_active_runs: int) -> int:
+        body = {"dag_id": dag_id, "from_date": first.isoformat(), "to_date": last.isoformat(),
+                "reprocess_behavior": "completed", "max_active_runs": max_active_runs}
+        try:
+            made = self._call("POST", "/api/v2/backfills", body)
+        except BackfillRefused as exc:
+            if "HTTP 409" in str(exc):
+                raise BackfillRefused(
+                    f"another backfill of {dag_id} is running, and Airflow runs one per DAG: "
+                    "wait for it, or cancel it in the UI (Browse > Backfills)") from exc
+            raise
+        return int(made["id"])
+
+    def progress(self, backfill_id: int) -> Progress:
+        backfill = self._call("GET", f"/api/v2/backfills/{backfill_id}")
+        runs = self._call("GET", f"/api/v2/dags/{_quote(backfill['dag_id'])}/dagRuns", query={
+            "logical_date_gte": backfill["from_date"], "logical_date_lte": backfill["to_date"],
+            "run_type": "backfill", "limit": 1000})["dag_runs"]
+        states = Counter(str(r["state"]) for r in runs)
+        failed = tuple(sorted(_instant(r["logical_date"]) for r in runs
+                              if r["state"] == "failed" and r.get("logical_date")))
+        return Progress(backfill_id, dict(states), backfill.get("completed_at") is not None,
+                        failed)
+
+    def failed_tasks(self, dag_id: str, logical_dates: Sequence[dt.datetime]) -> list[str]:
+        tasks: set[str] = set()
+        for date in logical_dates[:5]:
+            runs = self._call("GET", f"/api/v2/dags/{_quote(dag_id)}/dagRuns", query={
+                "logical_date_gte": date.isoformat(), "logical_date_lte": date.isoformat()})
+            for run in runs["dag_runs"]:
+                tis = self._call("GET", f"/api/v2/dags/{_quote(dag_id)}/dagRuns/"
+                                 f"{_quote(run['dag_run_id'])}/taskInstances")
+                tasks |= {t["task_id"] for t in tis["task_instances"]
+                          if t["state"] in {"failed", "upstream_failed"}}
+        return sorted(tasks)
+
+    # -- HTTP --------------------------------------------------------------------------------
+
+    def _token_value(self) -> str:
+        if self._token is None:
+            got = self._request("POST", "/auth/token",
+                                {"username": self.user, "password": self.password}, token=None)
+            self._token = str(got["access_token"])
+        return self._token
+
+    def _call(self, method: str, path: str, body: Any = None,
+              query: dict[str, Any] | None = None) -> Any:
+        return self._request(method, path, body, token=self._token_value(), query=query)
+
+    def _request(self, method: str, path: str, body: Any, *, token: str | None,
+                 query: dict[str, Any] | None = None) -> Any:
+        url = self.base_url + path
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        req = urllib.request.Request(url, data=data, method=method,  # noqa: S310 - http(s) only
+                                     headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310
+                raw = resp.read()
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode(errors="replace")[:500]
+            if exc.code >= 500:
+                raise ApiUnavailable(f"{method} {path}: HTTP {exc.code}: {detail}") from exc
+            raise BackfillRefused(f"{method} {path}: HTTP {exc.code}: {detail}") from exc
+        except (urllib.error.URLError, OSError) as exc:
+            raise ApiUnavailable(f"{method} {url}: {exc}") from exc
+        return json.loads(raw) if raw.strip() else None
+
+
+def _quote(text: str) -> str:
+    return urllib.parse.quote(text, safe="")
+
+
+def _instant(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))

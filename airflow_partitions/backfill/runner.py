@@ -1,0 +1,244 @@
+"""Drive a plan through Airflow: check, create backfills stage by stage, watch, verify.
+
+Everything that can refuse is checked before the first backfill is created (unknown or
+paused DAGs, a backfill already running, dates off a DAG's schedule), so a refusal leaves
+nothing half-started. Then each stage's backfills run to the end before the next stage
+starts (a rollup reads what the stage before produced), and the last word is the catalog's:
+the range is coverable, or the report names what is still missing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from airflow_partitions.backfill.airflow_db import BackfillRefused, Progress
+from airflow_partitions.backfill.stages import Stage, Stretch, stages_of, stretches
+from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.cover import status_line
+from airflow_partitions.planning import Plan, plan
+
+#: Without a state change for this long while runs wait, say the scheduler may be down.
+STALL_SECONDS = 300.0
+
+
+class Airflow(Protocol):
+    """What the runner needs from Airflow (:class:`.airflow_db.AirflowBackfills`)."""
+
+    def check_dag(self, dag_id: str) -> bool: ...
+    def unpause(self, dag_id: str) -> None: ...
+    def running_backfill(self, dag_id: str) -> int | None: ...
+    def schedule(self, dag_id: str, first: Any, last: Any) -> list[Any]: ...
+    def create(self, dag_id: str, first: Any, last: Any, max_active_runs: int) -> int: ...
+    def progress(self, backfill_id: int) -> Progress: ...
+    def failed_tasks(self, dag_id: str, logical_dates: Any) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class BackfillOptions:
+    """The command's switches (``airflow-partitions backfill --help``)."""
+
+    max_active_runs: int = 10
+    restate: bool = False
+    unpause: bool = False
+    dry_run: bool = False
+    poll_interval: float = 10.0
+
+
+@dataclass
+class BackfillReport:
+    """What happened: the plan, the backfills created, what failed, what is still missing."""
+
+    plan: Plan
+    stages: list[tuple[Stage, list[Stretch]]]
+    created: list[tuple[Stretch, int]] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    missing: str | None = None
+    dry_run: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures and self.missing is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "plan": self.plan.to_json(),
+            "dry_run": self.dry_run,
+            "stages": [{"period": stage.period,
+                        "backfills": [{"dag_id": s.dag_id, "from": s.first.isoformat(),
+                                       "to": s.last.isoformat(), "runs": s.runs}
+                                      for s in parts]}
+                       for stage, parts in self.stages],
+            "created": [{"dag_id": s.dag_id, "backfill_id": backfill_id}
+                        for s, backfill_id in self.created],
+            "failures": list(self.failures),
+            "missing": self.missing,
+            "ok": self.ok,
+        }
+
+
+class BackfillRunner:
+    """One backfill of a fact's range; ``say`` receives every progress line."""
+
+    def __init__(self, catalog: Catalog, airflow: Airflow, say: Callable[[str], None], *,
+                 sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.catalog, self.airflow, self.say = catalog, airflow, say
+        self.sleep, self.clock = sleep, clock
+
+    def run(self, fact: str, start: Any, end: Any, options: BackfillOptions) -> BackfillReport:
+        stale = self._stale(fact, start, end) if options.restate else set()
+        the_plan = plan(self.catalog, fact, start, end, restate=stale)
+        for line in plan_summary(the_plan):
+            self.say(line)
+        staged = self._check(the_plan, options)
+        report = BackfillReport(the_plan, staged, dry_run=options.dry_run)
+        if options.dry_run or not the_plan.runs:
+            return self._verify(report, fact, start, end, options) if not the_plan.runs \
+                else report
+        for number, (stage, parts) in enumerate(staged, 1):
+            self.say(f"stage {number}/{len(staged)}: {stage.period}, {stage.runs} run(s)")
+            self._run_stage(parts, options, report)
+            if report.failures:
+                self.say("stopped: the later stages need what failed")
+                return report
+        return self._verify(report, fact, start, end, options)
+
+    # -- before anything is created -----------------------------------------------------------
+
+    def _stale(self, fact: str, start: Any, end: Any) -> set[tuple[str, str, str]]:
+        """(storage, period, time value) of each stale partition: what the plan re-runs."""
+        out = set()
+        for stale in self.catalog.stale(fact, start, end):
+            part = stale.partition
+            column = self.catalog.get_storage(part.storage).time_columns[0]
+            out.add((part.storage, part.period.name, part.values[column]))
+            self.say(f"stale: {stale.describe()}")
+        return out
+
+    def _check(self, the_plan: Plan, options: BackfillOptions
+               ) -> list[tuple[Stage, list[Stretch]]]:
+        """Refuse now whatever Airflow would refuse or silently ignore later."""
+        runs = [(r.period.name, r.dag_id, r.logical_date) for r in the_plan.runs]
+        stages = stages_of(runs)
+        dags = sorted({dag for stage in stages for dag in stage.dates})
+        paused = [dag for dag in dags if self.airflow.check_dag(dag)]
+        if paused and not options.unpause:
+            raise BackfillRefused(
+                f"{', '.join(paused)} {'is' if len(paused) == 1 else 'are'} paused: Airflow "
+                "would queue the backfill runs and never start them; unpause "
+                f"{'it' if len(paused) == 1 else 'them'}, or pass --unpause")
+        for dag in dags:
+            running = self.airflow.running_backfill(dag)
+            if running is not None:
+                raise BackfillRefused(
+                    f"backfill {running} of {dag} is still running, and Airflow runs one "
+                    "backfill per DAG: wait for it or cancel it (UI: Browse > Backfills)")
+        staged = []
+        for stage in stages:
+            parts: list[Stretch] = []
+            for dag, dates in stage.dates.items():
+                schedule = self.airflow.schedule(dag, dates[0], dates[-1])
+                parts.extend(stretches(dag, dates, schedule))
+            staged.append((stage, parts))
+        if not options.dry_run:
+            for dag in paused:
+                self.airflow.unpause(dag)
+                self.say(f"unpaused {dag} (--unpause)")
+        for number, (_, parts) in enumerate(staged, 1):
+            for part in parts:
+                self.say(f"  stage {number} backfill: {part.describe()}")
+        return staged
+
+    # -- running ------------------------------------------------------------------------------
+
+    def _run_stage(self, parts: list[Stretch], options: BackfillOptions,
+                   report: BackfillReport) -> None:
+        """Each DAG's stretches one after the other (one backfill per DAG), DAGs side by side."""
+        queues: dict[str, list[Stretch]] = {}
+        for part in parts:
+            queues.setdefault(part.dag_id, []).append(part)
+        active: dict[str, tuple[Stretch, int]] = {}
+        shown: dict[int, str] = {}
+        last_change = self.clock()
+        warned = False
+        while queues or active:
+            for dag in list(queues):
+                if dag not in active and self._free(dag, report):
+                    part = queues[dag].pop(0)
+                    if not queues[dag]:
+                        del queues[dag]
+                    backfill_id = self.airflow.create(part.dag_id, part.first, part.last,
+                                                      options.max_active_runs)
+                    report.created.append((part, backfill_id))
+                    active[dag] = (part, backfill_id)
+                    self.say(f"{part.describe()}: backfill {backfill_id} created")
+            for dag, (part, backfill_id) in list(active.items()):
+                progress = self.airflow.progress(backfill_id)
+                line = progress.line()
+                if shown.get(backfill_id) != line:
+                    shown[backfill_id] = line
+                    last_change = self.clock()
+                    self.say(f"{part.dag_id} backfill {backfill_id}: {line}")
+                if _done(progress, part):
+                    del active[dag]
+                    if progress.failed_dates:
+                        report.failures.append(self._failure(part, progress))
+            if report.failures and not active:
+                return
+            if not warned and self.clock() - last_change > STALL_SECONDS:
+                warned = True
+                self.say(f"no run changed state for {STALL_SECONDS / 60:.0f} minutes: is the "
+                         "scheduler running? ('make airflow' starts one; "
+                         "docs/operations.md)")
+            if queues or active:
+                self.sleep(options.poll_interval)
+
+    def _free(self, dag: str, report: BackfillReport) -> bool:
+        """Whether Airflow has marked the DAG's previous backfill complete (it does so every
+        30 s); until then it refuses a new one."""
+        return not any(s.dag_id == dag for s, _ in report.created) or \
+            self.airflow.running_backfill(dag) is None
+
+    def _failure(self, part: Stretch, progress: Progress) -> str:
+        tasks = self.airflow.failed_tasks(part.dag_id, progress.failed_dates)
+        dates = ", ".join(d.isoformat() for d in progress.failed_dates[:5])
+        more = f" and {len(progress.failed_dates) - 5} more" if len(progress.failed_dates) > 5 \
+            else ""
+        return (f"{part.dag_id}: {len(progress.failed_dates)} run(s) failed ({dates}{more}); "
+                f"failed tasks: {', '.join(tasks) or 'unknown'}")
+
+    def _verify(self, report: BackfillReport, fact: str, start: Any, end: Any,
+                options: BackfillOptions) -> BackfillReport:
+        if options.restate:
+            cover = self.catalog.cover(fact, start, end, fresh_only=True)
+        else:
+            cover = self.catalog.cover(fact, start, end)
+        if cover.coverable:
+            self.say(f"done: {status_line(cover)}")
+        else:
+            report.missing = status_line(cover)
+            self.say(f"not coverable yet: {report.missing}")
+        return report
+
+
+def _done(progress: Progress, part: Stretch) -> bool:
+    """All the stretch's runs finished (or Airflow says the backfill is over, e.g. because it
+    skipped a run that was already in flight)."""
+    unfinished = progress.total - progress.finished
+    return (progress.total >= part.runs and unfinished == 0) or \
+        (progress.completed and unfinished == 0)
+
+
+def plan_summary(the_plan: Plan) -> list[str]:
+    """The plan in a few lines: runs per DAG, and what no producer can fill."""
+    lines = [f"plan: {len(the_plan.runs)} run(s) for {the_plan.fact} "
+             f"[{the_plan.start.isoformat()}, {the_plan.end.isoformat()})"]
+    for dag, runs in the_plan.by_dag().items():
+        kinds = sorted({r.kind for r in runs})
+        lines.append(f"  {dag}: {len(runs)} run(s) ({', '.join(kinds)})")
+    for first, last, why in the_plan.unfillable:
+        lines.append(f"  no producer can fill [{first.isoformat()}, {last.isoformat()}): {why}")
+    return lines

@@ -1,0 +1,126 @@
+"""Which Airflow backfills a plan needs, and in which order. Pure: no Airflow import.
+
+A plan lists producer runs finer periods first. Runs of one period form a *stage*: every
+stage waits for the one before it (a daily rollup reads the hours the hourly stage produces).
+Inside a stage, each DAG's logical dates become backfills over contiguous stretches of the
+DAG's own schedule: Airflow creates a run for every schedule point between a backfill's
+``from_date`` and ``to_date``, so a stretch may only span dates the plan wants.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from airflow_partitions.errors import InvalidInput
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """One backfill: ``dag_id`` from ``first`` to ``last`` (both included), ``runs`` runs."""
+
+    dag_id: str
+    first: dt.datetime
+    last: dt.datetime
+    runs: int
+
+    def describe(self) -> str:
+        """``events_daily_rollup 2015-01-02T00:00Z..2015-01-03T00:00Z (2 runs)``."""
+        span = _short(self.first) if self.first == self.last else \
+            f"{_short(self.first)}..{_short(self.last)}"
+        return f"{self.dag_id} {span} ({self.runs} run{'s' if self.runs != 1 else ''})"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """The runs of one period: for each DAG, its logical dates in time order."""
+
+    period: str
+    dates: dict[str, tuple[dt.datetime, ...]]
+
+    @property
+    def runs(self) -> int:
+        return sum(len(d) for d in self.dates.values())
+
+
+def stages_of(runs: Iterable[tuple[str, str, dt.datetime]]) -> list[Stage]:
+    """Group ``(period, dag_id, logical_date)`` runs, given in dependency order, into stages.
+
+    >>> from datetime import datetime, UTC
+    >>> day = datetime(2015, 1, 2, tzinfo=UTC)
+    >>> [(s.period, s.runs) for s in stages_of([("HOURLY", "ingest", day),
+    ...     ("DAILY", "rollup", day), ("HOURLY", "ingest", day)])]
+    Traceback (most recent call last):
+    ...
+    airflow_partitions.errors.InvalidInput: the plan lists HOURLY runs after DAILY runs; ...
+    >>> [(s.period, s.runs) for s in stages_of([("HOURLY", "ingest", day),
+    ...     ("DAILY", "rollup", day)])]
+    [('HOURLY', 1), ('DAILY', 1)]
+    """
+    out: list[Stage] = []
+    done: set[str] = set()
+    for period, dag_id, logical_date in runs:
+        if not out or out[-1].period != period:
+            if period in done:
+                raise InvalidInput(
+                    f"the plan lists {period} runs after {out[-1].period} runs; a plan must be "
+                    "in dependency order (finer periods first)")
+            done.add(period)
+            out.append(Stage(period, {}))
+        dates = out[-1].dates
+        dates[dag_id] = (*dates.get(dag_id, ()), logical_date)
+    return [Stage(s.period, {d: tuple(sorted(set(v))) for d, v in s.dates.items()})
+            for s in out]
+
+
+def stretches(dag_id: str, wanted: Sequence[dt.datetime],
+              schedule: Sequence[dt.datetime]) -> list[Stretch]:
+    """The fewest backfills of ``dag_id`` that create exactly the ``wanted`` runs.
+
+    ``schedule`` is every logical date Airflow would create between the first and the last
+    wanted date, in order. A stretch grows while the next schedule point is wanted, and ends
+    at one that is not (that run is not needed, so no backfill may span it). O(n log n).
+
+    >>> from datetime import datetime, timedelta, UTC
+    >>> h = [datetime(2015, 1, 2, tzinfo=UTC) + timedelta(hours=i) for i in range(6)]
+    >>> [s.describe() for s in stretches("ingest", [h[0], h[1], h[2], h[4]], h[:5])]
+    ['ingest 2015-01-02T00:00Z..2015-01-02T02:00Z (3 runs)', 'ingest 2015-01-02T04:00Z (1 run)']
+    """
+    points = sorted(set(schedule))
+    missing = sorted(set(wanted) - set(points))
+    if missing:
+        raise OffSchedule(dag_id, missing)
+    want = set(wanted)
+    out: list[Stretch] = []
+    current: list[dt.datetime] = []
+    for point in points:
+        if point in want:
+            current.append(point)
+        elif current:
+            out.append(Stretch(dag_id, current[0], current[-1], len(current)))
+            current = []
+    if current:
+        out.append(Stretch(dag_id, current[0], current[-1], len(current)))
+    return out
+
+
+class OffSchedule(InvalidInput):
+    """A planned logical date is not one Airflow would create a backfill run for."""
+
+    def __init__(self, dag_id: str, dates: Sequence[dt.datetime]):
+        self.dag_id, self.dates = dag_id, list(dates)
+        more = f" and {len(dates) - 1} more" if len(dates) > 1 else ""
+        super().__init__(
+            f"Airflow would not create a backfill run of {dag_id} at {_short(dates[0])}{more}: "
+            "the date is not on the DAG's schedule, lies in the future, or a run there is "
+            "still queued or running. Check the producer's logical-date rule "
+            "('airflow-partitions storage show') against the DAG's schedule")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return type(self), (self.dag_id, self.dates)
+
+
+def _short(instant: dt.datetime) -> str:
+    """``2015-01-02T05:00Z``: minutes are the finest grain a producer has."""
+    return instant.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%MZ")
