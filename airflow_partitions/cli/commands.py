@@ -12,18 +12,18 @@ from __future__ import annotations
 from types import ModuleType
 
 from airflow_partitions.cli import (
-    backfill,
     coverage,
     definitions,
     filters,
     partitions,
     planning,
+    staleness,
     timelines,
 )
 
 #: In the order their commands appear in ``airflow-partitions --help``.
 COMMAND_MODULES: tuple[ModuleType, ...] = (
-    definitions, partitions, timelines, coverage, planning, backfill, filters,
+    definitions, partitions, timelines, coverage, staleness, planning, filters,
 )
 
 __all__ = ["COMMAND_MODULES"]

@@ -34,13 +34,18 @@ def register(sub: SubParsers) -> None:
         examples=["airflow-partitions cover events --start 2015-01-29T06:00:00Z "
                   "--end 2015-03-01T06:00:00Z",
                   "airflow-partitions cover events --start 2015-02-01 --end 2015-03-01 "
-                  "--periods DAILY,HOURLY --json"],
+                  "--periods DAILY,HOURLY --json",
+                  "airflow-partitions cover events --start 2015-02-01 --end 2015-03-01 "
+                  "--fresh-only"],
         handler=cover_range,
     )
     _range_arguments(cover)
     cover.add_argument("--align", choices=["outer", "inner"],
                        help="widen (outer) or narrow (inner) bounds that do not start a "
                             "partition of the finest period")
+    cover.add_argument("--fresh-only", action="store_true",
+                       help="do not use stale partitions (see 'stale'): fall back to fresh "
+                            "finer ones, and say which were skipped")
     add_json_flag(cover)
 
     picture = add_command(
@@ -88,6 +93,7 @@ def _compute(ctx: Context, args: argparse.Namespace, align: str | None) -> Cover
     return ctx.catalog.cover(
         args.fact, parse_instant(args.start, tz, "start"), parse_instant(args.end, tz, "end"),
         time_column=args.time_column, periods=args.periods, storages=args.storages, align=align,
+        fresh_only=getattr(args, "fresh_only", False),
     )
 
 

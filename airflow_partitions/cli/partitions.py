@@ -57,13 +57,17 @@ def register(sub: SubParsers) -> None:
     add = add_command(
         group, "add", help="register partitions",
         description="Register one partition (COLUMN=VALUE for every partition column), every "
-                    "partition of a range, or one per line of a file. Registering is idempotent.",
+                    "partition of a range, or one per line of a file. Registering is idempotent; "
+                    "--restate registers them again with a new version (their data changed), "
+                    "so partitions built from them show as stale (see 'stale').",
         examples=[
             "airflow-partitions partition add events_raw --period HOURLY "
             "dt=2015-01-30-00 region=us",
             "airflow-partitions partition add events_raw --period HOURLY "
             "--range 2015-01-29-06 2015-01-30-00 region=us",
             "airflow-partitions partition add events_raw --period DAILY --file days.txt",
+            "airflow-partitions partition add events_raw --period HOURLY "
+            "dt=2015-01-30-00 region=us --restate",
             "printf 'dt=2015-01-30 region=us\\n' | "
             "airflow-partitions partition add events_raw --period DAILY --file -",
         ],
@@ -73,7 +77,11 @@ def register(sub: SubParsers) -> None:
     add.add_argument("--location", metavar="PATH",
                      help="explicit location of a single partition (default: the template)")
     add.add_argument("--overwrite", action="store_true",
-                     help="move partitions already registered at another location")
+                     help="move partitions already registered at another location (a new "
+                          "version)")
+    add.add_argument("--restate", action="store_true",
+                     help="their data changed: bump the version of those already registered, "
+                          "so partitions built from them show as stale")
 
     drop = add_command(
         group, "drop", help="drop partitions",
@@ -178,15 +186,17 @@ def partition_add(args: argparse.Namespace, ctx: Context) -> int:
         if clash:
             raise PartitionConflict(f"a partition of {sdef.name!r} is registered elsewhere: "
                                     f"{clash}; pass --overwrite to move it")
-    changed = unchanged = 0
+    changed = unchanged = restated = 0
     with progress(ctx, selection.total, f"adding to {sdef.name}") as advance:
         for chunk in _chunks(selection):
             result = ctx.catalog.register(sdef.name, period, chunk, location=args.location,
-                                          overwrite=args.overwrite)
+                                          overwrite=args.overwrite, restate=args.restate)
             changed, unchanged = changed + result.changed, unchanged + result.unchanged
+            restated += len(result.restated)
             advance(len(chunk))
     already = "was" if unchanged == 1 else "were"
-    say(ctx, f"registered {plural(changed, 'partition')} of {sdef.name} ({period.name}); "
+    bumped = f" ({restated} of them restated with a new version)" if restated else ""
+    say(ctx, f"registered {plural(changed, 'partition')} of {sdef.name} ({period.name}){bumped}; "
              f"{unchanged} {already} already registered")
     return 0
 
@@ -225,10 +235,10 @@ def partition_list(args: argparse.Namespace, ctx: Context) -> int:
     if not partitions:
         say(ctx, f"no partitions in {args.storage}")
         return 0
-    table = Table("storage", "period", "values", "location")
+    table = Table("storage", "period", "values", "version", "location")
     for p in partitions:
         values = " ".join(f"{c}={v}" for c, v in p.values.items())
-        table.add_row(p.storage, p.period.name, values, p.location)
+        table.add_row(p.storage, p.period.name, values, str(p.version), p.location)
     ctx.console().print(table)
     say(ctx, plural(len(partitions), "partition"))
     return 0

@@ -120,6 +120,7 @@ def test_partition_add_one_and_list_json_shape(events: Run, tmp_path: Path) -> N
         "period": "DAILY",
         "values": {"dt": "2015-01-30", "region": "us"},
         "location": f"{tmp_path}/data/events/raw/DAILY/dt=2015-01-30/region=us",
+        "version": 1,
     }]
     table = run("partition", "list", "raw").out
     assert "storage" in table and "location" in table
