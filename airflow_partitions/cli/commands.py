@@ -12,6 +12,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from airflow_partitions.cli import (
+    backfill,
     coverage,
     definitions,
     filters,
@@ -23,7 +24,7 @@ from airflow_partitions.cli import (
 
 #: In the order their commands appear in ``airflow-partitions --help``.
 COMMAND_MODULES: tuple[ModuleType, ...] = (
-    definitions, partitions, timelines, coverage, staleness, planning, filters,
+    definitions, partitions, timelines, coverage, staleness, planning, backfill, filters,
 )
 
 __all__ = ["COMMAND_MODULES"]
