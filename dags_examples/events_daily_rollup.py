@@ -63,5 +63,6 @@ with DAG(
         period="DAILY",
         values={"dt": DAY},
         location=OUTPUT,
+        inputs_from="rollup_day",  # lineage: the partitions the job read, with versions
     )
     wait >> rollup >> register

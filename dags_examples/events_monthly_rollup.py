@@ -60,5 +60,6 @@ with DAG(
         period="MONTHLY",
         values={"dt": MONTH},
         location=OUTPUT,
+        inputs_from="rollup_month",  # lineage: the partitions the job read, with versions
     )
     wait >> rollup >> register

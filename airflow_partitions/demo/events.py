@@ -15,6 +15,7 @@ import datetime as dt
 from typing import Any
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.producers import Producer
 from airflow_partitions.defaults import default_data_root
 from airflow_partitions.periods import UpdatePeriod
 
@@ -42,12 +43,25 @@ SPARK_CONF = {
 }
 
 
+#: The example DAG that writes each storage period (``airflow-partitions plan`` and
+#: ``backfill`` run them; docs/backfill.md).
+PRODUCERS = {
+    RAW: {"HOURLY": Producer("events_hourly_ingest")},
+    ROLLUP: {"DAILY": Producer("events_daily_rollup"),
+             "MONTHLY": Producer("events_monthly_rollup")},
+}
+
+
 def ensure_catalog(catalog: Catalog) -> None:
-    """Create the fact and its storages if they are not there yet (safe to call every run)."""
+    """Create the fact and its storages if they are not there yet, and name their producers
+    (safe to call every run: nothing is written when all is in place)."""
     catalog.create_fact(FACT, time_columns=["dt"], tz="UTC", exist_ok=True)
     catalog.create_storage(FACT, RAW, ["HOURLY"], location=RAW_LOCATION, exist_ok=True)
     catalog.create_storage(FACT, ROLLUP, ["DAILY", "MONTHLY"], location=ROLLUP_LOCATION,
                            priority=10, exist_ok=True)
+    for storage, producers in PRODUCERS.items():
+        if dict(catalog.get_storage(storage).producers) != producers:
+            catalog.set_producers(storage, dict(producers))
 
 
 def period_end(start: Any, period: str) -> str:
