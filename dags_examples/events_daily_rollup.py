@@ -44,6 +44,7 @@ with DAG(
         start="{{ logical_date }}",
         end="{{ period_end(logical_date, 'DAILY') }}",
         mode="reschedule",
+        retries=1,  # a late executor event can fail a re-queued poke: apache/airflow#71172
         # Hours land about once an hour: a check a minute starts the rollup within a minute of
         # the day's last hour, and costs one small catalog read while nothing changed.
         poke_interval=60,

@@ -43,6 +43,7 @@ with DAG(
         start="{{ logical_date }}",
         end="{{ period_end(logical_date, 'MONTHLY') }}",
         mode="reschedule",
+        retries=1,  # a late executor event can fail a re-queued poke: apache/airflow#71172
         poke_interval=1800,  # a month's rollup is not urgent: half an hour late is fine
         timeout=3 * 24 * 3600,
     )

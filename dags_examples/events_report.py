@@ -46,6 +46,7 @@ with DAG(
         start=START,
         end=END,
         mode="reschedule",
+        retries=1,  # a late executor event can fail a re-queued poke: apache/airflow#71172
         poke_interval=600,
         timeout=24 * 3600,
     )

@@ -10,10 +10,12 @@ Airflow's backfill tables.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import getpass
+import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import func, select, update
@@ -105,6 +107,11 @@ class AirflowBackfills:
     def create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
                max_active_runs: int) -> int:
         """Create the backfill (re-running completed runs: the plan wants each of them)."""
+        with _quiet("airflow.models.backfill", "airflow.serialization.definitions.dag"):
+            return self._create(dag_id, first, last, max_active_runs)
+
+    def _create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
+                max_active_runs: int) -> int:
         from airflow.models.backfill import (
             AlreadyRunningBackfill,
             ReprocessBehavior,
@@ -152,6 +159,19 @@ class AirflowBackfills:
                 .where(DagRun.dag_id == dag_id, DagRun.logical_date.in_(list(logical_dates)),
                        TaskInstance.state.in_(["failed", "upstream_failed"]))).all()
         return sorted({task for task, _ in rows})
+
+
+@contextlib.contextmanager
+def _quiet(*loggers: str) -> Iterator[None]:
+    """Keep Airflow's per-run info lines out of the command's progress output."""
+    saved = [(logging.getLogger(n), logging.getLogger(n).level) for n in loggers]
+    for logger, _ in saved:
+        logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        for logger, level in saved:
+            logger.setLevel(level)
 
 
 def _user() -> str | None:

@@ -165,7 +165,7 @@ class BackfillRunner:
         last_change = self.clock()
         warned = False
         while queues or active:
-            for dag in list(queues):
+            for dag in list(queues) if not report.failures else ():  # a failure: no new ones
                 if dag not in active and self._free(dag, report):
                     part = queues[dag].pop(0)
                     if not queues[dag]:

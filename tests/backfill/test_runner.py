@@ -173,3 +173,12 @@ def test_restate_reruns_exactly_the_stale_rollup_and_leaves_it_fresh(produced: C
     assert [r.kind for r in report.plan.runs] == ["restate"]
     assert produced.stale("events") == []
     assert any("stale: rollup DAILY 2015-01-02" in line for line in lines)
+
+
+def test_after_a_failure_no_new_backfill_starts(produced: Catalog) -> None:
+    """Two hourly stretches of one DAG: the first fails, so the second is never created."""
+    produced.drop("raw", "HOURLY", {"dt": "2015-01-02-02", "region": "eu"})
+    airflow = FakeAirflow(produced, fail={DAY + dt.timedelta(hours=2)})
+    report, _ = run(produced, airflow)
+    assert not report.ok and airflow.created == [("ingest", DAY + dt.timedelta(hours=2),
+                                                  DAY + dt.timedelta(hours=2))]
