@@ -163,10 +163,23 @@ class AirflowBackfills:
 
 @contextlib.contextmanager
 def _quiet(*loggers: str) -> Iterator[None]:
-    """Keep Airflow's per-run info lines out of the command's progress output."""
+    """Keep Airflow's per-run info lines ("creating dag run ...") out of the command's
+    progress output.
+
+    Why the private table: Airflow 3.3 routes these loggers through structlog, which ignores
+    stdlib levels and reads ``[logging] namespace_levels`` into this table when it binds a
+    logger (on first use, so setting it before the first backfill is enough). Without the
+    table (another Airflow version), the stdlib level is the fallback.
+    """
+    try:
+        from airflow._shared.logging.structlog import PER_LOGGER_LEVELS
+    except ImportError:
+        PER_LOGGER_LEVELS = None
     saved = [(logging.getLogger(n), logging.getLogger(n).level) for n in loggers]
     for logger, _ in saved:
         logger.setLevel(logging.WARNING)
+    for name in loggers if PER_LOGGER_LEVELS is not None else ():
+        PER_LOGGER_LEVELS[name] = logging.WARNING
     try:
         yield
     finally:
