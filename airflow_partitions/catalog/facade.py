@@ -47,6 +47,7 @@ from airflow_partitions.catalog.model import (
 )
 from airflow_partitions.catalog.producers import Producer
 from airflow_partitions.catalog.repair import ReconcileReport
+from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.rows import (
     DEF,
     LOC,
@@ -56,7 +57,6 @@ from airflow_partitions.catalog.rows import (
     decode_version,
     fact_row,
     member_column,
-    partition_from_cells,
     storage_row,
 )
 from airflow_partitions.catalog.staleness import StalePartition, find_stale
@@ -352,9 +352,7 @@ class Catalog:
         periods = [UpdatePeriod.of(period)] if period is not None else list(sdef.periods)
         for period_ in periods:
             prefix = self.rows.period_prefix(sdef, period_)
-            for _, cells in self.rows.partitions.scan(prefix=prefix):
-                if LOC in cells:
-                    yield partition_from_cells(sdef, period_, cells)
+            yield from PartitionDecoder(sdef, period_).scan(self.rows.partitions, prefix=prefix)
 
     # -- timelines ---------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import heapq
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.rows import partition_from_cells
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.filters import ast
@@ -20,7 +21,7 @@ from airflow_partitions.filters.normalise import DEFAULT_MAX_DNF_DISJUNCTS, comp
 from airflow_partitions.filters.planner import PeriodPlan
 from airflow_partitions.filters.query_plan import FilterPlan, QueryStats, plan_filter
 from airflow_partitions.filters.types import typed_from_text
-from airflow_partitions.kv.base import Cells
+from airflow_partitions.kv.base import Cells, RowValues
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
@@ -89,6 +90,17 @@ def execute_plan(
     stats.full_scan = plan.full_scan
     try:
         for pplan in plan.periods:
+            if not needs_client:  # no residual: project the partition's cells, decode tuples
+                decoder = PartitionDecoder(sdef, pplan.period)
+                for _, values in _projected_rows(catalog, pplan, stats, _batch_size(limit),
+                                                 decoder.columns):
+                    if limit is not None and len(out) >= limit:
+                        return out
+                    stats.rows_fetched += 1
+                    part = decoder.decode(values)
+                    if part is not None:
+                        out.append(part)
+                continue
             for _, cells in _rows(catalog, pplan, stats, _batch_size(limit)):
                 if limit is not None and len(out) >= limit:
                     return out
@@ -127,6 +139,32 @@ def _rows(
             stats.scans += 1
             yield from table.scan(start=scan.start, stop=scan.stop, filter=scan.filter,
                                   batch_size=batch_size)
+
+    yield from heapq.merge(got, scanned(), key=lambda item: item[0])
+
+
+def _projected_rows(
+    catalog: Catalog, plan: PeriodPlan, stats: QueryStats, batch_size: int,
+    columns: tuple[bytes, ...],
+) -> Iterator[RowValues]:
+    """:func:`_rows` projected on ``columns``: unfiltered scans use ``scan_columns``."""
+    table = catalog.rows.partitions
+    got: list[RowValues] = []
+    if plan.gets:
+        stats.gets += len(plan.gets)
+        found = table.get_many(list(plan.gets), list(columns))
+        got = sorted((key, tuple(map(cells.get, columns))) for key, cells in found.items())
+
+    def scanned() -> Iterator[RowValues]:
+        for scan in plan.scans:
+            stats.scans += 1
+            if scan.filter is None:
+                yield from table.scan_columns(columns, scan.start, scan.stop,
+                                              batch_size=batch_size)
+                continue
+            for key, cells in table.scan(start=scan.start, stop=scan.stop, filter=scan.filter,
+                                         batch_size=batch_size):
+                yield key, tuple(map(cells.get, columns))
 
     yield from heapq.merge(got, scanned(), key=lambda item: item[0])
 
