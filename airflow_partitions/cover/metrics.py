@@ -1,0 +1,147 @@
+"""Coverage metrics: what a dashboard graphs about a fact, computed from a cover and timelines.
+
+Why pure: the sensor, the trigger and the ``metrics`` command publish the same numbers, and the
+numbers are tested here without Airflow or a store; the Airflow layer only sends them
+(``airflow_partitions.hooks.metrics``).
+
+- **covered fraction** (per fact): covered time over requested time, in ``[0, 1]``;
+- **missing partitions** (per fact): for each missing range, how many partitions of the finest
+  period registering would fill it (the first ``needed`` entry, finest first); 0 when coverable;
+- **lateness** (per storage): ``now`` minus the end of the storage's latest registered partition
+  (of the cover's time column, over all its periods); negative when that partition ends in the
+  future, absent when the storage has no partition.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from airflow_partitions.cover.model import Cover
+from airflow_partitions.errors import InvalidInput
+from airflow_partitions.timelines import PartitionTimeline
+
+#: Metric names, one prefix so that a dashboard finds all of them.
+COVERED_FRACTION: Final = "partitions.coverage.fraction"
+MISSING_PARTITIONS: Final = "partitions.coverage.missing"
+LATENESS_SECONDS: Final = "partitions.lateness_seconds"
+
+
+@dataclass(frozen=True)
+class Gauge:
+    """One gauge to send: a metric name, its value and its tags."""
+
+    name: str
+    value: float
+    tags: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class StorageLateness:
+    """How far one storage is behind ``now``: ``None`` values when it has no partition."""
+
+    storage: str
+    latest_end: dt.datetime | None
+    seconds: float | None
+
+
+@dataclass(frozen=True)
+class CoverageMetrics:
+    """The metric values of one fact and range at one instant."""
+
+    fact: str
+    start: dt.datetime
+    end: dt.datetime
+    now: dt.datetime
+    covered_fraction: float
+    missing_partitions: int
+    lateness: tuple[StorageLateness, ...]
+
+    def gauges(self) -> list[Gauge]:
+        """The gauges to publish: fraction and missing tagged by fact, lateness by fact and
+        storage (a storage without partitions has no lateness gauge).
+
+        >>> import pendulum
+        >>> t = pendulum.datetime(2024, 1, 1, 6, tz="UTC")
+        >>> m = CoverageMetrics("events", t, t, t, 0.5, 3,
+        ...                     (StorageLateness("raw", t.subtract(hours=1), 3600.0),))
+        >>> [(g.name, g.value, dict(g.tags)) for g in m.gauges()]  # doctest: +NORMALIZE_WHITESPACE
+        [('partitions.coverage.fraction', 0.5, {'fact': 'events'}),
+         ('partitions.coverage.missing', 3, {'fact': 'events'}),
+         ('partitions.lateness_seconds', 3600.0, {'fact': 'events', 'storage': 'raw'})]
+        """
+        fact = {"fact": self.fact}
+        out = [
+            Gauge(COVERED_FRACTION, self.covered_fraction, fact),
+            Gauge(MISSING_PARTITIONS, self.missing_partitions, fact),
+        ]
+        out.extend(
+            Gauge(LATENESS_SECONDS, late.seconds, {**fact, "storage": late.storage})
+            for late in self.lateness
+            if late.seconds is not None
+        )
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"fact", "start", "end", "now", "covered_fraction", "missing_partitions",
+        "lateness": [{"storage", "latest_end", "seconds"}]}`` (instants as ISO text)."""
+        return {
+            "fact": self.fact,
+            "start": self.start.isoformat(),
+            "end": self.end.isoformat(),
+            "now": self.now.isoformat(),
+            "covered_fraction": self.covered_fraction,
+            "missing_partitions": self.missing_partitions,
+            "lateness": [
+                {
+                    "storage": late.storage,
+                    "latest_end": None if late.latest_end is None else late.latest_end.isoformat(),
+                    "seconds": late.seconds,
+                }
+                for late in self.lateness
+            ],
+        }
+
+
+def missing_partitions(cover: Cover) -> int:
+    """The finest-period partitions that would fill the cover's missing ranges.
+
+    A missing range whose ``needed`` list is empty (no partition fits without overlapping the
+    cover) adds nothing: no registration of a partition of the request's periods fills it.
+    """
+    return sum(gap.needed[0].total for gap in cover.missing if gap.needed)
+
+
+def latest_end(timelines: Iterable[PartitionTimeline]) -> dt.datetime | None:
+    """The end of the latest partition over these timelines (one storage's periods)."""
+    ends = [latest.end for latest in (t.latest() for t in timelines) if latest is not None]
+    return max(ends, default=None)
+
+
+def coverage_metrics(
+    cover: Cover,
+    timelines: Mapping[str, Iterable[PartitionTimeline]],
+    now: dt.datetime,
+) -> CoverageMetrics:
+    """The metrics of ``cover`` at ``now``; ``timelines`` maps each storage to its timelines of
+    the cover's time column (one per period), and gives the lateness rows in its order."""
+    if cover.fact is None:
+        raise InvalidInput("coverage metrics need the cover of a fact")
+    if now.tzinfo is None:
+        raise InvalidInput(f"coverage metrics: now {now.isoformat()} has no UTC offset")
+    lateness = []
+    for storage, storage_timelines in timelines.items():
+        end = latest_end(storage_timelines)
+        seconds = None if end is None else (now - end).total_seconds()
+        lateness.append(StorageLateness(storage, end, seconds))
+    return CoverageMetrics(
+        fact=cover.fact,
+        start=cover.start,
+        end=cover.end,
+        now=now,
+        covered_fraction=min(max(cover.covered_fraction, 0.0), 1.0),
+        missing_partitions=missing_partitions(cover),
+        lateness=tuple(lateness),
+    )
