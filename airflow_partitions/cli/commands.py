@@ -16,6 +16,7 @@ from airflow_partitions.cli import (
     coverage,
     definitions,
     filters,
+    metrics,
     partitions,
     planning,
     staleness,
@@ -24,7 +25,8 @@ from airflow_partitions.cli import (
 
 #: In the order their commands appear in ``airflow-partitions --help``.
 COMMAND_MODULES: tuple[ModuleType, ...] = (
-    definitions, partitions, timelines, coverage, staleness, planning, backfill, filters,
+    definitions, partitions, timelines, coverage, metrics, staleness, planning, backfill,
+    filters,
 )
 
 __all__ = ["COMMAND_MODULES"]

@@ -37,6 +37,16 @@ class Gauge:
     value: float
     tags: Mapping[str, str]
 
+    @property
+    def flat_name(self) -> str:
+        """The name with the tag values in it, for StatsD without tags (Airflow's "legacy
+        names" style; a ``.`` inside a value becomes ``__`` to keep the hierarchy).
+
+        >>> Gauge("partitions.lateness_seconds", 1.0, {"fact": "ev", "storage": "a.b"}).flat_name
+        'partitions.lateness_seconds.ev.a__b'
+        """
+        return ".".join([self.name, *(v.replace(".", "__") for v in self.tags.values())])
+
 
 @dataclass(frozen=True)
 class StorageLateness:

@@ -1,7 +1,8 @@
 """``PartitionCoverageSensor``: wait until registered partitions cover ``[start, end)``.
 
 Each poke makes one cache check (``catalog.fact_state``: one round trip when warm) and computes
-the cover only when the fact's generation changed since the last poke of this process. Success
+the cover only when the fact's generation changed since the last poke of this process. Each poke
+also publishes the coverage metrics when Airflow's metrics are on (docs/observability.md). Success
 returns the verified cover (``Cover.to_json()``) as the task's XCom return value.
 """
 
@@ -26,6 +27,7 @@ from airflow_partitions.catalog.coverage_watch import CoverageWatch
 from airflow_partitions.cover import Cover, CoverRequest, missing_list, status_line, to_instant
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
+from airflow_partitions.hooks.metrics import publish_coverage
 from airflow_partitions.kv import StoreUnavailable
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
 
@@ -110,13 +112,15 @@ class PartitionCoverageSensor(BaseSensorOperator):
         if self._watch is None:
             self._watch = CoverageWatch(self.request)
         try:
-            cover = self._watch.check(self.hook.get_conn())
+            catalog = self.hook.get_conn()
+            cover = self._watch.check(catalog)
         except StoreUnavailable as exc:
             self.log.warning("partition catalog unreachable, will retry: %s", exc)
             return False
         except InvalidInput as exc:  # unknown fact, misaligned range, ...: waiting cannot help
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
         self.log.info("%s", status_line(cover))
+        publish_coverage(catalog, self.request, cover)  # no-op unless Airflow metrics are on
         if cover.coverable:
             return PokeReturnValue(is_done=True, xcom_value=cover.to_json())
         return False

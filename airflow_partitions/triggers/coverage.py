@@ -7,6 +7,8 @@ hook is shared by every trigger of the triggerer, and so is its timeline cache.
 Events (a dict): ``{"status": "success", "covered_fraction", "partitions", "deadline"}``,
 ``{"status": "timeout", "missing": [...], "deadline"}`` or ``{"status": "error", "message"}``.
 The sensor re-verifies the cover on ``success`` before it succeeds (DESIGN.md invariant 1).
+When the picture changes, the trigger logs it and publishes the coverage metrics (a no-op unless
+Airflow's metrics are on; docs/observability.md).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from airflow_partitions.catalog.coverage_watch import CoverageWatch
 from airflow_partitions.cover import CoverRequest, missing_list, status_line, to_instant
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook, shared_catalog
+from airflow_partitions.hooks.metrics import publish_coverage
 from airflow_partitions.kv import StoreUnavailable
 
 
@@ -87,6 +90,7 @@ class PartitionCoverageTrigger(BaseTrigger):
                 if line != last_line:  # one line per change, not one per poll
                     self.log.info("%s", line)
                     last_line = line
+                    await asyncio.to_thread(publish_coverage, catalog, request, cover)
                 if cover.coverable:
                     yield _event({
                         "status": "success",
