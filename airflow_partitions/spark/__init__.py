@@ -16,16 +16,25 @@ from airflow_partitions.spark.manifest import (
     load_manifest,
     write_manifest,
 )
-from airflow_partitions.spark.reader import SOURCE_COLUMNS, read_manifest
+from airflow_partitions.spark.reader import (
+    SOURCE_COLUMNS,
+    EmptyLocation,
+    MissingLocation,
+    PartitionDataError,
+    read_manifest,
+)
 
 __all__ = [
     "MANIFEST_ARG",
     "MANIFEST_CONF",
     "MANIFEST_VERSION",
     "SOURCE_COLUMNS",
+    "EmptyLocation",
     "Manifest",
     "ManifestError",
     "ManifestPartition",
+    "MissingLocation",
+    "PartitionDataError",
     "UnsupportedManifestVersion",
     "build_manifest",
     "load_manifest",
