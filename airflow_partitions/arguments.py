@@ -9,7 +9,7 @@ in one line like any other bad input. Pure and at the bottom of the import graph
 
 from __future__ import annotations
 
-import unicodedata
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -125,13 +125,15 @@ def require_value_maps(what: str, value: Any) -> list[Mapping[str, Any]]:
     return items
 
 
+#: Unicode category Cc is exactly these code points (tests hold it to ``unicodedata``).
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def control_character(value: str) -> str | None:
     """The first control character (NUL, newline, DEL, ...) in ``value``, shown, or None.
 
     >>> control_character("/data/a\\nb")
     "'\\\\n'"
     """
-    for char in value:
-        if unicodedata.category(char) == "Cc":
-            return repr(char)
-    return None
+    found = _CONTROL.search(value)  # one regex pass: bulk registrations check every value
+    return None if found is None else repr(found.group())

@@ -273,6 +273,7 @@ class Catalog:
         thousands fails the batch, not half of it.
         """
         batch = require_value_maps("partition values", values)
+        period = UpdatePeriod.of(period)
         seen: dict[bytes, PartitionSpec] = {}
         for item in batch:
             spec, typed = make_spec(sdef, period, item)

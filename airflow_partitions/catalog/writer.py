@@ -74,6 +74,11 @@ STEP_HOOKS: list[Callable[[str], None]] = []
 #: each; beyond it, one scan of the period is cheaper.
 _PROBE_LIMIT: Final = 16
 
+#: Partitions per run of the register protocol in a bulk call (rows, timelines, generation).
+BULK_CHUNK: Final = 50_000
+#: Rows per ``put_many`` round trip of a register.
+PUT_BATCH: Final = 5_000
+
 #: A partition to write: its validated spec and its row key.
 KeyedSpec = tuple[PartitionSpec, bytes]
 
@@ -122,8 +127,33 @@ def register(
     ``inputs`` is the encoded lineage (``p:in``) to record, None to leave it as it is. A live
     row at the same location with the same lineage is left alone unless ``restate``; any other
     rewrite of an existing row bumps its version (``p:ver``) in the same row put.
+
+    A bulk call runs the protocol once per chunk of :data:`BULK_CHUNK` partitions (rows, then
+    one timeline update per time column, then the generation), so memory stays bounded by the
+    chunk and every crash step keeps its meaning; conflicts are checked for every chunk first.
     """
-    existing = read_states(rows, [key for _, key in specs], [LOC, STATE, VERSION, INPUTS])
+    chunks = [specs[i : i + BULK_CHUNK] for i in range(0, len(specs), BULK_CHUNK)] or [specs]
+    states: dict[bytes, Cells] | None = None
+    if len(chunks) == 1:
+        states = read_states(rows, [key for _, key in specs], [LOC, STATE, VERSION, INPUTS])
+        _check_conflicts(sdef, specs, locations, states, overwrite)
+    elif not overwrite:
+        for chunk in chunks:
+            _check_conflicts(sdef, chunk, locations,
+                             read_states(rows, [key for _, key in chunk]), overwrite)
+    changed, restated = 0, list[Mapping[str, str]]()
+    for chunk in chunks:
+        existing = states if states is not None else read_states(
+            rows, [key for _, key in chunk], [LOC, STATE, VERSION, INPUTS])
+        result = _register_chunk(rows, sdef, period, chunk, locations, existing,
+                                 restate=restate, inputs=inputs)
+        changed += result.changed
+        restated += result.restated
+    return WriteResult(changed, len(specs) - changed, tuple(restated))
+
+
+def _check_conflicts(sdef: StorageDef, specs: Sequence[KeyedSpec], locations: Mapping[bytes, str],
+                     existing: Mapping[bytes, Cells], overwrite: bool) -> None:
     conflicts = [
         f"{spec.value_map} at {existing[key][LOC].decode()!r}"
         for spec, key in specs
@@ -135,6 +165,14 @@ def register(
             f"{len(conflicts)} partition(s) of {sdef.name!r} are registered elsewhere, e.g. "
             f"{conflicts[0]}; pass overwrite=True (--overwrite) to move them"
         )
+
+
+def _register_chunk(
+    rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, specs: Sequence[KeyedSpec],
+    locations: Mapping[bytes, str], existing: Mapping[bytes, Cells], *, restate: bool,
+    inputs: bytes | None,
+) -> WriteResult:
+    """The register protocol for one chunk: rows, timelines, generation (see the module)."""
     now = str(int(time.time())).encode()
     writes = []
     restated: list[Mapping[str, str]] = []
@@ -157,10 +195,11 @@ def register(
         writes.append((key, cells))
     crash_point("register:before-rows")
     if writes:
-        rows.partitions.put_many(writes)
+        rows.partitions.put_many(writes, batch_size=PUT_BATCH)
     crash_point("register:after-rows")
     for column in sdef.time_columns:
-        ordinals = {period.parse_ordinal(spec.value_map[column], sdef.tz) for spec, _ in specs}
+        index = sdef.column_names.index(column)
+        ordinals = {period.parse_ordinal(spec.values[index][1], sdef.tz) for spec, _ in specs}
         update_timeline(rows, sdef, period, column, add=ordinals)
         crash_point("register:after-timeline")
     _withdraw_dropped(rows, sdef, period, specs)

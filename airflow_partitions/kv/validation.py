@@ -88,13 +88,21 @@ def check_column_specs(columns: Iterable[bytes] | None) -> tuple[bytes, ...] | N
     return specs
 
 
+#: Column names already checked (bytes are immutable, so a good name stays good); bounded.
+_GOOD_COLUMNS: set[bytes] = set()
+_GOOD_COLUMNS_MAX = 65_536
+
+
 def check_cells(cells: Mapping[bytes, bytes]) -> dict[bytes, bytes]:
     """Cells to write: ``{b"family:qualifier": value}``."""
     if not isinstance(cells, Mapping):
         raise InvalidArgument(f"cells must be a mapping, got {type(cells).__name__}")
     checked: dict[bytes, bytes] = {}
     for column, value in cells.items():
-        check_column(column)
+        if column not in _GOOD_COLUMNS:  # bulk writes repeat a few column names a million times
+            check_column(column)
+            if len(_GOOD_COLUMNS) < _GOOD_COLUMNS_MAX:
+                _GOOD_COLUMNS.add(column)
         if not isinstance(value, bytes):
             raise InvalidArgument(f"value of {column!r} must be bytes, got {type(value).__name__}")
         checked[column] = value

@@ -30,6 +30,7 @@ from airflow_partitions.errors import (
     MisalignedTime,
     WrongType,
 )
+from airflow_partitions.periods.fast_parse import fast_ordinal
 from airflow_partitions.periods.zones import (
     _CYCLE_DAYS,
     _EPOCH,
@@ -124,6 +125,9 @@ class UpdatePeriod(enum.Enum):
         """Look a period up by name, case-insensitively, with a readable error."""
         if isinstance(name, UpdatePeriod):
             return name
+        found = _BY_NAME.get(name) if isinstance(name, str) else None
+        if found is not None:  # the common case, without building the error's list
+            return found
         names = ", ".join(p.name for p in cls)
         if not isinstance(name, str):
             raise WrongType(f"an update period must be one of {names} (a name or an "
@@ -374,6 +378,12 @@ class UpdatePeriod(enum.Enum):
     def parse_ordinal(self, value: str, tz: TzLike | None = None) -> int:
         """The ordinal of the partition named by ``value``; strict, typed errors."""
         zone_ = zone(tz)
+        fast = fast_ordinal(self.value, value, zone_)  # same answers, no error wording
+        return fast if fast is not None else self.strict_ordinal(value, zone_)
+
+    def strict_ordinal(self, value: str, tz: TzLike | None = None) -> int:
+        """:meth:`parse_ordinal` without its fast path (the reference it is tested against)."""
+        zone_ = zone(tz)
         if not isinstance(value, str):
             raise InvalidPartitionValue(
                 f"{self.name} value must be a string, not {shown(value)}"
@@ -460,3 +470,7 @@ def _end_ordinal(period: UpdatePeriod, tz: dt.tzinfo) -> int:
         return period.calendar_ordinal(dt.date(9999, 12, 31)) + 1
     return period._wall_ordinal(dt.datetime(10000 - 400, 1, 1), tz, None,
                                 period._spec.end_text) + period._spec.cycle
+
+
+#: Exact names, the fast path of :meth:`UpdatePeriod.of`.
+_BY_NAME: Final[dict[str, UpdatePeriod]] = {p.name: p for p in UpdatePeriod}

@@ -1,0 +1,70 @@
+"""The fast value parser (issue 18) answers exactly as the strict one, or leaves it to it."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from airflow_partitions.errors import InvalidInput
+from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.periods.fast_parse import fast_ordinal
+from airflow_partitions.periods.zones import zone
+
+ZONES = ["UTC", "Europe/Berlin", "Asia/Kolkata", "America/New_York"]
+digits = st.integers(0, 99).map(lambda n: f"{n:02d}")
+years = st.sampled_from(["0000", "0001", "1970", "2015", "2016", "9999", "10000", "0999", "٢٠١٥"])
+separators = st.sampled_from(["-", "-", "-", "-Q", "-W", "_", ""])
+
+
+@st.composite
+def values(draw: st.DrawFn) -> str:
+    """Near-valid values: every format's shape, with fields in and out of range."""
+    parts = [draw(years)]
+    for _ in range(draw(st.integers(0, 5))):
+        parts.append(draw(separators) + draw(digits | st.sampled_from(["1", "4", "5", "123"])))
+    text = "".join(parts)
+    return text + draw(st.sampled_from(["", "", "", "+01:00", "-05:00", "+00:00", " "]))
+
+
+def strict(period: UpdatePeriod, value: str, tz: str) -> int | type[Exception]:
+    try:
+        return period.strict_ordinal(value, tz)
+    except InvalidInput as exc:
+        return type(exc)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(period=st.sampled_from(list(UpdatePeriod)), value=values(), tz=st.sampled_from(ZONES))
+def test_fast_path_equals_the_strict_parser(period: UpdatePeriod, value: str, tz: str) -> None:
+    expected = strict(period, value, tz)
+    fast = fast_ordinal(period.value, value, zone(tz))
+    if fast is not None:
+        assert fast == expected
+    try:
+        got: int | type[Exception] = period.parse_ordinal(value, tz)
+    except InvalidInput as exc:
+        got = type(exc)
+    assert got == expected
+
+
+@pytest.mark.parametrize(("period", "value"), [
+    ("HOURLY", "2015-01-29-06"), ("MINUTELY", "2016-02-29-23-59"),
+    ("SECONDLY", "0001-01-01-00-00-00"),
+    ("DAILY", "9999-12-31"), ("MONTHLY", "2015-12"), ("QUARTERLY", "2015-Q4"), ("YEARLY", "2015"),
+])
+def test_common_values_take_the_fast_path(period: str, value: str) -> None:
+    p = UpdatePeriod.of(period)
+    assert fast_ordinal(period, value, zone("UTC")) == p.strict_ordinal(value, "UTC")
+
+
+def test_control_character_regex_is_unicode_category_cc() -> None:
+    """``arguments.control_character`` uses a regex (issue 18): the same set as ``Cc``."""
+    import sys
+    import unicodedata
+
+    from airflow_partitions.arguments import control_character
+
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        assert (control_character(char) is not None) == (unicodedata.category(char) == "Cc")
