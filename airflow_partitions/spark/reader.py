@@ -124,16 +124,22 @@ def _quoted(name: str) -> str:
 
 def _single_scan(spark: SparkSession, fmt: str, options: Mapping[str, str] | None,
                  parts: Sequence[ManifestPartition], include_source: bool) -> DataFrame | None:
-    """One scan over every location of ``parts``; None when files cannot be attributed."""
+    """One scan over every location of ``parts``; None when files cannot be attributed, or the
+    source lists no files or cannot load several paths at once (not a file source)."""
+    from pyspark.errors import AnalysisException
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
     paths = list(dict.fromkeys(p.location for p in parts))
     if unattributable(paths):
         return None
-    scan = _load(spark, fmt, options, parts, paths)
+    try:
+        scan = _load(spark, fmt, options, parts, paths)
+        file_path = scan.metadataColumn("_metadata")["file_path"]
+    except AnalysisException:
+        return None
     attribution = attribute(scan.inputFiles(), paths)
-    if attribution.unmatched:
+    if attribution.unmatched or not attribution.files:
         return None
     if empty := set(attribution.empty(paths)):
         raise EmptyLocation(f"no data files to read ({fmt}) in: "
@@ -159,7 +165,7 @@ def _single_scan(spark: SparkSession, fmt: str, options: Mapping[str, str] | Non
     ])
     files = F.broadcast(spark.createDataFrame(rows, schema))
 
-    source = scan.select("*", scan.metadataColumn("_metadata")["file_path"].alias(_FILE))
+    source = scan.select("*", file_path.alias(_FILE))
     joined = source.join(files, source[_FILE] == files[_KEY], "inner")
     lowered = {c.lower(): i for i, c in enumerate(added)}
     selected, replaced = [], set()
@@ -202,6 +208,8 @@ def read_manifest(
     the source columns only. A location that does not exist raises :class:`MissingLocation`, one
     without data files :class:`EmptyLocation`.
     """
+    if scan not in ("grouped", "per-location"):
+        raise ValueError(f"scan must be 'grouped' or 'per-location', got {scan!r}")
     loaded = manifest if isinstance(manifest, Manifest) else load_manifest(manifest)
     if not loaded.partitions:
         from pyspark.sql.types import StringType, StructField, StructType
@@ -218,11 +226,10 @@ def read_manifest(
         if scan == "grouped":
             frame = _single_scan(spark, fmt, options, parts, include_source)
             if frame is None:
-                log.warning("read_manifest: storage %r: files cannot be matched to locations "
-                            "exactly (globs, nested or re-qualified locations); reading its "
-                            "%d locations one by one", storage, len(parts))
-        elif scan != "per-location":
-            raise ValueError(f"scan must be 'grouped' or 'per-location', got {scan!r}")
+                log.warning("read_manifest: storage %r: one scan cannot attribute files to "
+                            "locations exactly (globs, nested or re-qualified locations, or "
+                            "not a file source); reading its %d locations one by one",
+                            storage, len(parts))
         frames.append(frame if frame is not None
                       else _per_location(spark, fmt, options, parts, include_source))
     return _union_all(frames)

@@ -158,3 +158,39 @@ def test_attribution_keys() -> None:
     assert spark_path_forms("file:///d/f") == ("file:///d/f", "file:/d/f")
     assert spark_path_forms("s3a://b/k") == ("s3a://b/k",)
     assert unattributable(["/a", "/a-b", "/a/c", "/x/*"]) == ["/a", "/a/c", "/x/*"]
+
+
+def test_bad_scan_value(spark: Any) -> None:
+    with pytest.raises(ValueError, match="scan must be"):
+        read_manifest(spark, manifest([]), scan="each")  # type: ignore[arg-type]
+
+
+def test_the_bundled_aggregate_job_over_raw_hours_and_a_rollup(spark: Any, tmp_path: Path
+                                                               ) -> None:
+    """events_aggregate reads raw HOURLY rows and a DAILY rollup through one manifest: two
+    scans, and the generator's totals."""
+    import datetime as dt
+
+    from airflow_partitions.spark.jobs.events_aggregate import aggregate
+    from airflow_partitions.spark.synthetic import events_for_hour, expected_totals, hours, totals
+
+    t0 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+    rows: list[dict[str, Any]] = []
+    for hour in hours(t0, t0 + dt.timedelta(hours=3)):
+        events = events_for_hour(hour)
+        value = hour.strftime("%Y-%m-%d-%H")
+        rows.append({"storage": "raw", "period": "HOURLY", "values": {"dt": value},
+                     "location": write(tmp_path / f"raw/{value}", region=[e.region for e in events],
+                                       amount_cents=[e.amount_cents for e in events])})
+    day = t0 + dt.timedelta(days=1)
+    rolled = totals(e for h in hours(day, day + dt.timedelta(days=1)) for e in events_for_hour(h))
+    rows.append({"storage": "rollup", "period": "DAILY", "values": {"dt": "2024-01-02"},
+                 "location": write(tmp_path / "rollup/2024-01-02", region=list(rolled),
+                                   events=[n for n, _ in rolled.values()],
+                                   amount_cents=[c for _, c in rolled.values()])})
+    result = aggregate(spark, manifest(rows))
+    assert file_scans(result) == 2
+    got = {r["region"]: (r["events"], r["amount_cents"]) for r in result.collect()}
+    want = expected_totals(t0, day + dt.timedelta(days=1),
+                           skip=list(hours(t0 + dt.timedelta(hours=3), day)))
+    assert got == want
