@@ -49,6 +49,7 @@ bench: venv
 	$(PY) benchmarks/filters.py --write docs/benchmarks-filters.md
 	$(PY) benchmarks/pruning.py --write docs/benchmarks-pruning.md
 	$(PY) benchmarks/bench_plan.py --write docs/benchmarks-plan.md
+	$(PY) benchmarks/bench_spark_read.py --write docs/benchmarks-spark_read.md
 	$(PY) benchmarks/collect.py
 
 clean: demo-clean
