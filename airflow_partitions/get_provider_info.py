@@ -16,6 +16,8 @@ INTEGRATION = "Airflow Partitions"
 DOCUMENTATION_URL = (
     "https://github.com/airflow-partitions/airflow-partitions/blob/main/README.md#documentation")
 CONN_TYPE = "partition_catalog"
+#: Also ``PartitionsPlugin.name`` (airflow_partitions/ui/plugin.py).
+PLUGIN_NAME = "airflow_partitions"
 
 _STRING_OR_NULL = {"type": ["string", "null"]}
 
@@ -119,5 +121,9 @@ def get_provider_info() -> dict[str, Any]:
                 },
                 "conn-fields": CONN_FIELDS,
             }
+        ],
+        # The Partitions view (airflow_partitions/ui): a FastAPI app and a UI navigation entry.
+        "plugins": [
+            {"name": PLUGIN_NAME, "plugin-class": "airflow_partitions.ui.plugin.PartitionsPlugin"}
         ],
     }

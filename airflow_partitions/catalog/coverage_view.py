@@ -1,0 +1,221 @@
+"""What the Partitions view draws: per (storage, period) lane, the stretches of a window.
+
+A *stretch* is a maximal run of partitions in one state, ``registered``, ``missing`` or
+``stale`` (registered, but built from inputs that changed since: :mod:`.staleness`). The
+stretches of a lane tile the partitions overlapping the window, in time order.
+
+Why ranges: everything here is computed from the timelines' maximal ranges
+(``ordinal_ranges(lo, hi)``), so a window over a million hourly partitions with a thousand holes
+costs about two thousand stretches, never a million partitions. No Airflow here: the UI
+(:mod:`airflow_partitions.ui`) only serves and draws this.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import pendulum
+
+from airflow_partitions.catalog.cache import FactState
+from airflow_partitions.catalog.staleness import StalePartition, overlap_window
+from airflow_partitions.cover import Cover, CoverRequest, status_line
+from airflow_partitions.errors import InvalidInput
+from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.timelines.base import OrdinalRange, difference_ranges, runs
+
+if TYPE_CHECKING:
+    from airflow_partitions.catalog.facade import Catalog
+
+REGISTERED: Final = "registered"
+MISSING: Final = "missing"
+STALE: Final = "stale"
+#: The window shown when a fact has no partition at all: the last day (UTC) before ``now``.
+EMPTY_WINDOW: Final = dt.timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """Partitions ``[first, end)`` (ordinals) of one lane, all in ``state``."""
+
+    state: str
+    first: int
+    end: int
+
+    def to_json(self, period: UpdatePeriod, tz: str) -> dict[str, Any]:
+        """``{"state", "start", "end", "first", "last", "partitions"}`` (values inclusive)."""
+        return {
+            "state": self.state,
+            "start": period.start_of(self.first, tz).isoformat(),
+            "end": period.start_of(self.end, tz).isoformat(),
+            "first": period.format_ordinal(self.first, tz),
+            "last": period.format_ordinal(self.end - 1, tz),
+            "partitions": self.end - self.first,
+        }
+
+
+@dataclass(frozen=True)
+class LaneView:
+    """One (storage, period) lane: its stretches over the window, and its totals."""
+
+    storage: str
+    period: UpdatePeriod
+    priority: int
+    stretches: tuple[Stretch, ...]
+
+    def count(self, state: str) -> int:
+        return sum(s.end - s.first for s in self.stretches if s.state == state)
+
+    def to_json(self, tz: str) -> dict[str, Any]:
+        return {
+            "storage": self.storage,
+            "period": self.period.name,
+            "priority": self.priority,
+            "registered": self.count(REGISTERED),
+            "missing": self.count(MISSING),
+            "stale": self.count(STALE),
+            "stretches": [s.to_json(self.period, tz) for s in self.stretches],
+        }
+
+
+def lane_stretches(present: Iterable[OrdinalRange], stale: Iterable[OrdinalRange],
+                   lo: int, hi: int) -> list[Stretch]:
+    """Tile ``[lo, hi)``: present ranges (minus stale ones) registered, the rest missing.
+
+    >>> [(s.state, s.first, s.end) for s in lane_stretches([(2, 5)], [(3, 4)], 0, 6)]
+    [('missing', 0, 2), ('registered', 2, 3), ('stale', 3, 4), ('registered', 4, 5), \
+('missing', 5, 6)]
+    """
+    have = list(present)
+    stale_in = [(max(b, lo), min(e, hi)) for b, e in stale if b < hi and e > lo]
+    out = [Stretch(REGISTERED, b, e) for b, e in difference_ranges(have, stale_in)]
+    out += [Stretch(STALE, b, e) for b, e in stale_in]
+    out += [Stretch(MISSING, b, e) for b, e in difference_ranges([(lo, hi)], have)]
+    return sorted(out, key=lambda s: s.first)
+
+
+def fact_extent(state: FactState, column: str) -> tuple[pendulum.DateTime, pendulum.DateTime]:
+    """From the first partition's start to the latest's end, over every lane of ``column``.
+
+    Why the finest lane's bounds are kept as they are: any partition start is aligned for the
+    periods that nest in it, so the cover of the extent needs no alignment.
+    """
+    tz = state.definition.tz
+    starts: list[pendulum.DateTime] = []
+    ends: list[pendulum.DateTime] = []
+    for storage in state.storages.values():
+        if column not in storage.definition.time_columns:
+            continue
+        for period in storage.definition.periods:
+            timeline = storage.timelines[(period, column)]
+            first, latest = timeline.first_ordinal(), timeline.latest_ordinal()
+            if first is not None and latest is not None:
+                starts.append(period.start_of(first, tz))
+                ends.append(period.start_of(latest + 1, tz))
+    if not starts:
+        end = pendulum.now(tz).start_of("day")
+        return end - EMPTY_WINDOW, end
+    return min(starts), max(ends)
+
+
+def stale_runs(stale: Iterable[StalePartition], column: str,
+               tz: str) -> dict[tuple[str, UpdatePeriod], list[OrdinalRange]]:
+    """Stale partitions grouped per (storage, period) as ordinal runs."""
+    ordinals: dict[tuple[str, UpdatePeriod], set[int]] = {}
+    for item in stale:
+        part = item.partition
+        period = UpdatePeriod.of(part.period)
+        value = part.values.get(column)
+        if value is not None:
+            ordinals.setdefault((part.storage, period), set()).add(
+                period.parse_ordinal(value, tz))
+    return {key: runs(sorted(found)) for key, found in ordinals.items()}
+
+
+def lanes(state: FactState, column: str, start: dt.datetime, end: dt.datetime,
+          stale: Mapping[tuple[str, UpdatePeriod], list[OrdinalRange]]) -> list[LaneView]:
+    """Every lane of ``column``, by storage name then coarsest period first."""
+    tz = state.definition.tz
+    out: list[LaneView] = []
+    for name, storage in sorted(state.storages.items()):
+        sdef = storage.definition
+        if column not in sdef.time_columns:
+            continue
+        for period in sorted(sdef.periods, reverse=True):
+            lo, hi = overlap_window(period, tz, start, end)
+            assert lo is not None and hi is not None
+            present = storage.timelines[(period, column)].ordinal_ranges(lo, hi)
+            out.append(LaneView(name, period, sdef.priority,
+                                tuple(lane_stretches(present, stale.get((name, period), ()),
+                                                     lo, hi))))
+    return out
+
+
+def cover_json(cover: Cover, tz: str) -> dict[str, Any]:
+    """The cover as runs (never one entry per partition) and its missing ranges."""
+    return {
+        "runs": [
+            {"storage": r.storage, "period": r.period.name, "partitions": r.count,
+             "start": r.period.start_of(r.first, tz).isoformat(),
+             "end": r.period.start_of(r.end, tz).isoformat()}
+            for r in cover.runs
+        ],
+        "missing": [{"start": m.start.isoformat(), "end": m.end.isoformat(),
+                     "text": m.describe()} for m in cover.missing],
+    }
+
+
+def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *,
+              time_column: str | None = None, with_stale: bool = True,
+              align: str | None = "outer") -> dict[str, Any]:
+    """The JSON of one fact's view over ``[start, end)`` (default: its whole extent).
+
+    The cover is the one the sensor computes from the cached timelines, not re-verified
+    against the partition rows (the sensor does that before it succeeds); its status line is
+    the sensor's, word for word.
+    """
+    state = catalog.fact_state(fact)
+    fdef = state.definition
+    column = time_column or fdef.time_columns[0]
+    if column not in fdef.time_columns:
+        raise InvalidInput(f"{column!r} is not a time column of fact {fact!r} "
+                           f"({', '.join(fdef.time_columns)})")
+    extent = fact_extent(state, column)
+    request = CoverRequest.of(fact, start if start is not None else extent[0],
+                              end if end is not None else extent[1], time_column=column,
+                              align=align)
+    cover = catalog.cover_with_partitions(request, verify=False).cover
+    stale = catalog.stale(fact, cover.start, cover.end, time_column=column) \
+        if with_stale else []
+    views = lanes(state, column, cover.start, cover.end, stale_runs(stale, column, fdef.tz))
+    return {
+        "fact": fact,
+        "tz": fdef.tz,
+        "time_column": column,
+        "time_columns": list(fdef.time_columns),
+        "start": cover.start.isoformat(),
+        "end": cover.end.isoformat(),
+        "extent": {"start": extent[0].isoformat(), "end": extent[1].isoformat()},
+        "status": status_line(cover),
+        "coverable": cover.coverable,
+        "covered_fraction": cover.covered_fraction,
+        "stale_checked": with_stale,
+        "cover": cover_json(cover, fdef.tz),
+        "lanes": [lane.to_json(fdef.tz) for lane in views],
+    }
+
+
+def facts_json(catalog: Catalog) -> list[dict[str, Any]]:
+    """Every fact with its time columns, zone and storages (definitions only: no timeline)."""
+    storages: dict[str, list[dict[str, Any]]] = {}
+    for sdef in catalog.list_storages():
+        storages.setdefault(sdef.fact, []).append(
+            {"name": sdef.name, "periods": [p.name for p in sdef.periods],
+             "priority": sdef.priority})
+    return [
+        {"name": f.name, "tz": f.tz, "time_columns": list(f.time_columns),
+         "storages": sorted(storages.get(f.name, []), key=lambda s: str(s["name"]))}
+        for f in sorted(catalog.list_facts(), key=lambda f: f.name)
+    ]

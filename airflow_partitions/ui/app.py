@@ -1,0 +1,91 @@
+"""The Partitions view's FastAPI app, mounted by the api-server at :data:`URL_PREFIX`.
+
+Routes (every one behind :func:`.auth.require_viewer`):
+
+* ``GET /api/facts``: the facts, their time columns, zones and storages;
+* ``GET /api/facts/{fact}?start=&end=&time_column=&stale=``: the stretches of every
+  (storage, period) lane over the range (default: the fact's whole history), the cover and its
+  status line (:func:`airflow_partitions.catalog.coverage_view.fact_view`);
+* ``GET /`` and ``GET /facts/{fact}``: the same as HTML pages.
+
+The catalog is opened the way every task opens it: ``PartitionCatalogHook`` (the
+``partitions_default`` connection, else ``$AIRFLOW_PARTITIONS_STORE``, else the sqlite file in
+``$AIRFLOW_HOME``), one shared catalog and timeline cache per api-server process. Routes are
+plain functions, so FastAPI runs the blocking catalog reads in its thread pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Final
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse
+
+from airflow_partitions.catalog.cache import UnknownFact
+from airflow_partitions.catalog.coverage_view import fact_view, facts_json
+from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.errors import InvalidInput
+from airflow_partitions.ui.auth import require_viewer
+from airflow_partitions.ui.page import fact_page, facts_page
+
+URL_PREFIX: Final = "/partitions"
+CatalogOpener = Callable[[], Catalog]
+
+
+def hook_catalog() -> Catalog:
+    """The catalog the hook resolves (imported late: only the api-server serves the app)."""
+    from airflow_partitions.hooks.catalog import PartitionCatalogHook
+
+    return PartitionCatalogHook().get_conn()
+
+
+def _catalog(request: Request) -> Catalog:
+    opener: CatalogOpener = request.app.state.open_catalog
+    return opener()
+
+
+CatalogDep = Annotated[Catalog, Depends(_catalog)]
+StartQuery = Annotated[str | None, Query(description="ISO-8601 start, included")]
+EndQuery = Annotated[str | None, Query(description="ISO-8601 end, excluded")]
+
+
+def _view(catalog: Catalog, fact: str, start: str | None, end: str | None,
+          time_column: str | None, stale: bool) -> dict[str, Any]:
+    try:
+        return fact_view(catalog, fact, start or None, end or None,
+                         time_column=time_column or None, with_stale=stale)
+    except UnknownFact as exc:
+        raise HTTPException(404, str(exc)) from exc
+    except InvalidInput as exc:  # a bad instant, a reversed range, an unknown column
+        raise HTTPException(400, str(exc)) from exc
+
+
+def create_app(open_catalog: CatalogOpener = hook_catalog) -> FastAPI:
+    """The app; ``open_catalog`` is the catalog's source (tests pass their own)."""
+    app = FastAPI(title="Airflow Partitions", dependencies=[Depends(require_viewer)],
+                  docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.open_catalog = open_catalog
+
+    @app.get("/api/facts")
+    def list_facts(catalog: CatalogDep) -> list[dict[str, Any]]:
+        return facts_json(catalog)
+
+    @app.get("/api/facts/{fact}")
+    def get_fact(catalog: CatalogDep, fact: str, start: StartQuery = None, end: EndQuery = None,
+                 time_column: str | None = None, stale: bool = True) -> dict[str, Any]:
+        return _view(catalog, fact, start, end, time_column, stale)
+
+    @app.get("/", response_class=HTMLResponse)
+    def facts_html(request: Request, catalog: CatalogDep) -> str:
+        return facts_page(facts_json(catalog), request.scope.get("root_path", ""))
+
+    @app.get("/facts/{fact}", response_class=HTMLResponse)
+    def fact_html(request: Request, catalog: CatalogDep, fact: str, start: StartQuery = None,
+                  end: EndQuery = None, time_column: str | None = None,
+                  stale: bool = True) -> str:
+        view = _view(catalog, fact, start, end, time_column, stale)
+        query = {k: v for k, v in request.query_params.items() if k not in ("start", "end")}
+        return fact_page(view, request.scope.get("root_path", ""), query)
+
+    return app

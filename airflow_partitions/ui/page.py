@@ -1,0 +1,205 @@
+"""Server-rendered HTML of the Partitions view: inline SVG lanes, a range form, zoom links.
+
+No build step and no script: the page is drawn from the JSON the API serves
+(:func:`airflow_partitions.catalog.coverage_view.fact_view`), one rectangle per stretch, and
+stretches narrower than a pixel that fall on an already drawn pixel of the same state are
+skipped, so a page never holds more rectangles than lanes times pixels. Every value is
+HTML-escaped (``esc``), including those in links.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import urllib.parse
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+WIDTH: Final = 960
+LABEL: Final = 190
+ROW: Final = 22
+COLORS: Final = {"registered": "#74c476", "missing": "#de2d26", "stale": "#fd8d3c",
+                 "cover": "#2171b5"}
+STYLE: Final = """
+body{font-family:system-ui,sans-serif;margin:1rem;color:#222}
+a{color:#2171b5}table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left}
+.status{padding:.5rem;border-left:4px solid #de2d26;background:#fdecea;font-family:monospace}
+.status.ok{border-color:#31a354;background:#edf8e9}
+.legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px}
+form input{width:16rem}.zoom a{margin-right:1rem}
+"""
+
+
+def esc(value: object) -> str:
+    """HTML-escape anything (quotes too: values end up in attributes)."""
+    return html.escape(str(value), quote=True)
+
+
+def page(title: str, body: str) -> str:
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>"
+            f"<style>{STYLE}</style></head><body>{body}</body></html>")
+
+
+def facts_page(facts: Iterable[Mapping[str, Any]], root: str) -> str:
+    """The list of facts, each linking to its view."""
+    rows = "".join(
+        f"<tr><td><a href='{esc(root)}/facts/{esc(urllib.parse.quote(f['name'], safe=''))}'>"
+        f"{esc(f['name'])}</a></td><td>{esc(', '.join(f['time_columns']))}</td>"
+        f"<td>{esc(f['tz'])}</td><td>"
+        + esc("; ".join(f"{s['name']} ({', '.join(s['periods'])})" for s in f["storages"]))
+        + "</td></tr>"
+        for f in facts
+    )
+    body = ("<h1>Partitions</h1><table><tr><th>fact</th><th>time columns</th><th>zone</th>"
+            f"<th>storages (periods)</th></tr>{rows}</table>")
+    return page("Partitions", body)
+
+
+def _instant(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text)
+
+
+class Scale:
+    """Instants of the window to x pixels of the drawing area."""
+
+    def __init__(self, start: dt.datetime, end: dt.datetime) -> None:
+        self.start = start
+        self.seconds = max((end - start).total_seconds(), 1e-6)
+
+    def x(self, instant: dt.datetime) -> float:
+        offset = (instant - self.start).total_seconds() / self.seconds
+        return LABEL + min(max(offset, 0.0), 1.0) * WIDTH
+
+
+def view_link(root: str, fact: str, query: Mapping[str, Any], **changes: Any) -> str:
+    """The view's URL with some query parameters changed (None removes one)."""
+    params = {k: v for k, v in {**query, **changes}.items() if v is not None}
+    path = f"{root}/facts/{urllib.parse.quote(fact, safe='')}"
+    return path + ("?" + urllib.parse.urlencode(params) if params else "")
+
+
+#: One rectangle to draw: (state, start, end, tooltip, link or None).
+Item = tuple[str, dt.datetime, dt.datetime, str, str | None]
+
+
+def _rects(items: Iterable[Item],
+           scale: Scale, y: int) -> str:
+    """Rectangles for (state, start, end, tooltip, link), one per pixel per state at most."""
+    out: list[str] = []
+    last: dict[str, int] = {}
+    for state, start, end, tip, href in items:
+        x0, x1 = scale.x(start), scale.x(end)
+        if x1 - x0 < 1:
+            pixel = int(x0)
+            if last.get(state) == pixel:
+                continue
+            last[state] = pixel
+            x0, x1 = float(pixel), pixel + 1.0
+        rect = (f"<rect x='{x0:.2f}' y='{y}' width='{x1 - x0:.2f}' height='{ROW - 6}' "
+                f"fill='{COLORS[state]}'><title>{esc(tip)}</title></rect>")
+        out.append(f"<a href='{esc(href)}'>{rect}</a>" if href else rect)
+    return "".join(out)
+
+
+def _zoom_to(root: str, fact: str, query: Mapping[str, Any], start: dt.datetime,
+             end: dt.datetime) -> str:
+    pad = (end - start) / 4
+    return view_link(root, fact, query, start=(start - pad).isoformat(),
+                     end=(end + pad).isoformat())
+
+
+def lanes_svg(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
+    """One lane per (storage, period), the cover lane, and a time axis."""
+    start, end = _instant(view["start"]), _instant(view["end"])
+    scale = Scale(start, end)
+    fact = view["fact"]
+    parts: list[str] = []
+    y = 4
+    for lane in view["lanes"]:
+        label = f"{lane['storage']} {lane['period']}"
+        parts.append(f"<text x='4' y='{y + 12}' font-size='12'>{esc(label)}</text>")
+        items: list[Item] = []
+        for s in lane["stretches"]:
+            s0, s1 = _instant(s["start"]), _instant(s["end"])
+            text = s["first"] if s["partitions"] == 1 else f"{s['first']}..{s['last']}"
+            tip = f"{s['state']} {lane['period']} {text} ({s['partitions']})"
+            href = None if s["state"] == "registered" else _zoom_to(root, fact, query, s0, s1)
+            items.append((s["state"], s0, s1, tip, href))
+        parts.append(_rects(items, scale, y))
+        y += ROW
+    cover_items: list[Item] = [("cover", _instant(r["start"]), _instant(r["end"]),
+                    f"cover {r['storage']} {r['period']} ({r['partitions']})", None)
+                   for r in view["cover"]["runs"]]
+    cover_items += [("missing", _instant(m["start"]), _instant(m["end"]), m["text"],
+                     _zoom_to(root, fact, query, _instant(m["start"]), _instant(m["end"])))
+                    for m in view["cover"]["missing"]]
+    parts.append(f"<text x='4' y='{y + 12}' font-size='12' font-weight='bold'>cover</text>")
+    parts.append(_rects(sorted(cover_items, key=lambda i: i[1]), scale, y))
+    y += ROW
+    for i in range(5):
+        at = start + (end - start) * i / 4
+        anchor = "start" if i == 0 else "end" if i == 4 else "middle"
+        parts.append(f"<text x='{LABEL + WIDTH * i / 4:.0f}' y='{y + 10}' font-size='11' "
+                     f"text-anchor='{anchor}'>{esc(at.strftime('%Y-%m-%d %H:%M'))}</text>")
+    height = y + 16
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{LABEL + WIDTH + 10}' "
+            f"height='{height}' role='img'>{''.join(parts)}</svg>")
+
+
+def _zoom_links(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
+    start, end = _instant(view["start"]), _instant(view["end"])
+    span, fact = end - start, view["fact"]
+    mid = start + span / 2
+    links = {
+        "whole history": view_link(root, fact, query, start=None, end=None),
+        "zoom out ×4": view_link(root, fact, query, start=(mid - span * 2).isoformat(),
+                                 end=(mid + span * 2).isoformat()),
+        "zoom in ×4": view_link(root, fact, query, start=(mid - span / 8).isoformat(),
+                                end=(mid + span / 8).isoformat()),
+        "← earlier": view_link(root, fact, query, start=(start - span / 2).isoformat(),
+                               end=(end - span / 2).isoformat()),
+        "later →": view_link(root, fact, query, start=(start + span / 2).isoformat(),
+                             end=(end + span / 2).isoformat()),
+    }
+    return "<p class='zoom'>" + "".join(
+        f"<a href='{esc(href)}'>{esc(name)}</a>" for name, href in links.items()) + "</p>"
+
+
+def _range_form(view: Mapping[str, Any]) -> str:
+    columns = "".join(
+        f"<option{' selected' if c == view['time_column'] else ''}>{esc(c)}</option>"
+        for c in view["time_columns"])
+    checked = " checked" if view["stale_checked"] else ""
+    return (
+        "<form method='get'>"
+        f"<label>start <input name='start' value='{esc(view['start'])}'></label> "
+        f"<label>end <input name='end' value='{esc(view['end'])}'></label> "
+        f"<label>time column <select name='time_column'>{columns}</select></label> "
+        "<input type='hidden' name='stale' value='false'>"
+        f"<label><input type='checkbox' name='stale' value='true'{checked} "
+        "style='width:auto'> stale</label> <button>show</button></form>"
+    )
+
+
+def fact_page(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
+    """One fact: the range box (status line, what is missing), zoom links, lanes, totals."""
+    ok = " ok" if view["coverable"] else ""
+    missing = "".join(f"<li>{esc(m['text'])}</li>" for m in view["cover"]["missing"])
+    totals = "".join(
+        f"<tr><td>{esc(lane['storage'])}</td><td>{esc(lane['period'])}</td>"
+        f"<td>{lane['registered']:,}</td><td>{lane['missing']:,}</td><td>{lane['stale']:,}</td>"
+        f"<td>{len(lane['stretches']):,}</td></tr>" for lane in view["lanes"])
+    legend = "".join(f"<span style='background:{c}'></span>{esc(n)}" for n, c in COLORS.items())
+    body = (
+        f"<p><a href='{esc(root)}/'>Partitions</a> / {esc(view['fact'])} "
+        f"({esc(view['tz'])}, time column {esc(view['time_column'])})</p>"
+        f"<h1>{esc(view['fact'])}</h1>{_range_form(view)}"
+        f"<p class='status{ok}'>{esc(view['status'])}</p>"
+        + (f"<ul>{missing}</ul>" if missing else "")
+        + _zoom_links(view, root, query)
+        + f"<p class='legend'>{legend}</p>" + lanes_svg(view, root, query)
+        + "<h2>Lanes</h2><table><tr><th>storage</th><th>period</th><th>registered</th>"
+        f"<th>missing</th><th>stale</th><th>stretches</th></tr>{totals}</table>"
+        f"<p>history: {esc(view['extent']['start'])} → {esc(view['extent']['end'])}</p>"
+    )
+    return page(f"{view['fact']} · Partitions", body)
