@@ -1,0 +1,134 @@
+"""The Partitions view's app in-process (FastAPI's TestClient; issue 17).
+
+Auth is overridden here except where it is the subject; ``tests/e2e/test_ui_view.py`` runs the
+same app under a real api-server with Airflow's auth.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.cover import status_line
+from airflow_partitions.get_provider_info import PLUGIN_NAME, get_provider_info
+from airflow_partitions.ui.app import URL_PREFIX, create_app
+from airflow_partitions.ui.auth import require_viewer
+
+DAY = {"start": "2024-01-01T00:00:00+00:00", "end": "2024-01-02T00:00:00+00:00"}
+
+
+@pytest.fixture
+def client(events: Catalog) -> Iterator[TestClient]:
+    events.register("raw", "HOURLY", [{"dt": f"2024-01-01-{h:02d}", "region": "eu"}
+                                      for h in range(24) if h not in (5, 6)])
+    app = create_app(lambda: events)
+    app.dependency_overrides[require_viewer] = lambda: "tester"
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+def stretches(view: dict[str, Any], storage: str) -> list[tuple[str, str, str, int]]:
+    [lane] = [lane for lane in view["lanes"] if lane["storage"] == storage]
+    return [(s["state"], s["first"], s["last"], s["partitions"]) for s in lane["stretches"]]
+
+
+def test_facts(client: TestClient) -> None:
+    response = client.get("/api/facts")
+    assert response.status_code == 200
+    assert response.json() == [{
+        "name": "events", "tz": "UTC", "time_columns": ["dt"],
+        "storages": [{"name": "raw", "periods": ["HOURLY"], "priority": 0},
+                     {"name": "rollup", "periods": ["DAILY"], "priority": 5}],
+    }]
+
+
+def test_stretches_and_the_sensors_status_line(client: TestClient, events: Catalog) -> None:
+    view = client.get("/api/facts/events", params=DAY).json()
+    assert stretches(view, "raw") == [
+        ("registered", "2024-01-01-00", "2024-01-01-04", 5),
+        ("missing", "2024-01-01-05", "2024-01-01-06", 2),
+        ("registered", "2024-01-01-07", "2024-01-01-23", 17),
+    ]
+    assert stretches(view, "rollup") == [("missing", "2024-01-01", "2024-01-01", 1)]
+    assert view["status"] == status_line(events.cover("events", DAY["start"], DAY["end"]))
+    assert view["coverable"] is False
+    assert [m["start"] for m in view["cover"]["missing"]] == ["2024-01-01T05:00:00+00:00"]
+    assert [r["partitions"] for r in view["cover"]["runs"]] == [5, 17]
+
+
+def test_default_range_is_the_whole_history(client: TestClient) -> None:
+    view = client.get("/api/facts/events").json()
+    assert (view["start"], view["end"]) == (DAY["start"], DAY["end"])
+    assert view["extent"] == DAY
+
+
+def test_stale_stretches(client: TestClient, events: Catalog) -> None:
+    hours = [{"dt": f"2024-01-01-{h:02d}", "region": "eu"} for h in range(5)]
+    events.register("rollup", "DAILY", {"dt": "2024-01-01"}, inputs=[
+        {"storage": "raw", "period": "HOURLY", "values": v, "version": 1} for v in hours])
+    events.register("raw", "HOURLY", hours[0], restate=True)
+    view = client.get("/api/facts/events", params=DAY).json()
+    assert stretches(view, "rollup") == [("stale", "2024-01-01", "2024-01-01", 1)]
+    without = client.get("/api/facts/events", params={**DAY, "stale": "false"}).json()
+    assert stretches(without, "rollup") == [("registered", "2024-01-01", "2024-01-01", 1)]
+
+
+def test_zoom_to_hours_of_a_long_history(client: TestClient, events: Catalog) -> None:
+    """A window narrower than the history clips the lanes to the partitions overlapping it."""
+    view = client.get("/api/facts/events", params={
+        "start": "2024-01-01T04:00:00Z", "end": "2024-01-01T06:00:00Z"}).json()
+    assert stretches(view, "raw") == [("registered", "2024-01-01-04", "2024-01-01-04", 1),
+                                      ("missing", "2024-01-01-05", "2024-01-01-05", 1)]
+    assert view["status"].startswith("events [2024-01-01T04:00, 06:00): 50.0% covered")
+
+
+@pytest.mark.parametrize(("params", "status"), [
+    ({"start": "yesterday"}, 400),
+    ({"start": DAY["end"], "end": DAY["start"]}, 400),
+    ({"time_column": "nope"}, 400),
+])
+def test_bad_input_is_400(client: TestClient, params: dict[str, str], status: int) -> None:
+    response = client.get("/api/facts/events", params=params)
+    assert response.status_code == status, response.text
+    assert client.get("/facts/events", params=params).status_code == status
+
+
+def test_unknown_fact_is_404(client: TestClient) -> None:
+    assert client.get("/api/facts/nope").status_code == 404
+    assert client.get("/facts/nope").status_code == 404
+
+
+def test_pages(client: TestClient) -> None:
+    index = client.get("/")
+    assert index.status_code == 200 and "href='/facts/events'" in index.text
+    page = client.get("/facts/events", params=DAY).text
+    assert "<svg" in page and "missing 2024-01-01T05:00/07:00" in page
+    assert page.count("<rect") >= 4  # 3 raw stretches, 1 rollup, the cover's runs and gap
+
+
+def test_every_value_is_escaped(client: TestClient) -> None:
+    page = client.get("/facts/events", params={**DAY, "x": "<script>alert(1)</script>'"}).text
+    assert "<script>" not in page and "alert(1)</script>'" not in page
+
+
+def test_routes_need_an_airflow_user(events: Catalog) -> None:
+    """Without the override, a request without credentials never reaches the catalog."""
+    with TestClient(create_app(lambda: events)) as anonymous:
+        for path in ("/", "/api/facts", "/api/facts/events", "/facts/events"):
+            assert anonymous.get(path).status_code == 401
+
+
+def test_the_provider_declares_the_plugin() -> None:
+    [plugin] = get_provider_info()["plugins"]
+    module, _, name = plugin["plugin-class"].rpartition(".")
+    cls = getattr(importlib.import_module(module), name)
+    assert plugin["name"] == cls.name == PLUGIN_NAME
+    [app] = cls.fastapi_apps
+    assert app["url_prefix"] == URL_PREFIX
+    [view] = cls.external_views
+    assert view["href"] == f"{URL_PREFIX}/" and view["url_route"]
