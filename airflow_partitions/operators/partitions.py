@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
+from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.partition_values import (
     KEY_STYLES,
     expand_values,
@@ -25,9 +26,11 @@ from airflow_partitions.catalog.writer import WriteResult
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.operators.asset_events import emit_in_time_order, event_extra
+from airflow_partitions.operators.openlineage_facets import registration_lineage
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
+    from airflow.providers.openlineage.extractors import OperatorLineage
     from airflow.sdk import Context
 
     from airflow_partitions.catalog.facade import Catalog
@@ -58,6 +61,8 @@ class _PartitionsOperator(BaseOperator):
         self.values = values
         self.catalog_conn_id = catalog_conn_id
         self.partition_key = partition_key
+        #: The storage and the partitions the last run wrote (for OpenLineage).
+        self.written: tuple[StorageDef, list[dict[str, str]]] | None = None
 
     @cached_property
     def hook(self) -> PartitionCatalogHook:
@@ -68,6 +73,7 @@ class _PartitionsOperator(BaseOperator):
         raise NotImplementedError(f"{type(self).__name__} must define write()")
 
     def execute(self, context: Context) -> dict[str, Any]:
+        self.written = None
         catalog = self.hook.get_conn()
         try:
             sdef = catalog.get_storage(self.storage)
@@ -81,6 +87,7 @@ class _PartitionsOperator(BaseOperator):
             result = self.write(catalog, parts)
         except InvalidInput as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
+        self.written = (sdef, parts)
         self.log.info(
             "%s %s %s: %d partition(s), %d changed, %d already so (%s..%s)",
             self.action, self.storage, self.period, len(parts), result.changed,
@@ -156,6 +163,15 @@ class RegisterPartitionsOperator(_PartitionsOperator):
             self.log.info("lineage: %d input partition(s) from %s", len(self._inputs),
                           self.inputs_from)
         return super().execute(context)
+
+    def get_openlineage_facets_on_complete(
+            self, task_instance: Any) -> OperatorLineage[Any, Any] | None:
+        """The storage as the output dataset, with a subset facet listing exactly the
+        partitions registered (``None`` when none were, or without the OpenLineage provider)."""
+        if self.written is None:
+            return None
+        sdef, parts = self.written
+        return registration_lineage(sdef, self.period, parts, self.location or None)
 
     def write(self, catalog: Catalog, parts: list[dict[str, str]]) -> WriteResult:
         return catalog.register(self.storage, self.period, parts, location=self.location or None,

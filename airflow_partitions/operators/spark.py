@@ -24,6 +24,7 @@ from airflow_partitions.cover.skipped import skipped_text
 from airflow_partitions.defaults import default_manifest_dir, manifest_retention_days
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
+from airflow_partitions.operators.openlineage_facets import manifest_lineage
 from airflow_partitions.spark.manifest import (
     MANIFEST_ARG,
     MANIFEST_CONF,
@@ -34,6 +35,7 @@ from airflow_partitions.spark.manifest import (
 )
 
 if TYPE_CHECKING:
+    from airflow.providers.openlineage.extractors import OperatorLineage
     from airflow.sdk import Context
 
 
@@ -74,6 +76,10 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
     XCom under the key ``manifest``, and the partitions it lists, with their versions, under
     the key ``inputs`` (``[{storage, period, values, version}]``), which a
     ``RegisterPartitionsOperator(inputs_from=<this task>)`` records as the output's lineage.
+
+    With the OpenLineage provider installed (the ``lineage`` extra), the task's OpenLineage
+    events carry one input dataset per storage table read, with a subset facet listing exactly
+    the manifest's partitions (:meth:`get_openlineage_facets_on_complete`).
     """
 
     template_fields: Sequence[str] = (
@@ -126,6 +132,8 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         self.manifest_retention_days = manifest_retention_days
         self.catalog_conn_id = catalog_conn_id
         self.manifest_path: str | None = None
+        #: The manifest the job was launched on, kept for OpenLineage after its file is gone.
+        self.manifest: Manifest | None = None
 
     @cached_property
     def catalog_hook(self) -> PartitionCatalogHook:
@@ -193,7 +201,7 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         prefix = f"{ti.dag_id}.{ti.task_id}.{ti.run_id}.{ti.try_number}"
         directory = self.manifest_dir or default_manifest_dir()
         path = write_manifest(manifest, directory, prefix)
-        self.manifest_path = path
+        self.manifest_path, self.manifest = path, manifest
         self.log.info("manifest: %s (%d partition(s))", path, len(manifest.partitions))
         self.prune_old_files(directory, now=os.path.getmtime(path))
         args = [str(a) for a in (self.application_args or [])]
@@ -218,7 +226,17 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
             self.log.info("removed %d file(s) older than the retention from %s", len(old),
                           directory)
 
+    def get_openlineage_facets_on_complete(
+            self, task_instance: Any) -> OperatorLineage[Any, Any] | None:
+        """The storages the job read, each with exactly the manifest's partitions of it (the
+        pruned ones for ``PrunedSparkSubmitOperator``); ``None`` before a launch or without the
+        OpenLineage provider. Also what a failed task reports: the job was given those."""
+        if self.manifest is None:
+            return None
+        return manifest_lineage(self.manifest, self.catalog_hook.get_conn())
+
     def execute(self, context: Context) -> None:
+        self.manifest = None
         path = self.prepare_submit(context)
         super().execute(context)
         if not self.keep_manifest:  # the job read it; a failure above keeps it for a person
