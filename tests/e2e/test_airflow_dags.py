@@ -290,7 +290,8 @@ def test_asset_events_are_created_in_time_order_with_their_own_facts(
     for key, extra in rows:
         facts = json.loads(extra)["airflow_partitions"]
         assert facts["batch"] == {"keys": 6, "partitions": 12, "changed": 12, "unchanged": 0,
-                                  "first": keys[0], "last": keys[-1]}
+                                  "restated": 0, "first": keys[0], "last": keys[-1]}
         own = facts["by_key"][key]
         assert own["partitions"] == 2 and own["value"] == key[:10] + "-" + key[11:13]
+        assert own["restated"] is False
         assert own["start"] == key + "+00:00"
