@@ -23,7 +23,7 @@ from airflow_partitions.catalog.cache import FactState
 from airflow_partitions.catalog.staleness import StalePartition, overlap_window
 from airflow_partitions.cover import Cover, CoverRequest, status_line
 from airflow_partitions.errors import InvalidInput
-from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.periods import UpdatePeriod, zone
 from airflow_partitions.timelines.base import OrdinalRange, difference_ranges, runs
 
 if TYPE_CHECKING:
@@ -34,6 +34,45 @@ MISSING: Final = "missing"
 STALE: Final = "stale"
 #: The window shown when a fact has no partition at all: the last day (UTC) before ``now``.
 EMPTY_WINDOW: Final = dt.timedelta(days=1)
+#: How many missing ranges of the cover carry their text (the status line shows three).
+MISSING_DESCRIBED: Final = 20
+
+
+class Instants:
+    """Starts and values of one period's partitions in one zone, fast where that is exact.
+
+    Why: ``UpdatePeriod.start_of`` and ``format_ordinal`` build zone-aware pendulum instants,
+    some 40 µs a call; a page of two thousand stretches needs eight thousand of them. Fixed
+    periods (SECONDLY, MINUTELY, HOURLY) start at instants linear in the ordinal, so one anchor
+    and a step give them all; values are printed directly in UTC, where no wall-clock hour
+    repeats. Everything else goes through the period itself. Tests hold both paths equal.
+    """
+
+    #: How many of (month, day, hour, minute, second) each fixed period's value prints.
+    FIXED: Final = {UpdatePeriod.SECONDLY: 5, UpdatePeriod.MINUTELY: 4, UpdatePeriod.HOURLY: 3}
+
+    def __init__(self, period: UpdatePeriod, tz: str, anchor: int) -> None:
+        self.period, self.tz, self.anchor = period, tz, anchor
+        self.zone = zone(tz)
+        self.fixed = period in self.FIXED
+        if self.fixed:
+            t0 = period.start_of(anchor, tz).timestamp()
+            self.t0 = dt.datetime.fromtimestamp(t0, dt.UTC)  # plain datetimes from here on
+            self.step = dt.timedelta(seconds=period.start_of(anchor + 1, tz).timestamp() - t0)
+        self.utc = self.fixed and tz == "UTC"
+
+    def start(self, ordinal: int) -> dt.datetime:
+        if not self.fixed:
+            return self.period.start_of(ordinal, self.tz)
+        instant = self.t0 + self.step * (ordinal - self.anchor)
+        return instant if self.utc else instant.astimezone(self.zone)
+
+    def value(self, ordinal: int) -> str:
+        if not self.utc:
+            return self.period.format_ordinal(ordinal, self.tz)
+        i = self.t0 + self.step * (ordinal - self.anchor)
+        fields = (i.month, i.day, i.hour, i.minute, i.second)[:self.FIXED[self.period]]
+        return f"{i.year:04d}" + "".join(f"-{f:02d}" for f in fields)
 
 
 @dataclass(frozen=True)
@@ -44,14 +83,14 @@ class Stretch:
     first: int
     end: int
 
-    def to_json(self, period: UpdatePeriod, tz: str) -> dict[str, Any]:
+    def to_json(self, at: Instants) -> dict[str, Any]:
         """``{"state", "start", "end", "first", "last", "partitions"}`` (values inclusive)."""
         return {
             "state": self.state,
-            "start": period.start_of(self.first, tz).isoformat(),
-            "end": period.start_of(self.end, tz).isoformat(),
-            "first": period.format_ordinal(self.first, tz),
-            "last": period.format_ordinal(self.end - 1, tz),
+            "start": at.start(self.first).isoformat(),
+            "end": at.start(self.end).isoformat(),
+            "first": at.value(self.first),
+            "last": at.value(self.end - 1),
             "partitions": self.end - self.first,
         }
 
@@ -69,6 +108,7 @@ class LaneView:
         return sum(s.end - s.first for s in self.stretches if s.state == state)
 
     def to_json(self, tz: str) -> dict[str, Any]:
+        at = Instants(self.period, tz, self.stretches[0].first if self.stretches else 0)
         return {
             "storage": self.storage,
             "period": self.period.name,
@@ -76,7 +116,7 @@ class LaneView:
             "registered": self.count(REGISTERED),
             "missing": self.count(MISSING),
             "stale": self.count(STALE),
-            "stretches": [s.to_json(self.period, tz) for s in self.stretches],
+            "stretches": [s.to_json(at) for s in self.stretches],
         }
 
 
@@ -154,17 +194,30 @@ def lanes(state: FactState, column: str, start: dt.datetime, end: dt.datetime,
 
 
 def cover_json(cover: Cover, tz: str) -> dict[str, Any]:
-    """The cover as runs (never one entry per partition) and its missing ranges."""
+    """The cover as runs (never one entry per partition) and its missing ranges; the first
+    :data:`MISSING_DESCRIBED` missing ranges carry the sensor's text for them."""
+    instants: dict[UpdatePeriod, Instants] = {}
+    runs_out = []
+    for r in cover.runs:
+        at = instants.setdefault(r.period, Instants(r.period, tz, r.first))
+        runs_out.append({"storage": r.storage, "period": r.period.name, "partitions": r.count,
+                         "start": at.start(r.first).isoformat(),
+                         "end": at.start(r.end).isoformat()})
     return {
-        "runs": [
-            {"storage": r.storage, "period": r.period.name, "partitions": r.count,
-             "start": r.period.start_of(r.first, tz).isoformat(),
-             "end": r.period.start_of(r.end, tz).isoformat()}
-            for r in cover.runs
-        ],
+        "runs": runs_out,
         "missing": [{"start": m.start.isoformat(), "end": m.end.isoformat(),
-                     "text": m.describe()} for m in cover.missing],
+                     "text": m.describe() if i < MISSING_DESCRIBED else None}
+                    for i, m in enumerate(cover.missing)],
     }
+
+
+def covered_fraction(cover: Cover) -> float:
+    """``Cover.covered_fraction`` on plain timestamps (pendulum's differences are slow)."""
+    total = cover.end.timestamp() - cover.start.timestamp()
+    if total <= 0:
+        return 1.0
+    gaps = sum(m.end.timestamp() - m.start.timestamp() for m in cover.missing)
+    return (total - gaps) / total
 
 
 def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *,
@@ -200,7 +253,7 @@ def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *
         "extent": {"start": extent[0].isoformat(), "end": extent[1].isoformat()},
         "status": status_line(cover),
         "coverable": cover.coverable,
-        "covered_fraction": cover.covered_fraction,
+        "covered_fraction": covered_fraction(cover),
         "stale_checked": with_stale,
         "cover": cover_json(cover, fdef.tz),
         "lanes": [lane.to_json(fdef.tz) for lane in views],

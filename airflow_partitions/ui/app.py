@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Final
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 
 from airflow_partitions.catalog.cache import UnknownFact
 from airflow_partitions.catalog.coverage_view import fact_view, facts_json
@@ -71,10 +71,11 @@ def create_app(open_catalog: CatalogOpener = hook_catalog) -> FastAPI:
     def list_facts(catalog: CatalogDep) -> list[dict[str, Any]]:
         return facts_json(catalog)
 
-    @app.get("/api/facts/{fact}")
+    @app.get("/api/facts/{fact}", response_class=JSONResponse)
     def get_fact(catalog: CatalogDep, fact: str, start: StartQuery = None, end: EndQuery = None,
-                 time_column: str | None = None, stale: bool = True) -> dict[str, Any]:
-        return _view(catalog, fact, start, end, time_column, stale)
+                 time_column: str | None = None, stale: bool = True) -> JSONResponse:
+        # a JSONResponse as it is: FastAPI's encoder would walk every stretch again
+        return JSONResponse(_view(catalog, fact, start, end, time_column, stale))
 
     @app.get("/", response_class=HTMLResponse)
     def facts_html(request: Request, catalog: CatalogDep) -> str:

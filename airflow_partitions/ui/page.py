@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 WIDTH: Final = 960
@@ -78,26 +78,46 @@ def view_link(root: str, fact: str, query: Mapping[str, Any], **changes: Any) ->
     return path + ("?" + urllib.parse.urlencode(params) if params else "")
 
 
-#: One rectangle to draw: (state, start, end, tooltip, link or None).
-Item = tuple[str, dt.datetime, dt.datetime, str, str | None]
+#: One stretch to draw: (state, start, end, tooltip, link target or None).
+Item = tuple[str, dt.datetime, dt.datetime, str, tuple[dt.datetime, dt.datetime] | None]
+#: Drawing order: later states are drawn on top, so a one-hour hole in a century stays visible.
+LAYERS: Final = ("cover", "registered", "stale", "missing")
 
 
-def _rects(items: Iterable[Item],
-           scale: Scale, y: int) -> str:
-    """Rectangles for (state, start, end, tooltip, link), one per pixel per state at most."""
-    out: list[str] = []
-    last: dict[str, int] = {}
-    for state, start, end, tip, href in items:
+def _rects(items: Iterable[Item], scale: Scale, y: int, link: Callable[[dt.datetime,
+           dt.datetime], str]) -> str:
+    """Rectangles for the items, merged per state, never more than one per pixel and state.
+
+    A stretch at least a pixel wide is drawn full height and merges with a neighbour of its
+    state that it touches on screen (so registered stretches around sub-pixel holes become one
+    bar). A narrower one is a one-pixel tick in the lane's lower third, merged only with ticks
+    of the same pixel: a thousand one-hour holes in a century show as ticks over a registered
+    bar, not as a lane painted red. A merged rectangle keeps its first stretch's link and says
+    how many it stands for.
+    """
+    merged: dict[tuple[str, bool], list[list[Any]]] = {}
+    for state, start, end, tip, target in items:
         x0, x1 = scale.x(start), scale.x(end)
-        if x1 - x0 < 1:
-            pixel = int(x0)
-            if last.get(state) == pixel:
-                continue
-            last[state] = pixel
-            x0, x1 = float(pixel), pixel + 1.0
-        rect = (f"<rect x='{x0:.2f}' y='{y}' width='{x1 - x0:.2f}' height='{ROW - 6}' "
-                f"fill='{COLORS[state]}'><title>{esc(tip)}</title></rect>")
-        out.append(f"<a href='{esc(href)}'>{rect}</a>" if href else rect)
+        thin = x1 - x0 < 1
+        if thin:
+            x0 = float(int(x0))
+            x1 = x0 + 1
+        runs = merged.setdefault((state, thin), [])
+        if runs and (x0 < runs[-1][1] if thin else x0 <= runs[-1][1]):
+            runs[-1][1] = max(runs[-1][1], x1)
+            runs[-1][4] += 1
+        else:
+            runs.append([x0, x1, tip, target, 1])
+    out: list[str] = []
+    height = ROW - 6
+    for state in LAYERS:
+        for thin in (False, True):
+            top, tall = (y + height * 2 // 3, height - height * 2 // 3) if thin else (y, height)
+            for x0, x1, tip, target, count in merged.get((state, thin), ()):
+                more = f" and {count - 1:,} more {state} stretches here" if count > 1 else ""
+                rect = (f"<rect x='{x0:.2f}' y='{top}' width='{x1 - x0:.2f}' height='{tall}' "
+                        f"fill='{COLORS[state]}'><title>{esc(tip + more)}</title></rect>")
+                out.append(f"<a href='{esc(link(*target))}'>{rect}</a>" if target else rect)
     return "".join(out)
 
 
@@ -113,6 +133,10 @@ def lanes_svg(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> s
     start, end = _instant(view["start"]), _instant(view["end"])
     scale = Scale(start, end)
     fact = view["fact"]
+
+    def zoom(s0: dt.datetime, s1: dt.datetime) -> str:
+        return _zoom_to(root, fact, query, s0, s1)
+
     parts: list[str] = []
     y = 4
     for lane in view["lanes"]:
@@ -123,18 +147,19 @@ def lanes_svg(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> s
             s0, s1 = _instant(s["start"]), _instant(s["end"])
             text = s["first"] if s["partitions"] == 1 else f"{s['first']}..{s['last']}"
             tip = f"{s['state']} {lane['period']} {text} ({s['partitions']})"
-            href = None if s["state"] == "registered" else _zoom_to(root, fact, query, s0, s1)
-            items.append((s["state"], s0, s1, tip, href))
-        parts.append(_rects(items, scale, y))
+            target = None if s["state"] == "registered" else (s0, s1)
+            items.append((s["state"], s0, s1, tip, target))
+        parts.append(_rects(items, scale, y, zoom))
         y += ROW
     cover_items: list[Item] = [("cover", _instant(r["start"]), _instant(r["end"]),
                     f"cover {r['storage']} {r['period']} ({r['partitions']})", None)
                    for r in view["cover"]["runs"]]
-    cover_items += [("missing", _instant(m["start"]), _instant(m["end"]), m["text"],
-                     _zoom_to(root, fact, query, _instant(m["start"]), _instant(m["end"])))
+    cover_items += [("missing", _instant(m["start"]), _instant(m["end"]),
+                     m["text"] or f"missing {m['start']}/{m['end']}",
+                     (_instant(m["start"]), _instant(m["end"])))
                     for m in view["cover"]["missing"]]
     parts.append(f"<text x='4' y='{y + 12}' font-size='12' font-weight='bold'>cover</text>")
-    parts.append(_rects(sorted(cover_items, key=lambda i: i[1]), scale, y))
+    parts.append(_rects(sorted(cover_items, key=lambda i: i[1]), scale, y, zoom))
     y += ROW
     for i in range(5):
         at = start + (end - start) * i / 4
@@ -184,7 +209,11 @@ def _range_form(view: Mapping[str, Any]) -> str:
 def fact_page(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
     """One fact: the range box (status line, what is missing), zoom links, lanes, totals."""
     ok = " ok" if view["coverable"] else ""
-    missing = "".join(f"<li>{esc(m['text'])}</li>" for m in view["cover"]["missing"])
+    missing = "".join(f"<li>{esc(m['text'])}</li>" for m in view["cover"]["missing"]
+                      if m["text"])
+    more = len(view["cover"]["missing"]) - missing.count("<li>")
+    if more > 0:
+        missing += f"<li>... and {more:,} more missing ranges (zoom in to see them)</li>"
     totals = "".join(
         f"<tr><td>{esc(lane['storage'])}</td><td>{esc(lane['period'])}</td>"
         f"<td>{lane['registered']:,}</td><td>{lane['missing']:,}</td><td>{lane['stale']:,}</td>"
