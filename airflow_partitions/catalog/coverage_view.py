@@ -129,10 +129,13 @@ def lane_stretches(present: Iterable[OrdinalRange], stale: Iterable[OrdinalRange
 ('missing', 5, 6)]
     """
     have = list(present)
-    stale_in = [(max(b, lo), min(e, hi)) for b, e in stale if b < hi and e > lo]
+    absent = difference_ranges([(lo, hi)], have)
+    # stale is a kind of registered: a stale row the timeline does not advertise stays missing
+    stale_in = difference_ranges([(max(b, lo), min(e, hi)) for b, e in stale
+                                  if b < hi and e > lo], absent)
     out = [Stretch(REGISTERED, b, e) for b, e in difference_ranges(have, stale_in)]
     out += [Stretch(STALE, b, e) for b, e in stale_in]
-    out += [Stretch(MISSING, b, e) for b, e in difference_ranges([(lo, hi)], have)]
+    out += [Stretch(MISSING, b, e) for b, e in absent]
     return sorted(out, key=lambda s: s.first)
 
 
