@@ -44,6 +44,7 @@ bench: venv
 	$(PY) benchmarks/timelines.py --write docs/benchmarks-timelines.md
 	$(PY) benchmarks/kv.py --write docs/benchmarks-kv.md
 	$(PY) benchmarks/catalog.py --write docs/benchmarks-catalog.md
+	$(PY) benchmarks/catalog_scale.py --write docs/benchmarks-catalog_scale.md
 	$(PY) benchmarks/sparse_history.py --write docs/benchmarks-sparse_history.md
 	$(PY) benchmarks/cover.py --write docs/benchmarks-cover.md
 	$(PY) benchmarks/filters.py --write docs/benchmarks-filters.md

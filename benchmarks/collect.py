@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-ORDER = ["timelines", "kv", "catalog", "sparse_history", "cover", "filters", "pruning", "plan",
-         "spark_read"]
+ORDER = ["timelines", "kv", "catalog", "catalog_scale", "sparse_history", "cover", "filters",
+         "pruning", "plan", "spark_read"]
 HEADER = """# Benchmarks
 
 Measured on this project's machines (2 cores, shared and noisy): every ratio compares against a

@@ -16,14 +16,12 @@ from typing import TYPE_CHECKING
 from airflow_partitions.catalog import writer
 from airflow_partitions.catalog.fresh_cover import fresh_sources
 from airflow_partitions.catalog.model import Partition, StorageDef
-from airflow_partitions.catalog.rows import LOC, partition_from_cells, value_cell_column
+from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.cover import Cover, CoverPartition, CoverSource, compute_cover
 from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.cover.skipped import SkippedPartition
-from airflow_partitions.defaults import GET_BATCH
 from airflow_partitions.errors import InvalidInput, PartitionsError
 from airflow_partitions.keys import prefix_successor
-from airflow_partitions.kv.base import Cells
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
@@ -117,43 +115,29 @@ def _common_location(partitions: list[Partition]) -> str:
 def _read_rows(
     catalog: Catalog, defs: dict[str, StorageDef], cover: Cover, column: str
 ) -> dict[PartKey, list[Partition]]:
-    """Every registered row behind the cover: gets when the key is the time value alone, else
-    one range scan per run of consecutive values (the time column leads the key)."""
+    """Every registered row behind the cover: one range scan per run of consecutive values
+    when the time column leads the key (a run's rows are adjacent), else a scan of the period.
+
+    Why scans, even when the key is the time value alone: a run's rows are one key range, and
+    a projected scan of it (:class:`.row_decode.PartitionDecoder`) costs far less than a get
+    per partition (issue 18: a month of hours is one scan, not 744 keys in IN lists).
+    """
     found: dict[PartKey, list[Partition]] = {}
-    point_keys: dict[bytes, tuple[StorageDef, UpdatePeriod]] = {}
     for run in cover.runs:
         sdef = defs[run.storage]
-        first = run.period.format_ordinal(run.first, sdef.tz)
-        last = run.period.format_ordinal(run.end - 1, sdef.tz)
-        if sdef.column_names == (column,):
-            for ordinal in range(run.first, run.end):
-                value = run.period.format_ordinal(ordinal, sdef.tz)
-                key = catalog.rows.partition_key(sdef, run.period, (value,))
-                point_keys[key] = (sdef, run.period)
-            continue
+        decoder = PartitionDecoder(sdef, run.period)
         if sdef.column_names[0] == column:
+            first = run.period.format_ordinal(run.first, sdef.tz)
+            last = run.period.format_ordinal(run.end - 1, sdef.tz)
             low = catalog.rows.period_prefix(sdef, run.period, (first,))
             high = prefix_successor(catalog.rows.period_prefix(sdef, run.period, (last,)))
-            rows = catalog.rows.partitions.scan(start=low, stop=high)
+            parts = decoder.scan(catalog.rows.partitions, start=low, stop=high)
         else:
-            rows = catalog.rows.partitions.scan(prefix=catalog.rows.period_prefix(sdef, run.period))
-        for _, cells in rows:
-            _collect(catalog, found, sdef, run.period, column, cells)
-    keys = list(point_keys)
-    for i in range(0, len(keys), GET_BATCH):
-        for key, cells in catalog.rows.partitions.get_many(keys[i : i + GET_BATCH]).items():
-            sdef, period = point_keys[key]
-            _collect(catalog, found, sdef, period, column, cells)
+            parts = decoder.scan(catalog.rows.partitions,
+                                 prefix=catalog.rows.period_prefix(sdef, run.period))
+        for part in parts:
+            found.setdefault((sdef.name, run.period.name, part.values[column]), []).append(part)
     return found
-
-
-def _collect(catalog: Catalog, found: dict[PartKey, list[Partition]], sdef: StorageDef,
-             period: UpdatePeriod, column: str, cells: Cells) -> None:
-    if LOC not in cells:
-        return
-    value = cells.get(value_cell_column(column), b"").decode()
-    part = partition_from_cells(sdef, period, cells)
-    found.setdefault((sdef.name, period.name, value), []).append(part)
 
 
 def _repair(catalog: Catalog, defs: dict[str, StorageDef], column: str,

@@ -132,8 +132,9 @@ def plot_coverage(lanes: list[Lane], cover: Cover, path: str | Path,
     ax.xaxis_date()
     fig.autofmt_xdate()
     status = "coverable" if cover.coverable else f"{len(cover.missing)} missing range(s)"
+    count = sum(run.count for run in cover.runs) if cover.runs else len(cover.partitions)
     ax.set_title(title or f"{cover.fact or ''} {cover.start:%Y-%m-%d %H:%M} → "
-                 f"{cover.end:%Y-%m-%d %H:%M}: {len(cover.partitions)} partitions, {status}")
+                 f"{cover.end:%Y-%m-%d %H:%M}: {count} partitions, {status}")
     ax.set_xlabel("light: registered   dark: chosen cover   red: missing")
     fig.tight_layout()
     fig.savefig(out, dpi=110)

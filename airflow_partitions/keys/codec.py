@@ -41,6 +41,7 @@ two bytes. See docs/keys.md for a worked example.
 from __future__ import annotations
 
 import enum
+import functools
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -413,6 +414,12 @@ def prefix_successor(prefix: bytes) -> bytes | None:
 def _encode_name(what: str, name: str) -> bytes:
     if not isinstance(name, str):
         raise ValueTypeError(f"{what} name must be str, got {type(name).__name__} {name!r}")
+    return _encoded_name(what, name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _encoded_name(what: str, name: str) -> bytes:
+    """Cached: every key of a bulk write repeats the same storage and period names."""
     return encode_value(ColumnType.STRING, name, column=what)
 
 
