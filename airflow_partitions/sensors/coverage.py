@@ -30,6 +30,7 @@ from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.hooks.metrics import publish_coverage
 from airflow_partitions.kv import StoreUnavailable
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
+from airflow_partitions.ui.link import PartitionsViewLink
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -62,6 +63,8 @@ class PartitionCoverageSensor(BaseSensorOperator):
         "fact", "start", "end", "time_column", "periods", "storages", "align", "catalog_conn_id",
     )
     ui_color = "#c8e6c9"
+    #: A button to the fact's Partitions view over the range (docs/observability.md).
+    operator_extra_links = (PartitionsViewLink(),)
 
     def __init__(
         self,

@@ -17,7 +17,7 @@ plain functions, so FastAPI runs the blocking catalog reads in its thread pool.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Final
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
@@ -28,8 +28,9 @@ from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.ui.auth import require_viewer
 from airflow_partitions.ui.page import fact_page, facts_page
+from airflow_partitions.ui.urls import URL_PREFIX
 
-URL_PREFIX: Final = "/partitions"
+__all__ = ["URL_PREFIX", "create_app"]
 CatalogOpener = Callable[[], Catalog]
 
 

@@ -1,0 +1,27 @@
+"""``PartitionsViewLink``: a sensor task's button to its fact's view over the range it waits on.
+
+Airflow 3 computes a task's extra links when the task finishes, on the rendered task, and
+keeps the URL in XCom; so the link shows the range the sensor really waited on, templates
+rendered. The URL is absolute when ``[api] base_url`` is set, else relative to the UI's host.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow.sdk import BaseOperatorLink
+from airflow.sdk.configuration import conf
+
+from airflow_partitions.ui.urls import fact_url
+
+
+class PartitionsViewLink(BaseOperatorLink):
+    """The fact's Partitions view over the sensor's ``[start, end)``."""
+
+    name = "Partitions"
+
+    def get_link(self, operator: Any, *, ti_key: Any) -> str:
+        request = operator.request  # the sensor's rendered and validated CoverRequest
+        base = conf.get("api", "base_url", fallback="") or ""
+        return fact_url(request.require_fact(), request.start.isoformat(),
+                        request.end.isoformat(), base_url=base)
