@@ -123,10 +123,11 @@ class AirflowHome:
                               env={**self.env, **(env or {})}, timeout=timeout, cwd=self.home)
 
     def test_dag(self, dag_id: str, source: str, logical_date: str = LOGICAL_DATE,
-                 timeout: float = 300) -> str:
-        """Write ``dags/<dag_id>.py`` and run ``airflow dags test``; return its output."""
+                 timeout: float = 300, env: dict[str, str] | None = None) -> str:
+        """Write ``dags/<dag_id>.py`` and run ``airflow dags test`` (``env`` adds to its
+        environment); return its output."""
         (self.dags / f"{dag_id}.py").write_text(textwrap.dedent(source))
-        result = self.airflow("dags", "test", dag_id, logical_date, timeout=timeout)
+        result = self.airflow("dags", "test", dag_id, logical_date, timeout=timeout, env=env)
         output = result.stdout + result.stderr
         assert result.returncode == 0, output[-6000:]
         return output

@@ -31,8 +31,6 @@ from airflow_partitions.spark.manifest import Manifest
 if TYPE_CHECKING:
     from airflow.providers.openlineage.extractors import OperatorLineage
 
-    from airflow_partitions.catalog.facade import Catalog
-
 #: The keys of the facets in ``inputFacets`` / ``outputFacets`` (OpenLineage's own names).
 SUBSET_FACET: Final = "subset"
 INPUT_STATISTICS_FACET: Final = "inputStatistics"
@@ -96,13 +94,12 @@ def operator_lineage(inputs: Sequence[StorageSubset] = (),
     return OperatorLineage(inputs=ins, outputs=outs)
 
 
-def manifest_lineage(manifest: Manifest, catalog: Catalog) -> OperatorLineage[Any, Any] | None:
-    """The inputs of a job launched on ``manifest``: one dataset per storage it reads."""
+def manifest_lineage(manifest: Manifest, storages: Mapping[str, StorageDef]
+                     ) -> OperatorLineage[Any, Any] | None:
+    """The inputs of a job launched on ``manifest``: one dataset per storage it reads
+    (``storages``: the definitions of those storages)."""
     if not openlineage_available():
         return None
-    storages: Mapping[str, StorageDef] = {
-        name: catalog.get_storage(name) for name in dict.fromkeys(
-            p.storage for p in manifest.partitions)}
     return operator_lineage(inputs=manifest_subsets(manifest.partitions, storages))
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
+from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.cover import Cover, CoverRequest, missing_list, status_line
 from airflow_partitions.cover.skipped import skipped_text
 from airflow_partitions.defaults import default_manifest_dir, manifest_retention_days
@@ -132,8 +133,11 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         self.manifest_retention_days = manifest_retention_days
         self.catalog_conn_id = catalog_conn_id
         self.manifest_path: str | None = None
-        #: The manifest the job was launched on, kept for OpenLineage after its file is gone.
+        #: The manifest the job was launched on and its storages' definitions, kept for
+        #: OpenLineage after the file is gone (read at launch: the listener reports from a
+        #: forked process with a deadline, no place for catalog reads).
         self.manifest: Manifest | None = None
+        self.manifest_storages: dict[str, StorageDef] = {}
 
     @cached_property
     def catalog_hook(self) -> PartitionCatalogHook:
@@ -202,6 +206,9 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         directory = self.manifest_dir or default_manifest_dir()
         path = write_manifest(manifest, directory, prefix)
         self.manifest_path, self.manifest = path, manifest
+        catalog = self.catalog_hook.get_conn()
+        self.manifest_storages = {name: catalog.get_storage(name) for name in dict.fromkeys(
+            p.storage for p in manifest.partitions)}
         self.log.info("manifest: %s (%d partition(s))", path, len(manifest.partitions))
         self.prune_old_files(directory, now=os.path.getmtime(path))
         args = [str(a) for a in (self.application_args or [])]
@@ -233,7 +240,7 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         OpenLineage provider. Also what a failed task reports: the job was given those."""
         if self.manifest is None:
             return None
-        return manifest_lineage(self.manifest, self.catalog_hook.get_conn())
+        return manifest_lineage(self.manifest, self.manifest_storages)
 
     def execute(self, context: Context) -> None:
         self.manifest = None
