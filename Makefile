@@ -51,6 +51,7 @@ bench: venv
 	$(PY) benchmarks/pruning.py --write docs/benchmarks-pruning.md
 	$(PY) benchmarks/bench_plan.py --write docs/benchmarks-plan.md
 	$(PY) benchmarks/bench_spark_read.py --write docs/benchmarks-spark_read.md
+	$(PY) benchmarks/bench_ui_view.py --write docs/benchmarks-ui_view.md
 	$(PY) benchmarks/collect.py
 
 clean: demo-clean
