@@ -5,7 +5,8 @@
 * a poke-mode sensor waits while partitions get registered, then a deferrable sensor
   completes through its trigger (one ``airflow dags test``);
 * ``CoveredSparkSubmitOperator`` runs a real ``spark-submit --master local[1]`` job that reads
-  the manifest (one ``airflow dags test``, one JVM);
+  the manifest (one ``airflow dags test``, one JVM), and its OpenLineage event lists exactly
+  the manifest's partitions;
 * a range registration's asset events reach the metadata DB in time order, each with its
   key's facts.
 """
@@ -23,6 +24,7 @@ import pytest
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.cover import Cover
+from airflow_partitions.operators.openlineage_facets import openlineage_available
 from airflow_partitions.spark.jobs import job_path
 from tests.helpers import AirflowHome
 
@@ -234,9 +236,11 @@ def test_covered_spark_submit_reads_exactly_the_manifest(
         write_parquet(f"{data}/hourly/dt=2024-01-02-00/region=ap", [{"id": 0, "amount": 9.0}])
         write_parquet(f"{data}/hourly/dt=2024-01-02-03/region=eu", [{"id": 0, "amount": 9.0}])
     output = tmp_path / "counts.json"
+    lineage = tmp_path / "openlineage.jsonl"  # the same run, with OpenLineage's file transport
     airflow_home.test_dag("partitions_spark", SPARK_DAG.format(
         job=job_path("count_rows"), output=str(output), manifests=str(tmp_path / "manifests")),
-        timeout=400)
+        timeout=400, env={"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+            {"type": "file", "log_file_path": str(lineage), "append": True})})
     counts = json.loads(output.read_text())
     assert counts["fact"] == "sales" and counts["total"] == sum(expected.values())
     assert {p["location"]: p["rows"] for p in counts["partitions"]} == expected
@@ -244,6 +248,17 @@ def test_covered_spark_submit_reads_exactly_the_manifest(
     assert counts["partitions"][1]["values"] == {"dt": "2024-01-02-00", "region": "eu"}
     [manifest] = (tmp_path / "manifests").iterdir()
     assert json.loads(manifest.read_text())["residual"] == "amount > 0"
+    # OpenLineage: one input dataset per storage, each with exactly its manifest partitions
+    if openlineage_available():  # the provider is installed (the lineage extra)
+        [event] = [json.loads(line) for line in lineage.read_text().splitlines()
+                   if '"COMPLETE"' in line and '"partitions_spark.count_rows"' in line]
+        inputs = {d["name"]: d["inputFacets"] for d in event["inputs"]}
+        assert set(inputs) == {f"{data}/hourly", f"{data}/daily"}
+        read = {p["identifier"]: p["dimensions"] for facets in inputs.values()
+                for p in facets["subset"]["inputCondition"]["partitions"]}
+        assert set(read) == set(expected)  # never the unregistered siblings
+        assert read[daily] == {"dt": "2024-01-01"}
+        assert inputs[f"{data}/hourly"]["inputStatistics"]["fileCount"] == 6
 
 
 ASSET_EVENTS_DAG = '''
