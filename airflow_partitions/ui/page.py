@@ -82,26 +82,29 @@ def view_link(root: str, fact: str, query: Mapping[str, Any], **changes: Any) ->
 Item = tuple[str, dt.datetime, dt.datetime, str, tuple[dt.datetime, dt.datetime] | None]
 #: Drawing order: later states are drawn on top, so a one-hour hole in a century stays visible.
 LAYERS: Final = ("cover", "registered", "stale", "missing")
+#: States whose sub-pixel stretches are ticks over the bar (the others are the bar).
+TICKS: Final = frozenset({"stale", "missing"})
 
 
 def _rects(items: Iterable[Item], scale: Scale, y: int, link: Callable[[dt.datetime,
            dt.datetime], str]) -> str:
     """Rectangles for the items, merged per state, never more than one per pixel and state.
 
-    A stretch at least a pixel wide is drawn full height and merges with a neighbour of its
+    A stretch is drawn full height, at least a pixel wide, and merges with a neighbour of its
     state that it touches on screen (so registered stretches around sub-pixel holes become one
-    bar). A narrower one is a one-pixel tick in the lane's lower third, merged only with ticks
-    of the same pixel: a thousand one-hour holes in a century show as ticks over a registered
-    bar, not as a lane painted red. A merged rectangle keeps its first stretch's link and says
-    how many it stands for.
+    bar). A missing or stale stretch narrower than a pixel is instead a one-pixel tick in the
+    lane's lower third, merged only with ticks of the same pixel: a thousand one-hour holes in
+    a century show as ticks under a registered bar, not as a lane painted red. A merged
+    rectangle keeps its first stretch's link and says how many it stands for.
     """
     merged: dict[tuple[str, bool], list[list[Any]]] = {}
     for state, start, end, tip, target in items:
         x0, x1 = scale.x(start), scale.x(end)
-        thin = x1 - x0 < 1
-        if thin:
+        narrow = x1 - x0 < 1
+        if narrow:
             x0 = float(int(x0))
             x1 = x0 + 1
+        thin = narrow and state in TICKS
         runs = merged.setdefault((state, thin), [])
         if runs and (x0 < runs[-1][1] if thin else x0 <= runs[-1][1]):
             runs[-1][1] = max(runs[-1][1], x1)
@@ -224,9 +227,10 @@ def fact_page(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> s
         f"({esc(view['tz'])}, time column {esc(view['time_column'])})</p>"
         f"<h1>{esc(view['fact'])}</h1>{_range_form(view)}"
         f"<p class='status{ok}'>{esc(view['status'])}</p>"
-        + (f"<ul>{missing}</ul>" if missing else "")
         + _zoom_links(view, root, query)
         + f"<p class='legend'>{legend}</p>" + lanes_svg(view, root, query)
+        + (f"<details><summary>missing ranges ({len(view['cover']['missing']):,})</summary>"
+           f"<ul>{missing}</ul></details>" if missing else "")
         + "<h2>Lanes</h2><table><tr><th>storage</th><th>period</th><th>registered</th>"
         f"<th>missing</th><th>stale</th><th>stretches</th></tr>{totals}</table>"
         f"<p>history: {esc(view['extent']['start'])} → {esc(view['extent']['end'])}</p>"

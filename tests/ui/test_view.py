@@ -132,3 +132,25 @@ def test_the_provider_declares_the_plugin() -> None:
     assert app["url_prefix"] == URL_PREFIX
     [view] = cls.external_views
     assert view["href"] == f"{URL_PREFIX}/" and view["url_route"]
+
+
+def test_sub_pixel_holes_are_ticks_under_one_registered_bar() -> None:
+    """A century of hours with a thousand one-hour holes: one green bar, at most one red tick
+    per pixel, never a lane painted red."""
+    import datetime as dt
+
+    from airflow_partitions.ui.page import WIDTH, Scale, _rects
+
+    t0 = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+    hour = dt.timedelta(hours=1)
+    items = []
+    for i in range(1000):
+        start = t0 + hour * (i * 1000)
+        items.append(("registered", start, start + hour * 999, "r", None))
+        items.append(("missing", start + hour * 999, start + hour * 1000, "m",
+                      (start, start + hour)))
+    svg = _rects(items, Scale(t0, t0 + hour * 1_000_000), 0, lambda a, b: "#")
+    green = [r for r in svg.split("<rect")[1:] if "#74c476" in r]
+    red = [r for r in svg.split("<rect")[1:] if "#de2d26" in r]
+    assert len(green) == 1 and f"width='{WIDTH:.2f}'" in green[0]
+    assert 0 < len(red) <= WIDTH and all("y='0'" not in r for r in red)
