@@ -14,6 +14,7 @@ import contextlib
 import datetime as dt
 import getpass
 import logging
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,18 @@ from dataclasses import dataclass
 from sqlalchemy import func, select, update
 
 from airflow_partitions.errors import InvalidInput, PartitionsError
+
+#: Retries of a backfill creation that the metadata DB refused with "database is locked".
+LOCK_RETRIES = 3
+
+
+def _locked(exc: BaseException) -> bool:
+    """Whether the cause of ``exc`` is sqlite's transient "database is locked"."""
+    while exc is not None:
+        if "database is locked" in str(exc):
+            return True
+        exc = exc.__cause__  # type: ignore[assignment]
+    return False
 
 
 class BackfillRefused(InvalidInput):
@@ -106,9 +119,36 @@ class AirflowBackfills:
 
     def create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
                max_active_runs: int) -> int:
-        """Create the backfill (re-running completed runs: the plan wants each of them)."""
-        with _quiet("airflow.models.backfill", "airflow.serialization.definitions.dag"):
-            return self._create(dag_id, first, last, max_active_runs)
+        """Create the backfill (re-running completed runs: the plan wants each of them).
+
+        A sqlite metadata DB under load can answer "database is locked" half-way: Airflow
+        commits the backfill row before its runs. Then the backfill it left is adopted (the
+        final cover check names any day it lacks); with none left, the call is retried.
+        """
+        for attempt in range(LOCK_RETRIES + 1):
+            started = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)
+            try:
+                with _quiet("airflow.models.backfill", "airflow.serialization.definitions.dag"):
+                    return self._create(dag_id, first, last, max_active_runs)
+            except BackfillRefused as exc:
+                if not _locked(exc) or attempt == LOCK_RETRIES:
+                    raise
+                left = self.created_since(dag_id, started)
+                if left is not None:
+                    return left
+                time.sleep(2.0 * (attempt + 1))
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def created_since(self, dag_id: str, since: dt.datetime) -> int | None:
+        """The id of an unfinished backfill of the DAG created after ``since``, if any."""
+        from airflow.models.backfill import Backfill
+        from airflow.utils.session import create_session
+
+        with create_session() as session:
+            found = session.scalar(select(func.max(Backfill.id)).where(
+                Backfill.dag_id == dag_id, Backfill.completed_at.is_(None),
+                Backfill.created_at >= since))
+            return int(found) if found is not None else None
 
     def _create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
                 max_active_runs: int) -> int:
