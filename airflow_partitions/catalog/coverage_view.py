@@ -13,6 +13,9 @@ costs about two thousand stretches, never a million partitions. No Airflow here:
 from __future__ import annotations
 
 import datetime as dt
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -36,6 +39,12 @@ STALE: Final = "stale"
 EMPTY_WINDOW: Final = dt.timedelta(days=1)
 #: How many missing ranges of the cover carry their text (the status line shows three).
 MISSING_DESCRIBED: Final = 20
+#: How many covers (with their status line and JSON) the process keeps, most recent first.
+COVER_CACHE_SIZE: Final = 32
+
+CoverEntry = tuple[Cover, str, dict[str, Any]]
+_covers: OrderedDict[tuple[str, str, int, str], CoverEntry] = OrderedDict()
+_covers_lock = threading.Lock()
 
 
 class Instants:
@@ -223,6 +232,37 @@ def covered_fraction(cover: Cover) -> float:
     return (total - gaps) / total
 
 
+def cached_cover(catalog: Catalog, request: CoverRequest, generation: int,
+                 tz: str) -> CoverEntry:
+    """The request's cover from the cached timelines, its status line and its JSON.
+
+    Why a cache: the cover is most of a view's cost (describing every missing range), and it
+    depends only on the timelines, which change only with the fact's generation; so views of
+    the same range (paging through lanes, reloads, several people) reuse it until the next
+    write. Keyed by store, fact, generation and request; the last :data:`COVER_CACHE_SIZE`.
+    """
+    key = (catalog.kv.url, request.require_fact(), generation,
+           json.dumps(request.to_json(), sort_keys=True))
+    with _covers_lock:
+        hit = _covers.get(key)
+        if hit is not None:
+            _covers.move_to_end(key)
+            return hit
+    cover = catalog.cover_with_partitions(request, verify=False).cover
+    entry = (cover, status_line(cover), cover_json(cover, tz))
+    with _covers_lock:
+        _covers[key] = entry
+        while len(_covers) > COVER_CACHE_SIZE:
+            _covers.popitem(last=False)
+    return entry
+
+
+def forget_covers() -> None:
+    """Empty the cover cache (tests, benchmarks)."""
+    with _covers_lock:
+        _covers.clear()
+
+
 def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *,
               time_column: str | None = None, with_stale: bool = True,
               align: str | None = "outer") -> dict[str, Any]:
@@ -230,7 +270,8 @@ def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *
 
     The cover is the one the sensor computes from the cached timelines, not re-verified
     against the partition rows (the sensor does that before it succeeds); its status line is
-    the sensor's, word for word.
+    the sensor's, word for word. It is reused while the fact's generation stands
+    (:func:`cached_cover`); the stale check and the lanes are computed on every call.
     """
     state = catalog.fact_state(fact)
     fdef = state.definition
@@ -242,7 +283,7 @@ def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *
     request = CoverRequest.of(fact, start if start is not None else extent[0],
                               end if end is not None else extent[1], time_column=column,
                               align=align)
-    cover = catalog.cover_with_partitions(request, verify=False).cover
+    cover, status, cover_doc = cached_cover(catalog, request, state.generation, fdef.tz)
     stale = catalog.stale(fact, cover.start, cover.end, time_column=column) \
         if with_stale else []
     views = lanes(state, column, cover.start, cover.end, stale_runs(stale, column, fdef.tz))
@@ -254,11 +295,11 @@ def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *
         "start": cover.start.isoformat(),
         "end": cover.end.isoformat(),
         "extent": {"start": extent[0].isoformat(), "end": extent[1].isoformat()},
-        "status": status_line(cover),
+        "status": status,
         "coverable": cover.coverable,
         "covered_fraction": covered_fraction(cover),
         "stale_checked": with_stale,
-        "cover": cover_json(cover, fdef.tz),
+        "cover": cover_doc,
         "lanes": [lane.to_json(fdef.tz) for lane in views],
     }
 

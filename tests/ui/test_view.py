@@ -154,3 +154,11 @@ def test_sub_pixel_holes_are_ticks_under_one_registered_bar() -> None:
     red = [r for r in svg.split("<rect")[1:] if "#de2d26" in r]
     assert len(green) == 1 and f"width='{WIDTH:.2f}'" in green[0]
     assert 0 < len(red) <= WIDTH and all("y='0'" not in r for r in red)
+
+
+def test_a_write_is_seen_at_once(client: TestClient, events: Catalog) -> None:
+    """The cover is reused only while the fact's generation stands."""
+    assert client.get("/api/facts/events", params=DAY).json()["coverable"] is False
+    events.register("raw", "HOURLY", [{"dt": f"2024-01-01-0{h}", "region": "eu"} for h in (5, 6)])
+    view = client.get("/api/facts/events", params=DAY).json()
+    assert view["coverable"] is True and view["status"].endswith("coverable")
