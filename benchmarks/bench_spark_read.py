@@ -211,10 +211,28 @@ def render(args: argparse.Namespace, sizes: list[int],
                      f"scan's total time ({u[0] / s[0]:.1f}x its planning time).")
     if len(measured_union) < len(sizes):
         lines.append(f"The union was measured up to {max(measured_union, default=0):,} "
-                     "partitions (`--union-max`); cells marked *extrapolated* scale its "
-                     "largest measurement linearly in the number of partitions, a lower bound "
-                     "(planning a union grows faster than linearly).")
+                     "partitions (`--union-max`); cells marked *extrapolated* are not "
+                     "measured: they scale its largest measurement linearly in the number of "
+                     "partitions.")
+    lines += ["", *NOTES]
     return "\n".join(lines) + "\n"
+
+
+NOTES = [
+    "Notes:",
+    "- The single scan is one `spark.read.load(*locations)` plus a broadcast join of "
+    "`_metadata.file_path` to a `file -> values` table built on the driver; basePath discovery "
+    "is the same listing without the join. They cost about the same (see the table), and the "
+    "reader takes the "
+    "join because it stays correct where discovery does not: location templates without "
+    "`col=value` segments, values Spark would type (`2024-01-01` as a date, `2024` as an "
+    "integer), and locations under different base directories.",
+    "- The union pays a listing, a schema-inference job and a scan node per partition at "
+    "planning, and a union of N branches to analyse and optimise.",
+    "- The parent-directory read lists the whole table (every hour of the year) whatever the "
+    "range, then prunes by `dt`: at small sizes it pays for partitions it never reads, and it "
+    "reads any file under the root, registered or not.",
+]
 
 
 def _total(results: dict[tuple[int, str], tuple[float, float] | None], name: str,
