@@ -45,6 +45,10 @@ HOUR = dt.timedelta(hours=1)
 DAY = dt.timedelta(days=1)
 
 
+#: Where the Partitions view's pages are on the api-server (airflow_partitions/ui).
+VIEW_ROUTE = "/partitions"
+
+
 class DemoFailed(RuntimeError):
     """A step of the demo failed; the message says which and shows the end of its output."""
 
@@ -251,6 +255,8 @@ class Demo:
         if not all_match:
             raise DemoFailed("the report's totals differ from the raw events")
         self.console.print("[bold green]demo complete:[/] the report equals the raw data.")
+        self.console.print(f"the same in Airflow's UI: `make airflow`, then Browse > Partitions, "
+                           f"or <Airflow address>{VIEW_ROUTE}/facts/{FACT}")
 
     def run_all(self) -> dict[str, Any]:
         self.setup()
