@@ -7,6 +7,7 @@ bulk request fails as a whole with a message naming the bad value.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import posixpath
 import re
@@ -122,11 +123,12 @@ class StorageDef:
         object.__setattr__(self, "producers",
                            check_producers(self.name, self.periods, self.producers))
 
-    @property
+    # Cached (definitions are immutable): every partition of a bulk register asks for them.
+    @functools.cached_property
     def column_names(self) -> tuple[str, ...]:
         return tuple(c for c, _ in self.columns)
 
-    @property
+    @functools.cached_property
     def key_schema(self) -> KeySchema:
         return KeySchema(self.columns)
 

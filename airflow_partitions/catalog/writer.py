@@ -176,6 +176,7 @@ def _register_chunk(
     now = str(int(time.time())).encode()
     writes = []
     restated: list[Mapping[str, str]] = []
+    value_cells = [value_cell_column(c) for c in sdef.column_names]  # spec.values' order
     for spec, key in specs:
         old = existing.get(key, {})
         same = (old.get(STATE) == LIVE and old.get(LOC, b"").decode() == locations[key]
@@ -183,7 +184,7 @@ def _register_chunk(
         if same and not restate:
             continue
         cells = {LOC: locations[key].encode(), STATE: LIVE, STAMP: now}
-        cells.update({value_cell_column(c): v.encode() for c, v in spec.values})
+        cells.update(zip(value_cells, (v.encode() for _, v in spec.values), strict=True))
         cells.update(_encoded_cells(sdef, key))
         # A rewrite of an existing row (even one a drop marked) is new data: a new version.
         version = decode_version(old.get(VERSION)) + 1 if old else 1
