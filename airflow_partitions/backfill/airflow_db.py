@@ -61,6 +61,10 @@ class Progress:
     def finished(self) -> int:
         return self.states.get("success", 0) + self.states.get("failed", 0)
 
+    @property
+    def unfinished(self) -> int:
+        return self.total - self.finished
+
     def line(self) -> str:
         """``10/24 runs finished (success 10, running 2, queued 12)``."""
         parts = ", ".join(f"{state} {n}" for state, n in sorted(self.states.items()))

@@ -22,6 +22,8 @@ from airflow_partitions.planning import Plan, plan
 
 #: Without a state change for this long while runs wait, say the scheduler may be down.
 STALL_SECONDS = 300.0
+#: How long to wait for Airflow to mark a backfill whose runs all finished as complete.
+SETTLE_SECONDS = 120.0
 
 
 class Airflow(Protocol):
@@ -132,7 +134,7 @@ class BackfillRunner:
                 f"{'it' if len(paused) == 1 else 'them'}, or pass --unpause")
         for dag in dags:
             running = self.airflow.running_backfill(dag)
-            if running is not None:
+            if running is not None and not self._settled(dag, running, options):
                 raise BackfillRefused(
                     f"backfill {running} of {dag} is still running, and Airflow runs one "
                     "backfill per DAG: wait for it or cancel it (UI: Browse > Backfills)")
@@ -151,6 +153,21 @@ class BackfillRunner:
             for part in parts:
                 self.say(f"  stage {number} backfill: {part.describe()}")
         return staged
+
+    def _settled(self, dag: str, backfill_id: int, options: BackfillOptions) -> bool:
+        """Whether an open backfill has only finished runs: Airflow marks such a backfill
+        complete on its next sweep (every 30 s), so wait for that rather than refuse (a dry
+        run only says so)."""
+        if self.airflow.progress(backfill_id).unfinished:
+            return False
+        self.say(f"backfill {backfill_id} of {dag} has finished its runs; Airflow marks it "
+                 "complete within 30 s" + ("" if options.dry_run else ": waiting"))
+        deadline = self.clock() + SETTLE_SECONDS
+        while not options.dry_run and self.airflow.running_backfill(dag) is not None:
+            if self.clock() > deadline:
+                return False
+            self.sleep(min(options.poll_interval, 5.0))
+        return True
 
     # -- running ------------------------------------------------------------------------------
 
@@ -227,9 +244,7 @@ class BackfillRunner:
 def _done(progress: Progress, part: Stretch) -> bool:
     """All the stretch's runs finished (or Airflow says the backfill is over, e.g. because it
     skipped a run that was already in flight)."""
-    unfinished = progress.total - progress.finished
-    return (progress.total >= part.runs and unfinished == 0) or \
-        (progress.completed and unfinished == 0)
+    return progress.unfinished == 0 and (progress.total >= part.runs or progress.completed)
 
 
 def plan_summary(the_plan: Plan) -> list[str]:

@@ -36,6 +36,7 @@ class FakeAirflow:
     created: list[tuple[str, dt.datetime, dt.datetime]] = field(default_factory=list)
     checks: dict[int, int] = field(default_factory=dict)
     unpaused: list[str] = field(default_factory=list)
+    settling: dict[int, int] = field(default_factory=dict)
 
     def check_dag(self, dag_id: str) -> bool:
         return dag_id in self.paused
@@ -45,7 +46,13 @@ class FakeAirflow:
         self.unpaused.append(dag_id)
 
     def running_backfill(self, dag_id: str) -> int | None:
-        return self.running.get(dag_id)
+        backfill_id = self.running.get(dag_id)
+        if backfill_id in self.settling:  # Airflow's sweep marks it complete after a while
+            self.settling[backfill_id] -= 1
+            if self.settling[backfill_id] < 0:
+                del self.running[dag_id]
+                return None
+        return backfill_id
 
     def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime) -> list[dt.datetime]:
         step = dt.timedelta(hours=1) if dag_id == "ingest" else dt.timedelta(days=1)
@@ -64,6 +71,10 @@ class FakeAirflow:
         return backfill_id
 
     def progress(self, backfill_id: int) -> Progress:
+        if backfill_id in self.settling:  # finished runs, not yet marked complete by Airflow
+            return Progress(backfill_id, {"success": 2}, False, ())
+        if backfill_id > len(self.created):  # a backfill someone else started
+            return Progress(backfill_id, {"running": 1, "queued": 1}, False, ())
         dag_id, first, last = self.created[backfill_id - 1]
         dates = self.schedule(dag_id, first, last)
         self.checks[backfill_id] = self.checks.get(backfill_id, 0) + 1
@@ -182,3 +193,13 @@ def test_after_a_failure_no_new_backfill_starts(produced: Catalog) -> None:
     report, _ = run(produced, airflow)
     assert not report.ok and airflow.created == [("ingest", DAY + dt.timedelta(hours=2),
                                                   DAY + dt.timedelta(hours=2))]
+
+
+def test_a_backfill_with_only_finished_runs_is_waited_for_not_refused(
+        produced: Catalog) -> None:
+    """Airflow marks a finished backfill complete on a 30 s sweep; until then it is open."""
+    airflow = FakeAirflow(produced, running={"ingest": 99}, settling={99: 2})
+    report, lines = run(produced, airflow)
+    assert report.ok and airflow.created[0][0] == "ingest"
+    assert "backfill 99 of ingest has finished its runs; Airflow marks it complete within " \
+        "30 s: waiting" in lines
