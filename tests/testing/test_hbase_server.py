@@ -608,3 +608,18 @@ def test_handler_bug_is_an_application_error_not_a_dead_connection(
         assert b"RuntimeError: boom" in info.value.message  # happybase does not decode it
         monkeypatch.undo()
         assert c.tables() == []
+
+
+def test_one_mutation_gets_one_timestamp_even_when_the_clock_ticks(
+        table: happybase.Table, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on HBase, the cells of one put share one server timestamp: a clock read per cell
+    split a put across milliseconds, and a delete at one cell's timestamp left the others."""
+    from airflow_partitions.testing.hbase import store
+
+    ticks = itertools.count(1_700_000_000_000)
+    monkeypatch.setattr(store, "_now_ms", lambda: next(ticks))
+    table.put(b"r", {b"cf:a": b"1", b"cf:b": b"2", b"cf:c": b"3"})
+    stamps = {ts for _, ts in table.row(b"r", include_timestamp=True).values()}
+    assert len(stamps) == 1
+    table.delete(b"r", timestamp=stamps.pop() + 1)
+    assert table.row(b"r") == {}

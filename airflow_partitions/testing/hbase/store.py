@@ -262,15 +262,20 @@ class Store:
             validated = [
                 (as_bytes(row), self.validate(table, as_bytes(row), ms)) for row, ms in batches
             ]
+            # HBase stamps one mutation's cells with one server time; a clock read per cell
+            # could split a put across two milliseconds, and a later delete at the first
+            # one's timestamp would leave half the row (seen as a flaky check_and_delete).
+            stamp = _now_ms() if ts is None else ts
             for row, pending in validated:
                 for p in pending:
-                    self._apply(table, row, p, ts)
+                    self._apply(table, row, p, ts, stamp)
 
-    def _apply(self, table: Table, row: bytes, p: PendingMutation, ts: int | None) -> None:
+    def _apply(self, table: Table, row: bytes, p: PendingMutation, ts: int | None,
+               stamp: int) -> None:
         if p.is_delete:
             self.delete(table, row, p.family, p.qualifier, LATEST_TIMESTAMP if ts is None else ts)
         else:
-            self.put(table, row, (p.family, p.qualifier or b""), p.value, ts)
+            self.put(table, row, (p.family, p.qualifier or b""), p.value, stamp)
 
     def put(self, table: Table, row: bytes, key: ColumnKey, value: bytes, ts: int | None) -> None:
         """Write one version; a write at an existing timestamp replaces it (latest write wins)."""
@@ -358,7 +363,7 @@ class Store:
             else:
                 matches = not current
             if matches:
-                self._apply(table, row, pending, None)
+                self._apply(table, row, pending, None, _now_ms())
             return matches
 
     def append(
