@@ -7,7 +7,6 @@ same app under a real api-server with Airflow's auth.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,19 +16,8 @@ from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import status_line
 from airflow_partitions.get_provider_info import PLUGIN_NAME, get_provider_info
 from airflow_partitions.ui.app import URL_PREFIX, create_app
-from airflow_partitions.ui.auth import require_viewer
 
 DAY = {"start": "2024-01-01T00:00:00+00:00", "end": "2024-01-02T00:00:00+00:00"}
-
-
-@pytest.fixture
-def client(events: Catalog) -> Iterator[TestClient]:
-    events.register("raw", "HOURLY", [{"dt": f"2024-01-01-{h:02d}", "region": "eu"}
-                                      for h in range(24) if h not in (5, 6)])
-    app = create_app(lambda: events)
-    app.dependency_overrides[require_viewer] = lambda: "tester"
-    with TestClient(app) as test_client:
-        yield test_client
 
 
 def stretches(view: dict[str, Any], storage: str) -> list[tuple[str, str, str, int]]:
