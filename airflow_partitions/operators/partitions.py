@@ -93,19 +93,18 @@ class _PartitionsOperator(BaseOperator):
             self.action, self.storage, self.period, len(parts), result.changed,
             result.unchanged, keys[0], keys[-1],
         )
-        self._emit(context, facts, result)
+        self._emit(context, sdef, facts, result)
         return {"storage": self.storage, "period": self.period, "changed": result.changed,
                 "unchanged": result.unchanged, "keys": keys if len(keys) <= 100 else
                 [*keys[:100], f"... {len(keys) - 100} more"]}
 
-    def _emit(self, context: Context, facts: dict[str, dict[str, Any]],
+    def _emit(self, context: Context, sdef: StorageDef, facts: dict[str, dict[str, Any]],
               result: WriteResult) -> None:
         """One event per key and Asset outlet, in time order (also when nothing changed: a
         retry after a crash past the write must still tell downstream DAGs)."""
         assets = [o for o in self.outlets if isinstance(o, Asset)]
         if not assets:
             return
-        sdef = self.hook.get_conn().get_storage(self.storage)
         restated_keys = {partition_key(part, sdef, UpdatePeriod.of(self.period),
                                        self.partition_key) for part in result.restated}
         extra = event_extra(self.action, self.storage, self.period, facts, result.changed,
