@@ -2,9 +2,11 @@
 
 Every Airflow task is its own process, so the file is opened in WAL mode (readers never block
 the writer), every write is a ``BEGIN IMMEDIATE`` transaction retried on SQLITE_BUSY (reads, and
-opening a store whose tables exist, never take that lock), and each
-KV table is a ``WITHOUT ROWID`` table clustered on ``(row, col)``: BLOBs compare with memcmp,
-so walking the primary key is walking rows in byte order, as HBase does.
+opening a store whose tables exist, never take that lock), and each KV table is a
+``WITHOUT ROWID`` table of one SQL row per KV row, clustered on ``row``, its cells packed into one
+blob (``kv.cell_blob``): BLOBs compare with memcmp, so walking the primary key is walking rows in
+byte order, as HBase does. Tables of older files (one SQL row per cell) are converted the first
+time a store touches them (``kv.sqlite_layout``).
 """
 
 # SQL text is built only from whitelisted, quoted table identifiers (``sql_table``) and fixed
@@ -13,6 +15,7 @@ so walking the primary key is walking rows in byte order, as HBase does.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import sqlite3
@@ -23,13 +26,20 @@ from pathlib import Path
 from typing import TypeVar
 
 from airflow_partitions.kv.base import KVStore
+from airflow_partitions.kv.cell_blob import merge_cells
 from airflow_partitions.kv.errors import (
     KVError,
     StoreUnavailable,
     TableExists,
     TableNotFound,
 )
-from airflow_partitions.kv.sqlite_table import SQLiteTable, sql_table
+from airflow_partitions.kv.sqlite_layout import (
+    create_table_sql,
+    migrate_table,
+    sql_table,
+    table_layout,
+)
+from airflow_partitions.kv.sqlite_table import SQLiteTable
 from airflow_partitions.kv.urls import Synchronous
 from airflow_partitions.kv.validation import (
     check_families,
@@ -37,6 +47,8 @@ from airflow_partitions.kv.validation import (
 )
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 _META_TABLE = "_kv_meta"
 # Connections inherited across fork() are kept referenced, never closed: closing one in the
@@ -71,6 +83,8 @@ class SQLiteStore(KVStore):
         self._pid = os.getpid()
         self._conn: sqlite3.Connection | None = None
         self._closed = False
+        # Tables known to be in today's layout: checked once per store, not per call.
+        self._blob_tables: set[str] = set()
 
     # -- connection management ----------------------------------------------------------------
 
@@ -105,6 +119,8 @@ class SQLiteStore(KVStore):
             if str(mode).lower() != "wal":
                 raise StoreUnavailable(self.url, "enabling WAL", f"journal_mode is {mode}")
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
+            # The upsert of put/put_many calls back into Python only for rows that exist.
+            conn.create_function("kv_merge", 2, merge_cells, deterministic=True)
             conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {_META_TABLE} "
                 "(name TEXT PRIMARY KEY, families TEXT NOT NULL) WITHOUT ROWID"
@@ -152,27 +168,61 @@ class SQLiteStore(KVStore):
     ) -> T:
         """One round trip: ``body`` inside one transaction, retried while the file is locked."""
         with self._lock:
-            conn = self._connection()
-
-            def attempt() -> T:
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-                try:
-                    result = body(conn)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-                return result
-
             try:
-                result = self._retry_busy(doing, attempt)
+                result = self._transaction(doing, body, write=write)
             except KVError as exc:
                 if table is not None and "no such table" in str(exc):
                     raise TableNotFound(table, self.url) from exc
                 raise
             self.stats.record(op)
             return result
+
+    def _transaction(
+        self, doing: str, body: Callable[[sqlite3.Connection], T], *, write: bool
+    ) -> T:
+        """``body`` in one transaction, retried while locked; the caller holds ``_lock``."""
+        conn = self._connection()
+
+        def attempt() -> T:
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                result = body(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return result
+
+        return self._retry_busy(doing, attempt)
+
+    def ensure_layout(self, table: str) -> None:
+        """Convert ``table`` from the old one-row-per-cell layout if it still has it.
+
+        Cached per store, so only a store's first call on a table reads the schema (a read: no
+        write lock unless there is something to convert). The conversion re-checks under
+        ``BEGIN IMMEDIATE``, so two processes opening an old file convert it once.
+        """
+        if table in self._blob_tables:
+            return
+        with self._lock:
+            layout = self._transaction(
+                f"reading the layout of {table!r}",
+                lambda conn: table_layout(conn, table), write=False,
+            )
+            if layout == "cells":
+                rows = self._transaction(
+                    f"converting table {table!r} to one row per KV row",
+                    lambda conn: migrate_table(conn, table), write=True,
+                )
+                if rows is not None:
+                    self.stats.note("migrate_table")
+                    log.info(
+                        "SQLite store %s: converted KV table %r to one SQL row per KV row "
+                        "(%d rows)", self.url, table, rows,
+                    )
+            if layout != "missing":
+                self._blob_tables.add(table)
 
     def families(self, conn: sqlite3.Connection, table: str) -> tuple[str, ...]:
         """The table's column families, read inside the caller's transaction."""
@@ -204,16 +254,14 @@ class SQLiteStore(KVStore):
                 if exist_ok:
                     return
                 raise TableExists(name, self.url)
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {sql_table(name)} (row BLOB NOT NULL, "
-                "col BLOB NOT NULL, val BLOB NOT NULL, PRIMARY KEY (row, col)) WITHOUT ROWID"
-            )
+            conn.execute(create_table_sql(name))
             conn.execute(
                 f"INSERT INTO {_META_TABLE} (name, families) VALUES (?, ?)",
                 (name, ",".join(checked_families)),
             )
 
         self.run("create_table", f"creating table {name!r}", body, write=True)
+        self.ensure_layout(name)  # the SQL table may predate the meta row (an older file)
 
     def drop_table(self, name: str, *, missing_ok: bool = False) -> None:
         check_table_name(name)
@@ -228,6 +276,7 @@ class SQLiteStore(KVStore):
             conn.execute(f"DELETE FROM {_META_TABLE} WHERE name = ?", (name,))
 
         self.run("drop_table", f"dropping table {name!r}", body, write=True)
+        self._blob_tables.discard(name)
 
     def table_exists(self, name: str) -> bool:
         check_table_name(name)

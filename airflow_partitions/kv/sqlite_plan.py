@@ -1,9 +1,9 @@
 """Split a scan filter into what SQLite can evaluate in SQL and what Python must check.
 
-Row-key bounds (prefix, row ranges) always go into SQL: they keep or drop whole rows, so
-enforcing them in the WHERE clause is exact. Column ranges go into SQL only when nothing left
-over needs to see the other cells of the row (a ``SingleColumnValue`` does); the rest is
-evaluated per row with ``scan_filters.apply_filter``.
+Row-key bounds (prefix, row ranges) go into SQL: they keep or drop whole rows, so enforcing
+them in the WHERE clause is exact, and they are what the primary key can search on. A row's
+cells live in one blob (``kv.cell_blob``), so everything else (column ranges, value tests) is
+evaluated per decoded row with ``scan_filters.apply_filter``: the residual.
 """
 
 from __future__ import annotations
@@ -11,27 +11,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from airflow_partitions.kv.scan_filters import (
-    ColumnRange,
     FilterList,
     PrefixFilter,
     RowRange,
     ScanFilter,
 )
-from airflow_partitions.kv.validation import column_selected, prefix_successor
+from airflow_partitions.kv.validation import prefix_successor
 
 Bound = tuple[bytes, bool]  # (key, inclusive)
-
-# The qualifier of a ``family:qualifier`` BLOB: everything after the first ':' (byte 0x3A).
-_QUALIFIER_SQL = "substr(col, instr(col, X'3A') + 1)"
 
 
 @dataclass
 class ScanPlan:
-    """SQL conditions (with parameters) plus the residual filter for Python."""
+    """Row-key bounds for SQL plus the residual filter for Python."""
 
     lower: list[Bound] = field(default_factory=list)
     upper: list[Bound] = field(default_factory=list)
-    column_ranges: list[ColumnRange] = field(default_factory=list)
     residual: ScanFilter | None = None
 
     def row_sql(self, after: Bound | None = None, before: Bound | None = None
@@ -55,17 +50,6 @@ class ScanPlan:
             params.append(upper[0])
         return clauses, params
 
-    def column_sql(self, columns: tuple[bytes, ...] | None) -> tuple[list[str], list[bytes]]:
-        clauses, params = columns_sql(columns)
-        for column_range in self.column_ranges:
-            if column_range.min:
-                clauses.append(f"{_QUALIFIER_SQL} {'>=' if column_range.min_inclusive else '>'} ?")
-                params.append(column_range.min)
-            if column_range.max:
-                clauses.append(f"{_QUALIFIER_SQL} {'<=' if column_range.max_inclusive else '<'} ?")
-                params.append(column_range.max)
-        return clauses, params
-
 
 def _tightest(bounds: list[Bound], *, lower: bool) -> Bound | None:
     """The most restrictive bound: the largest lower (the smallest upper); at equal keys an
@@ -75,24 +59,6 @@ def _tightest(bounds: list[Bound], *, lower: bool) -> Bound | None:
     if lower:
         return max(bounds, key=lambda b: (b[0], not b[1]))
     return min(bounds, key=lambda b: (b[0], b[1]))
-
-
-def columns_sql(columns: tuple[bytes, ...] | None) -> tuple[list[str], list[bytes]]:
-    """``col`` conditions for a column projection (a family spec becomes a key range)."""
-    if columns is None:
-        return [], []
-    alternatives: list[str] = []
-    params: list[bytes] = []
-    for spec in columns:
-        if b":" in spec:
-            if column_selected(spec, tuple(c for c in columns if b":" not in c)):
-                continue  # already covered by its family
-            alternatives.append("col = ?")
-            params.append(spec)
-        else:
-            alternatives.append("(col >= ? AND col < ?)")
-            params += [spec + b":", spec + b";"]
-    return ["(" + " OR ".join(alternatives) + ")"], params
 
 
 def _row_bounds(row_filter: PrefixFilter | RowRange) -> tuple[list[Bound], list[Bound]]:
@@ -113,22 +79,15 @@ def plan_scan(scan_filter: ScanFilter | None) -> ScanPlan:
     if isinstance(scan_filter, FilterList) and scan_filter.op == "AND":
         members = scan_filter.filters
     rest: list[ScanFilter] = []
-    ranges: list[ColumnRange] = []
     for member in _flatten_and(members):
         if isinstance(member, PrefixFilter | RowRange):
             lower, upper = _row_bounds(member)
             plan.lower += lower
             plan.upper += upper
-        elif isinstance(member, ColumnRange):
-            ranges.append(member)
         else:
             rest.append(member)
     if rest:
-        # Something left needs the whole row: keep the column ranges in Python too.
-        rest += ranges
         plan.residual = rest[0] if len(rest) == 1 else FilterList("AND", tuple(rest))
-    else:
-        plan.column_ranges = ranges
     return plan
 
 

@@ -2,6 +2,8 @@
 
 Split from :mod:`airflow_partitions.kv.sqlite` (the file, its connections and its schema) so
 each reads on its own: a table only runs statements through its store's retrying helpers.
+A KV row is one SQL row ``(row, cells)``, its cells one blob (:mod:`kv.cell_blob`): SQL finds
+rows by key, Python picks the cells out of the blob.
 """
 
 # SQL text is built only from whitelisted, quoted table identifiers (``sql_table``) and fixed
@@ -15,12 +17,19 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from airflow_partitions.kv.base import Cells, KVTable, RowCells, RowValues
+from airflow_partitions.kv.cell_blob import (
+    Projection,
+    decode_cells,
+    encode_cells,
+    select_cells,
+)
 from airflow_partitions.kv.errors import (
     CorruptCell,
     InvalidArgument,
 )
 from airflow_partitions.kv.scan_filters import ScanFilter, apply_filter
-from airflow_partitions.kv.sqlite_plan import columns_sql, plan_scan
+from airflow_partitions.kv.sqlite_layout import sql_table
+from airflow_partitions.kv.sqlite_plan import ScanPlan, plan_scan
 from airflow_partitions.kv.validation import (
     ScanRange,
     check_amount,
@@ -30,6 +39,7 @@ from airflow_partitions.kv.validation import (
     check_mutation,
     check_row,
     check_scan,
+    column_selected,
     family_of,
     wrap_long,
 )
@@ -40,26 +50,30 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 _ROWS_PER_IN_LIST = 500  # row keys per "row IN (...)" statement, far below SQLite's variable limit
+#: What sqlite3 reports when kv_merge (a Python function called by SQLite) raised.
+_CALLBACK_FAILED = "user-defined function raised exception"
 
-
-def sql_table(name: str) -> str:
-    """The quoted SQL identifier of a KV table; upper case escaped (SQL names fold case)."""
-    escaped = "".join(f"^{c.lower()}" if c.isupper() else c for c in name)
-    return f'"kv_{escaped}"'
+__all__ = ["SQLiteTable", "sql_table"]
 
 
 class SQLiteTable(KVTable):
-    """A KV table stored as ``kv_<name>(row, col, val)`` in the store's file."""
+    """A KV table stored as ``kv_<name>(row, cells)`` in the store's file."""
 
     def __init__(self, store: SQLiteStore, name: str) -> None:
         super().__init__(name)
         self._store = store
         self._sql = sql_table(name)
+        self._upsert_sql = (
+            f"INSERT INTO {self._sql} (row, cells) VALUES (?, ?) "
+            "ON CONFLICT (row) DO UPDATE SET cells = kv_merge(cells, excluded.cells)"
+        )
 
     def _read(self, op: str, body: Callable[[sqlite3.Connection], T]) -> T:
+        self._store.ensure_layout(self.name)
         return self._store.run(op, f"{op} on {self.name!r}", body, write=False, table=self.name)
 
     def _write(self, op: str, body: Callable[[sqlite3.Connection], T]) -> T:
+        self._store.ensure_layout(self.name)
         return self._store.run(op, f"{op} on {self.name!r}", body, write=True, table=self.name)
 
     def _check_families(self, conn: sqlite3.Connection, specs: Iterable[bytes]) -> None:
@@ -71,33 +85,45 @@ class SQLiteTable(KVTable):
                     f"{self.name!r} (families: {', '.join(families)})"
                 )
 
-    def _upsert(self, conn: sqlite3.Connection, row: bytes, cells: Mapping[bytes, bytes]) -> None:
-        conn.executemany(
-            f"INSERT INTO {self._sql} (row, col, val) VALUES (?, ?, ?) "
-            "ON CONFLICT (row, col) DO UPDATE SET val = excluded.val",
-            [(row, col, val) for col, val in cells.items()],
-        )
+    def _upsert(self, conn: sqlite3.Connection, rows: list[tuple[bytes, bytes]]) -> None:
+        """Insert blobs, merging into rows that exist (SQLite calls kv_merge only for those)."""
+        try:
+            conn.executemany(self._upsert_sql, rows)
+        except sqlite3.OperationalError as exc:
+            if _CALLBACK_FAILED not in str(exc):
+                raise
+            raise CorruptCell(
+                f"cannot write to {self.name!r}: a row's stored cells could not be merged ({exc})"
+            ) from exc
 
-    def _delete_cells(
-        self, conn: sqlite3.Connection, row: bytes, specs: tuple[bytes, ...] | None
-    ) -> None:
-        clauses, params = columns_sql(specs)
-        where = " AND ".join(["row = ?", *clauses])
-        conn.execute(f"DELETE FROM {self._sql} WHERE {where}", [row, *params])
+    def _load(self, conn: sqlite3.Connection, row: bytes) -> Cells:
+        """The row's cells, read inside the caller's (write) transaction."""
+        found = conn.execute(f"SELECT cells FROM {self._sql} WHERE row = ?", (row,)).fetchone()
+        return {} if found is None else decode_cells(found[0])
+
+    def _store_row(self, conn: sqlite3.Connection, row: bytes, cells: Cells) -> None:
+        """Replace the row's cells; a row left without cells disappears, as on HBase."""
+        if cells:
+            conn.execute(
+                f"INSERT OR REPLACE INTO {self._sql} (row, cells) VALUES (?, ?)",
+                (row, encode_cells(cells)),
+            )
+        else:
+            conn.execute(f"DELETE FROM {self._sql} WHERE row = ?", (row,))
 
     # -- reads --------------------------------------------------------------------------------
 
     def get(self, row: bytes, columns: Iterable[bytes] | None = None) -> Cells:
         check_row(row)
         specs = check_column_specs(columns)
-        clauses, params = columns_sql(specs)
-        sql = f"SELECT col, val FROM {self._sql} WHERE {' AND '.join(['row = ?', *clauses])}"
+        sql = f"SELECT cells FROM {self._sql} WHERE row = ?"
 
-        def body(conn: sqlite3.Connection) -> Cells:
-            found = conn.execute(sql + " ORDER BY col", [row, *params])
-            return {bytes(col): bytes(val) for col, val in found}
+        def body(conn: sqlite3.Connection) -> bytes | None:
+            found = conn.execute(sql, (row,)).fetchone()
+            return None if found is None else bytes(found[0])
 
-        return self._read("get", body)
+        blob = self._read("get", body)
+        return {} if blob is None else select_cells(blob, specs)
 
     def get_many(
         self, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
@@ -106,22 +132,46 @@ class SQLiteTable(KVTable):
         specs = check_column_specs(columns)
         if not keys:
             return {}
-        clauses, params = columns_sql(specs)
 
-        def body(conn: sqlite3.Connection) -> dict[bytes, Cells]:
-            result: dict[bytes, Cells] = {}
+        def body(conn: sqlite3.Connection) -> list[tuple[bytes, bytes]]:
+            found: list[tuple[bytes, bytes]] = []
             for i in range(0, len(keys), _ROWS_PER_IN_LIST):
                 chunk = keys[i : i + _ROWS_PER_IN_LIST]
                 marks = ",".join("?" * len(chunk))
-                where = " AND ".join([f"row IN ({marks})", *clauses])
-                for found_row, col, val in conn.execute(
-                    f"SELECT row, col, val FROM {self._sql} WHERE {where} ORDER BY row, col",
-                    [*chunk, *params],
-                ):
-                    result.setdefault(bytes(found_row), {})[bytes(col)] = bytes(val)
-            return result
+                found += conn.execute(
+                    f"SELECT row, cells FROM {self._sql} WHERE row IN ({marks}) ORDER BY row",
+                    chunk,
+                ).fetchall()
+            return found
 
-        return self._read("get_many", body)
+        result: dict[bytes, Cells] = {}
+        for key, blob in self._read("get_many", body):
+            cells = select_cells(blob, specs)
+            if cells:
+                result[key] = cells
+        return result
+
+    def _page(
+        self, plan: ScanPlan, resume: bytes | None, reverse: bool, page_size: int
+    ) -> list[tuple[bytes, bytes]]:
+        """One page of raw ``(row, blob)`` pairs, keys past ``resume`` in the scan's direction.
+
+        Decoding happens after the transaction, outside the store's lock.
+        """
+        bound = (resume, False) if resume is not None else None
+        clauses, params = plan.row_sql(
+            after=None if reverse else bound, before=bound if reverse else None
+        )
+        where = " AND ".join(clauses) or "1"
+        sql = (f"SELECT row, cells FROM {self._sql} WHERE {where} "
+               f"ORDER BY row {'DESC' if reverse else 'ASC'} LIMIT ?")
+        args = [*params, page_size]
+
+        def body(conn: sqlite3.Connection) -> list[tuple[bytes, bytes]]:
+            # Keys and blobs are bound as bytes, so SQLite hands back bytes: no copies.
+            return conn.execute(sql, args).fetchall()
+
+        return self._read("scan_page", body)
 
     def _scan(
         self,
@@ -130,55 +180,22 @@ class SQLiteTable(KVTable):
         filter: ScanFilter | None,
         reverse: bool,
     ) -> Iterator[RowCells]:
-        plan = plan_scan(filter)
-        if scan_range.start is not None:
-            plan.lower.append((scan_range.start, True))
-        if scan_range.stop is not None:
-            plan.upper.append((scan_range.stop, False))
-        col_clauses, col_params = plan.column_sql(columns)
-        order = "DESC" if reverse else "ASC"
+        plan = _ranged_plan(plan_scan(filter), scan_range)
+        residual = plan.residual
         remaining = scan_range.limit
         last_row: bytes | None = None
         if scan_range.empty or remaining == 0:
             return
         while True:
             page_size = scan_range.batch_size
-            if remaining is not None and plan.residual is None:
+            if remaining is not None and residual is None:
                 page_size = min(page_size, remaining)
-            resume = (last_row, False) if last_row is not None else None
-            page_clauses, page_params = plan.row_sql(
-                after=None if reverse else resume, before=resume if reverse else None
-            )
-            inner_where = " AND ".join(page_clauses + col_clauses) or "1"
-            outer_where = " AND ".join(["row IN (SELECT r FROM page)", *col_clauses])
-            sql = (
-                f"WITH page(r) AS (SELECT DISTINCT row FROM {self._sql} WHERE {inner_where} "
-                f"ORDER BY row {order} LIMIT ?) "
-                f"SELECT row, col, val FROM {self._sql} WHERE {outer_where} "
-                f"ORDER BY row {order}, col ASC"
-            )
-            params = [*page_params, *col_params, page_size, *col_params]
-
-            def body(
-                conn: sqlite3.Connection, sql: str = sql, params: list[object] = params
-            ) -> list[RowCells]:
-                # Keys and values are bound as bytes, so SQLite hands back bytes: no copies.
-                page: list[RowCells] = []
-                last: bytes | None = None
-                cells: Cells = {}
-                for found_row, col, val in conn.execute(sql, params):
-                    if found_row != last:
-                        last, cells = found_row, {}
-                        page.append((found_row, cells))
-                    cells[col] = val
-                return page
-
-            page = self._read("scan_page", body)
-            for key, cells in page:
-                kept: Cells | None = cells
-                if plan.residual is not None:
-                    kept = apply_filter(plan.residual, key, cells)
-                if kept is None:
+            page = self._page(plan, last_row, reverse, page_size)
+            for key, blob in page:
+                kept: Cells | None = select_cells(blob, columns)
+                if residual is not None and kept:
+                    kept = apply_filter(residual, key, kept)
+                if not kept:
                     continue
                 yield key, kept
                 if remaining is not None:
@@ -198,50 +215,37 @@ class SQLiteTable(KVTable):
         limit: int | None = None,
         batch_size: int = 1000,
     ) -> Iterator[RowValues]:
-        """The projection pivoted in SQL: one result row per KV row, grouped on the key.
+        """The projection read straight out of each row's blob, no dict per row.
 
-        Why: a partition row is one SQL row per cell, and turning cells into Python tuples and
-        dicts one by one cost more than SQLite's own walk of the rows (docs/benchmarks.md).
+        Why: this is the catalog's full scan; ``cell_blob.Projection`` reads the wanted values
+        at offsets it worked out once per distinct set of columns.
         """
         wanted = self._projected(columns)
         scan_range = check_scan(start, stop, prefix, limit, batch_size)
         if scan_range.empty or limit == 0:
             return iter(())
-        return self._pivot_pages(wanted, scan_range)
+        return self._projected_pages(Projection(wanted), scan_range)
 
-    def _pivot_pages(self, wanted: tuple[bytes, ...], scan_range: ScanRange
-                     ) -> Iterator[RowValues]:
-        pivot = ", ".join("max(CASE WHEN col = ? THEN val END)" for _ in wanted)
-        marks = ",".join("?" * len(wanted))
+    def _projected_pages(self, projection: Projection, scan_range: ScanRange
+                         ) -> Iterator[RowValues]:
+        plan = _ranged_plan(ScanPlan(), scan_range)
+        values_of = projection.values
         remaining = scan_range.limit
-        lower: tuple[bytes, str] | None = (
-            (scan_range.start, ">=") if scan_range.start is not None else None)
+        last_row: bytes | None = None
         while True:
-            page_size = scan_range.batch_size if remaining is None else min(
-                scan_range.batch_size, remaining)
-            clauses = [f"col IN ({marks})"]
-            params: list[object] = [*wanted, *wanted]
-            if lower is not None:
-                clauses.append(f"row {lower[1]} ?")
-                params.append(lower[0])
-            if scan_range.stop is not None:
-                clauses.append("row < ?")
-                params.append(scan_range.stop)
-            sql = (f"SELECT row, {pivot} FROM {self._sql} WHERE {' AND '.join(clauses)} "
-                   "GROUP BY row ORDER BY row LIMIT ?")
-            params.append(page_size)
-
-            def body(conn: sqlite3.Connection, sql: str = sql,
-                     params: list[object] = params) -> list[RowValues]:
-                return [(found[0], found[1:]) for found in conn.execute(sql, params)]
-
-            page = self._read("scan_page", body)
-            yield from page
+            page_size = scan_range.batch_size
             if remaining is not None:
-                remaining -= len(page)
+                page_size = min(page_size, remaining)
+            page = self._page(plan, last_row, False, page_size)
+            found = [(key, values) for key, blob in page
+                     if (values := values_of(blob)) is not None]
+            if remaining is not None:
+                found = found[:remaining]
+                remaining -= len(found)
+            yield from found
             if len(page) < page_size or remaining == 0:
                 return
-            lower = (page[-1][0], ">")
+            last_row = page[-1][0]
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -250,10 +254,11 @@ class SQLiteTable(KVTable):
         checked = check_cells(cells)
         if not checked:
             return
+        blob = encode_cells(checked)
 
         def body(conn: sqlite3.Connection) -> None:
             self._check_families(conn, checked)
-            self._upsert(conn, row, checked)
+            self._upsert(conn, [(row, blob)])
 
         self._write("put", body)
 
@@ -262,26 +267,25 @@ class SQLiteTable(KVTable):
     ) -> None:
         if not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidArgument(f"batch_size must be a positive int, got {batch_size!r}")
-        batch: list[tuple[bytes, dict[bytes, bytes]]] = []
+        batch: list[tuple[bytes, bytes]] = []
+        columns: set[bytes] = set()
         for row, cells in items:
             checked = check_cells(cells)
             if checked:
-                batch.append((check_row(row), checked))
+                columns.update(checked)
+                batch.append((check_row(row), encode_cells(checked)))
             if len(batch) >= batch_size:
-                self._put_batch(batch)
-                batch = []
+                self._put_batch(batch, columns)
+                batch, columns = [], set()
         if batch:
-            self._put_batch(batch)
+            self._put_batch(batch, columns)
 
-    def _put_batch(self, batch: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
+    def _put_batch(self, batch: list[tuple[bytes, bytes]], columns: set[bytes]) -> None:
         def body(conn: sqlite3.Connection) -> None:
-            self._check_families(conn, {c for _, cells in batch for c in cells})
-            # One statement for the whole batch: per-row statements cost more than the writes.
-            # REPLACE is the upsert here ((row, col) is the whole key) and a little cheaper.
-            conn.executemany(
-                f"INSERT OR REPLACE INTO {self._sql} (row, col, val) VALUES (?, ?, ?)",
-                [(row, col, val) for row, cells in batch for col, val in cells.items()],
-            )
+            self._check_families(conn, columns)
+            # One statement for the whole batch: a new row is a blind insert, and only a row
+            # that exists calls kv_merge (cell_blob.merge_cells) to keep its other cells.
+            self._upsert(conn, batch)
 
         self._write("put_many", body)
 
@@ -291,7 +295,13 @@ class SQLiteTable(KVTable):
 
         def body(conn: sqlite3.Connection) -> None:
             self._check_families(conn, specs or ())
-            self._delete_cells(conn, row, specs)
+            if specs is None:
+                conn.execute(f"DELETE FROM {self._sql} WHERE row = ?", (row,))
+                return
+            cells = self._load(conn, row)
+            kept = {c: v for c, v in cells.items() if not column_selected(c, specs)}
+            if len(kept) != len(cells):
+                self._store_row(conn, row, kept)
 
         self._write("delete", body)
 
@@ -308,9 +318,10 @@ class SQLiteTable(KVTable):
 
         def body(conn: sqlite3.Connection) -> None:
             self._check_families(conn, [*checked_puts, *checked_deletes])
-            if checked_deletes:
-                self._delete_cells(conn, row, checked_deletes)
-            self._upsert(conn, row, checked_puts)
+            cells = self._load(conn, row)
+            kept = {c: v for c, v in cells.items() if not column_selected(c, checked_deletes)}
+            if checked_puts or len(kept) != len(cells):
+                self._store_row(conn, row, {**kept, **checked_puts})
 
         self._write("mutate_row", body)
 
@@ -325,16 +336,15 @@ class SQLiteTable(KVTable):
 
         def body(conn: sqlite3.Connection) -> bool:
             self._check_families(conn, [column])
-            found = conn.execute(
-                f"SELECT val FROM {self._sql} WHERE row = ? AND col = ?", (row, column)
-            ).fetchone()
-            current = None if found is None else bytes(found[0])
+            cells = self._load(conn, row)
+            current = cells.get(column)
             if expected is None or expected == b"":
                 ok = current is None or current == b""
             else:
                 ok = current == expected
             if ok:
-                self._upsert(conn, row, {column: value})
+                cells[column] = value
+                self._store_row(conn, row, cells)
             return ok
 
         return self._write("check_and_put", body)
@@ -347,12 +357,9 @@ class SQLiteTable(KVTable):
 
         def body(conn: sqlite3.Connection) -> bool:
             self._check_families(conn, [column])
-            found = conn.execute(
-                f"SELECT val FROM {self._sql} WHERE row = ? AND col = ?", (row, column)
-            ).fetchone()
-            if found is None or bytes(found[0]) != expected:
+            if self._load(conn, row).get(column) != expected:
                 return False
-            self._delete_cells(conn, row, None)
+            conn.execute(f"DELETE FROM {self._sql} WHERE row = ?", (row,))
             return True
 
         return self._write("check_and_delete", body)
@@ -364,12 +371,10 @@ class SQLiteTable(KVTable):
 
         def body(conn: sqlite3.Connection) -> int:
             self._check_families(conn, [column])
-            found = conn.execute(
-                f"SELECT val FROM {self._sql} WHERE row = ? AND col = ?", (row, column)
-            ).fetchone()
+            cells = self._load(conn, row)
             current = 0
-            if found is not None:
-                raw = bytes(found[0])
+            raw = cells.get(column)
+            if raw is not None:
                 if len(raw) != 8:
                     raise CorruptCell(
                         f"cannot increment {self.name!r} {row!r} {column!r}: "
@@ -377,7 +382,17 @@ class SQLiteTable(KVTable):
                     )
                 current = int.from_bytes(raw, "big", signed=True)
             new = wrap_long(current + amount)
-            self._upsert(conn, row, {column: new.to_bytes(8, "big", signed=True)})
+            cells[column] = new.to_bytes(8, "big", signed=True)
+            self._store_row(conn, row, cells)
             return new
 
         return self._write("increment", body)
+
+
+def _ranged_plan(plan: ScanPlan, scan_range: ScanRange) -> ScanPlan:
+    """``plan`` with the scan's own start and stop added to its row bounds."""
+    if scan_range.start is not None:
+        plan.lower.append((scan_range.start, True))
+    if scan_range.stop is not None:
+        plan.upper.append((scan_range.stop, False))
+    return plan

@@ -1,0 +1,264 @@
+"""One KV row's cells packed into one BLOB: the SQLite backend stores a row as one SQL row.
+
+Why: a partition row has six cells, and one SQL row per cell made a bulk registration six
+B-tree inserts per partition; one blob per row is one insert. Reads must stay cheap too, so
+the column names come first, as a *directory* whose length is known up front: rows with the
+same columns (all partition rows of a table) start with the same directory bytes, and what
+a directory says (names, where the value offsets are, which of them a reader wants) is
+worked out once and cached per directory. Per row that leaves one dict lookup, one
+``unpack_from`` and one slice per wanted value.
+
+Layout, narrow form (tag 1, used whenever the whole blob fits in 65,535 bytes), all integers
+big-endian::
+
+    u8 tag=1 | u16 D | u16 n | n x u16 name length | names | (n+1) x u16 offset | values
+    '---------------- directory: bytes [0, D) -----------'
+
+``offset[i]`` is where value ``i`` starts in the blob, ``offset[n]`` is the blob's length;
+columns are sorted ascending bytewise (the order HBase returns them in) and distinct. The
+wide form (tag 2) is the same with every integer an u32. Example, two cells:
+
+>>> blob = encode_cells({b"cf:bb": b"xy", b"cf:a": b"1"})
+>>> blob.hex(" ")
+'01 00 12 00 02 00 04 00 05 63 66 3a 61 63 66 3a 62 62 00 18 00 19 00 1b 31 78 79'
+>>> # tag 1, D=18, n=2, name lengths 4 and 5, b"cf:a", b"cf:bb",
+>>> # offsets 24, 25, 27 (= len), values b"1" and b"xy"
+>>> decode_cells(blob)
+{b'cf:a': b'1', b'cf:bb': b'xy'}
+>>> Projection((b"cf:bb", b"cf:zz")).values(blob)
+(b'xy', None)
+>>> select_cells(blob, (b"cf",))
+{b'cf:a': b'1', b'cf:bb': b'xy'}
+>>> decode_cells(blob[:-1])
+Traceback (most recent call last):
+...
+airflow_partitions.kv.errors.CorruptCell: corrupt cell blob (27 bytes, 26 present)
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import accumulate, pairwise
+
+from airflow_partitions.kv.errors import CorruptCell
+
+_NARROW, _WIDE = 1, 2
+_WIDTH = {_NARROW: 2, _WIDE: 4}
+_CODE = {_NARROW: "H", _WIDE: "I"}
+_NARROW_MAX = 0xFFFF
+#: Distinct directories remembered; a table has a handful, so this bound is only a safeguard.
+_CACHE_MAX = 4096
+
+
+@dataclass(frozen=True, slots=True, eq=False)  # hashed by identity: one per directory
+class _Directory:
+    """What one directory says: the columns, and how to read the value offsets after it."""
+
+    columns: tuple[bytes, ...]
+    pairs: tuple[tuple[int, bytes], ...]  # enumerate(columns), for the decoding loop
+    offsets: struct.Struct  # (n+1) offsets, unpacked from byte ``size`` on
+    size: int  # D, the directory's length
+    first: int  # where the values must start: D + (n+1) * width
+
+
+_DIRECTORIES: dict[bytes, _Directory] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class _Encoder:
+    """The narrow directory of one sorted column tuple, and the struct of its offsets."""
+
+    head: bytes
+    first: int
+    offsets: struct.Struct
+
+
+_ENCODERS: dict[tuple[bytes, ...], _Encoder] = {}
+
+
+def _encoder(columns: tuple[bytes, ...]) -> _Encoder:
+    n = len(columns)
+    names = b"".join(columns)
+    size = 5 + 2 * n + len(names)
+    # Masked so that packing never fails: a directory this large makes the blob wide anyway.
+    fields = (size & _NARROW_MAX, n & _NARROW_MAX, *(len(c) & _NARROW_MAX for c in columns))
+    head = struct.pack(f">B{n + 2}H", _NARROW, *fields) + names
+    encoder = _Encoder(head, size + 2 * (n + 1), struct.Struct(f">{n + 1}H"))
+    if len(_ENCODERS) >= _CACHE_MAX:
+        _ENCODERS.clear()
+    _ENCODERS[columns] = encoder
+    return encoder
+
+
+def encode_cells(cells: Mapping[bytes, bytes]) -> bytes:
+    """The blob of ``cells`` (columns sorted ascending; see the module docstring)."""
+    columns = tuple(sorted(cells))
+    values = [cells[c] for c in columns]
+    encoder = _ENCODERS.get(columns) or _encoder(columns)
+    ends = list(accumulate(map(len, values), initial=encoder.first))
+    if ends[-1] <= _NARROW_MAX:  # then the directory, shorter still, was not masked
+        return b"".join((encoder.head, encoder.offsets.pack(*ends), *values))
+    return _encode_wide(columns, values)
+
+
+def _encode_wide(columns: tuple[bytes, ...], values: list[bytes]) -> bytes:
+    """The wide form (u32 integers), for rows of 64 KiB and more."""
+    n = len(columns)
+    names = b"".join(columns)
+    size = 9 + 4 * n + len(names)
+    ends = accumulate(map(len, values), initial=size + 4 * (n + 1))
+    head = struct.pack(f">BII{n}I", _WIDE, size, n, *map(len, columns))
+    return b"".join((head, names, struct.pack(f">{n + 1}I", *ends), *values))
+
+
+def _corrupt(why: str) -> CorruptCell:
+    return CorruptCell(f"corrupt cell blob ({why})")
+
+
+def _directory(blob: bytes) -> _Directory:
+    """The (cached) directory that starts ``blob``; raises CorruptCell if there is none."""
+    try:
+        tag = blob[0]
+        if tag == _NARROW:
+            key = blob[: blob[1] << 8 | blob[2]]
+        elif tag == _WIDE:
+            key = blob[: int.from_bytes(blob[1:5], "big")]
+        else:
+            raise _corrupt(f"unknown tag {tag}")
+    except IndexError:
+        raise _corrupt(f"{len(blob)} bytes, too short for a directory") from None
+    found = _DIRECTORIES.get(key)
+    if found is None:
+        found = _parse_directory(key, tag, len(blob))
+        if len(_DIRECTORIES) >= _CACHE_MAX:
+            _DIRECTORIES.clear()
+        _DIRECTORIES[key] = found
+    return found
+
+
+def _parse_directory(key: bytes, tag: int, blob_size: int) -> _Directory:
+    """Check and read a directory; only done once per distinct directory."""
+    width, code = _WIDTH[tag], _CODE[tag]
+    fixed = 1 + 2 * width
+    if len(key) < fixed:
+        raise _corrupt(f"a blob of {blob_size} bytes, too short for its directory")
+    size, n = struct.unpack_from(f">{code}{code}", key, 1)
+    names_at = fixed + n * width
+    if len(key) != size or names_at > size:
+        raise _corrupt(f"a directory of {size} bytes for {n} columns in a blob of {blob_size}")
+    lengths = struct.unpack_from(f">{n}{code}", key, fixed)
+    starts = list(accumulate(lengths, initial=names_at))
+    if starts[-1] != size:
+        raise _corrupt(f"column names of {starts[-1] - names_at} bytes in a {size}-byte directory")
+    columns = tuple(key[a:b] for a, b in pairwise(starts))
+    if any(a >= b for a, b in pairwise(columns)):
+        raise _corrupt("columns not sorted and distinct")
+    offsets = struct.Struct(f">{n + 1}{code}")
+    return _Directory(columns, tuple(enumerate(columns)), offsets, size, size + (n + 1) * width)
+
+
+def _offsets(blob: bytes, directory: _Directory) -> tuple[int, ...]:
+    """The value offsets of ``blob``, checked to be in order and to end at the blob's end."""
+    try:
+        offsets: tuple[int, ...] = directory.offsets.unpack_from(blob, directory.size)
+    except struct.error:
+        raise _corrupt(f"{len(blob)} bytes, too short for its offsets") from None
+    if offsets[-1] != len(blob):
+        raise _corrupt(f"{offsets[-1]} bytes, {len(blob)} present")
+    if offsets[0] != directory.first:
+        raise _corrupt(f"values start at {offsets[0]}, not after the offsets at {directory.first}")
+    if list(offsets) != sorted(offsets):
+        raise _corrupt("value offsets out of order")
+    return offsets
+
+
+def decode_cells(blob: bytes) -> dict[bytes, bytes]:
+    """All cells of a blob, columns in ascending order."""
+    directory = _directory(blob)
+    o = _offsets(blob, directory)
+    return {c: blob[o[i] : o[i + 1]] for i, c in directory.pairs}
+
+
+def columns_of(blob: bytes) -> tuple[bytes, ...]:
+    """The columns a blob holds, without reading its values."""
+    return _directory(blob).columns
+
+
+class Projection:
+    """Reads a fixed tuple of whole columns out of blobs (the catalog's full scans).
+
+    Per directory it remembers which offsets the wanted columns sit at, so reading a row is a
+    dict lookup, an unpack and one slice per wanted column.
+    """
+
+    __slots__ = ("_plans", "wanted")
+
+    def __init__(self, wanted: tuple[bytes, ...]) -> None:
+        self.wanted = wanted
+        self._plans: dict[_Directory, tuple[int | None, ...] | None] = {}
+
+    def _plan(self, directory: _Directory) -> tuple[int | None, ...] | None:
+        index = {c: i for i, c in enumerate(directory.columns)}
+        plan = tuple(index.get(c) for c in self.wanted)
+        found = None if all(i is None for i in plan) else plan
+        if len(self._plans) >= _CACHE_MAX:
+            self._plans.clear()
+        self._plans[directory] = found
+        return found
+
+    def values(self, blob: bytes) -> tuple[bytes | None, ...] | None:
+        """The wanted values in order (None where absent); None if the row has none of them."""
+        directory = _directory(blob)
+        try:
+            plan = self._plans[directory]
+        except KeyError:
+            plan = self._plan(directory)
+        if plan is None:
+            return None
+        o = _offsets(blob, directory)
+        return tuple([None if i is None else blob[o[i] : o[i + 1]] for i in plan])
+
+
+#: Per (directory, column specs): the (column, index) pairs the specs select.
+_SELECTIONS: dict[tuple[_Directory, tuple[bytes, ...]], tuple[tuple[bytes, int], ...]] = {}
+
+
+def select_cells(blob: bytes, specs: tuple[bytes, ...] | None) -> dict[bytes, bytes]:
+    """The cells of ``blob`` that column specs select (``b"cf:q"`` cells, ``b"cf"`` families).
+
+    ``None`` selects every cell. Same rule as ``validation.column_selected``.
+    """
+    if specs is None:
+        return decode_cells(blob)
+    directory = _directory(blob)
+    key = (directory, specs)
+    pairs = _SELECTIONS.get(key)
+    if pairs is None:
+        pairs = tuple(
+            (c, i) for i, c in enumerate(directory.columns)
+            if c in specs or c.partition(b":")[0] in specs
+        )
+        if len(_SELECTIONS) >= _CACHE_MAX:
+            _SELECTIONS.clear()
+        _SELECTIONS[key] = pairs
+    if not pairs:
+        return {}
+    o = _offsets(blob, directory)
+    return {c: blob[o[i] : o[i + 1]] for c, i in pairs}
+
+
+def merge_cells(old: bytes, new: bytes) -> bytes:
+    """``old`` with the cells of ``new`` put over it (the upsert of ``put``/``put_many``).
+
+    Why the shortcut: re-registering a row with the same columns replaces every cell, so the
+    new blob is the answer and nothing is decoded.
+    """
+    new_directory = _directory(new)
+    old_directory = _directory(old)
+    if new_directory is old_directory or set(old_directory.columns) <= set(
+        new_directory.columns
+    ):
+        return new
+    return encode_cells({**decode_cells(old), **decode_cells(new)})
