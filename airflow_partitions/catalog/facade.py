@@ -22,7 +22,7 @@ from airflow_partitions.arguments import (
     require_value_maps,
     shown,
 )
-from airflow_partitions.catalog import definition_update, lens_table, writer
+from airflow_partitions.catalog import bulk_specs, definition_update, lens_table, writer
 from airflow_partitions.catalog import query as filter_query
 from airflow_partitions.catalog import repair as catalog_repair
 from airflow_partitions.catalog.cache import (
@@ -42,7 +42,6 @@ from airflow_partitions.catalog.model import (
     check_location,
     check_name,
     encode_json,
-    make_spec,
     render_location,
 )
 from airflow_partitions.catalog.producers import Producer
@@ -273,12 +272,7 @@ class Catalog:
         thousands fails the batch, not half of it.
         """
         batch = require_value_maps("partition values", values)
-        period = UpdatePeriod.of(period)
-        seen: dict[bytes, PartitionSpec] = {}
-        for item in batch:
-            spec, typed = make_spec(sdef, period, item)
-            seen.setdefault(self.rows.partition_key(sdef, spec.period, typed), spec)
-        return [(spec, key) for key, spec in seen.items()]
+        return bulk_specs.keyed_specs(sdef, UpdatePeriod.of(period), batch)
 
     def location_of(self, sdef: StorageDef, spec: PartitionSpec) -> str:
         return render_location(sdef.location, sdef.fact, sdef.name, spec.period, spec.value_map)
@@ -311,7 +305,8 @@ class Catalog:
         lineage = None if inputs is None else parse_inputs(inputs, self.get_storage)
         if lineage:
             check_not_own_input(lineage, specs)
-        locations = {key: location or self.location_of(sdef, spec) for spec, key in specs}
+        locations = ({specs[0][1]: location} if location is not None
+                     else bulk_specs.locations(sdef, specs))
         return writer.register(self.rows, sdef, UpdatePeriod.of(period), specs, locations,
                                overwrite=overwrite, restate=restate,
                                inputs=None if lineage is None else encode_inputs(lineage))

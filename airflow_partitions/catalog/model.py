@@ -246,13 +246,27 @@ def render_location(
     """Fill the template, then prove the result stays under the template's root."""
     for column, value in values.items():
         check_safe_value(column, value)
+    return render_safe_location(template, fact, storage, period, values)
+
+
+def render_safe_location(
+    template: str, fact: str, storage: str, period: UpdatePeriod, values: Mapping[str, str]
+) -> str:
+    """:func:`render_location` for values already through :func:`check_safe_value` (every
+    validated :class:`PartitionSpec`'s are); the root check stays."""
     rendered = template.format(fact=fact, storage=storage, period=period.name, **values)
-    root = template_root(template)
-    if root and not (posixpath.normpath(rendered) + "/").startswith(
-        posixpath.normpath(root).rstrip("/") + "/"
-    ):
-        raise UnsafeLocation(f"location {rendered!r} escapes the table root {root!r}")
+    root = _normal_root(template)
+    if root and not (posixpath.normpath(rendered) + "/").startswith(root):
+        raise UnsafeLocation(
+            f"location {rendered!r} escapes the table root {template_root(template)!r}")
     return rendered
+
+
+@functools.lru_cache(maxsize=256)
+def _normal_root(template: str) -> str:
+    """The template's root, normalised, with one trailing slash ("" when it has none)."""
+    root = template_root(template)
+    return posixpath.normpath(root).rstrip("/") + "/" if root else ""
 
 
 @dataclass(frozen=True)
@@ -262,6 +276,9 @@ class PartitionSpec:
     storage: str
     period: UpdatePeriod
     values: tuple[tuple[str, str], ...]  # (column, canonical value text)
+    #: The time columns' ordinals in the storage's ``time_columns`` order, found while
+    #: validating, so a writer need not parse the values again; () when not known.
+    ordinals: tuple[int, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def value_map(self) -> dict[str, str]:
@@ -315,6 +332,7 @@ def make_spec(storage: StorageDef, period: UpdatePeriod | str,
         )
     texts: list[tuple[str, str]] = []
     typed: list[PartitionValue] = []
+    ordinals: dict[str, int] = {}
     for column, ctype in storage.columns:
         text = values[column]
         if not isinstance(text, str):
@@ -328,6 +346,7 @@ def make_spec(storage: StorageDef, period: UpdatePeriod | str,
                     f"{period.name} partition: it can only end a range (partitions run to "
                     f"{period.format_ordinal(ordinal - 1, storage.tz)})"
                 )
+            ordinals[column] = ordinal
             value: PartitionValue = text
         else:
             value = typed_value(column, ctype, text)
@@ -335,7 +354,9 @@ def make_spec(storage: StorageDef, period: UpdatePeriod | str,
         check_safe_value(column, text)
         texts.append((column, text))
         typed.append(value)
-    return PartitionSpec(storage.name, period, tuple(texts)), tuple(typed)
+    spec = PartitionSpec(storage.name, period, tuple(texts),
+                         tuple(ordinals[c] for c in storage.time_columns))
+    return spec, tuple(typed)
 
 
 @dataclass(frozen=True)

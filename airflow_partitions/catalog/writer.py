@@ -26,8 +26,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from airflow_partitions.catalog.bulk_specs import KeyedSpec
 from airflow_partitions.catalog.cache import timeline_from_cell
-from airflow_partitions.catalog.model import PartitionSpec, StorageDef
+from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.rows import (
     DROPPING,
     INPUTS,
@@ -47,11 +48,12 @@ from airflow_partitions.catalog.rows import (
 from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.defaults import GET_BATCH
 from airflow_partitions.errors import ConcurrentUpdateError, InvalidInput
-from airflow_partitions.keys import FIRST_VALUE_FIELD, field_bytes
+from airflow_partitions.keys import value_fields
 from airflow_partitions.kv.base import Cells
 from airflow_partitions.kv.scan_filters import SingleColumnValue
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import StoreAllTimeline, timeline_class
+from airflow_partitions.timelines.base import runs
 
 CRASH_ENV: Final = "AIRFLOW_PARTITIONS_CRASH_AT"
 #: Every gap between two steps of a write, in protocol order (the crash-safety tests use it).
@@ -76,11 +78,12 @@ _PROBE_LIMIT: Final = 16
 
 #: Partitions per run of the register protocol in a bulk call (rows, timelines, generation).
 BULK_CHUNK: Final = 50_000
+#: Above this many new ordinals a timeline takes them as runs, merged in one pass
+#: (O(ranges + n)); below, one by one (O(n log ranges)).
+_BULK_ADD: Final = 64
 #: Rows per ``put_many`` round trip of a register.
 PUT_BATCH: Final = 5_000
 
-#: A partition to write: its validated spec and its row key.
-KeyedSpec = tuple[PartitionSpec, bytes]
 
 
 class PartitionConflict(InvalidInput):
@@ -177,30 +180,35 @@ def _register_chunk(
     writes = []
     restated: list[Mapping[str, str]] = []
     value_cells = [value_cell_column(c) for c in sdef.column_names]  # spec.values' order
+    encoded_cells = [encoded_cell_column(c) for c in sdef.column_names]
+    fresh = {STATE: LIVE, STAMP: now, VERSION: encode_version(1)}
+    if inputs is not None:
+        fresh[INPUTS] = inputs
     for spec, key in specs:
-        old = existing.get(key, {})
-        same = (old.get(STATE) == LIVE and old.get(LOC, b"").decode() == locations[key]
-                and (inputs is None or old.get(INPUTS, b"") == inputs))
-        if same and not restate:
-            continue
-        cells = {LOC: locations[key].encode(), STATE: LIVE, STAMP: now}
-        cells.update(zip(value_cells, (v.encode() for _, v in spec.values), strict=True))
-        cells.update(_encoded_cells(sdef, key))
-        # A rewrite of an existing row (even one a drop marked) is new data: a new version.
-        version = decode_version(old.get(VERSION)) + 1 if old else 1
-        cells[VERSION] = encode_version(version)
-        if inputs is not None:
-            cells[INPUTS] = inputs
-        if old.get(STATE) == LIVE:
-            restated.append(spec.value_map)
+        old = existing.get(key)
+        if old is not None:
+            same = (old.get(STATE) == LIVE and old.get(LOC, b"").decode() == locations[key]
+                    and (inputs is None or old.get(INPUTS, b"") == inputs))
+            if same and not restate:
+                continue
+        cells = fresh.copy()
+        cells[LOC] = locations[key].encode()
+        for value_cell, encoded_cell, (_, text), field in zip(
+                value_cells, encoded_cells, spec.values, value_fields(key), strict=True):
+            cells[value_cell] = text.encode()
+            cells[encoded_cell] = field
+        if old is not None:
+            # A rewrite of an existing row (even one a drop marked) is new data: a new version.
+            cells[VERSION] = encode_version(decode_version(old.get(VERSION)) + 1)
+            if old.get(STATE) == LIVE:
+                restated.append(spec.value_map)
         writes.append((key, cells))
     crash_point("register:before-rows")
     if writes:
         rows.partitions.put_many(writes, batch_size=PUT_BATCH)
     crash_point("register:after-rows")
     for column in sdef.time_columns:
-        index = sdef.column_names.index(column)
-        ordinals = {period.parse_ordinal(spec.values[index][1], sdef.tz) for spec, _ in specs}
+        ordinals = time_ordinals(sdef, period, column, specs)
         update_timeline(rows, sdef, period, column, add=ordinals)
         crash_point("register:after-timeline")
     _withdraw_dropped(rows, sdef, period, specs)
@@ -321,15 +329,13 @@ def read_states(rows: CatalogRows, keys: list[bytes],
     return out
 
 
-def _encoded_cells(sdef: StorageDef, key: bytes) -> dict[bytes, bytes]:
-    """Each value as order-preserving bytes (``p:k.<col>``), cut from the row key.
-
-    Why: HBase then compares typed values server-side with plain binary comparators.
-    """
-    return {
-        encoded_cell_column(column): field_bytes(key, FIRST_VALUE_FIELD + index)
-        for index, (column, _) in enumerate(sdef.columns)
-    }
+def time_ordinals(sdef: StorageDef, period: UpdatePeriod, column: str,
+                  specs: Sequence[KeyedSpec]) -> set[int]:
+    """The ordinals of one time column, as validation found them (parsed only if unknown)."""
+    at = sdef.time_columns.index(column)
+    index = sdef.column_names.index(column)
+    return {spec.ordinals[at] if spec.ordinals else
+            period.parse_ordinal(spec.values[index][1], sdef.tz) for spec, _ in specs}
 
 
 def live_time_values(
@@ -379,8 +385,11 @@ def update_timeline(
         else:
             timeline = timeline_from_cell(rows, sdef, period, column, cell)
             changed = False
-            for o in sorted(add):
-                changed |= timeline.add_ordinal(o)
+            if len(add) > _BULK_ADD:
+                changed = timeline.add_ordinal_ranges(runs(sorted(add)))
+            else:
+                for o in sorted(add):
+                    changed |= timeline.add_ordinal(o)
             for o in sorted(remove):
                 changed |= timeline.drop_ordinal(o)
             if not changed:

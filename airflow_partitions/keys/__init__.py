@@ -31,6 +31,7 @@ from airflow_partitions.keys.codec import (
     key_prefix,
     prefix_successor,
     table_prefix,
+    value_fields,
 )
 from airflow_partitions.keys.layout import (
     LOCATION_CELL,
@@ -69,4 +70,5 @@ __all__ = [
     "prefix_successor",
     "table_prefix",
     "value_cell_column",
+    "value_fields",
 ]

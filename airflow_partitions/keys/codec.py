@@ -46,6 +46,7 @@ import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from itertools import pairwise
 
 from airflow_partitions.arguments import shown
 from airflow_partitions.errors import InvalidInput
@@ -398,6 +399,31 @@ def field_bytes(key: bytes, index: int) -> bytes:
     """The encoded bytes of field ``index``, equal to ``encode_value`` of its value."""
     start, end = field_span(key, index)
     return bytes(key[start:end])
+
+
+def value_fields(key: bytes) -> list[bytes]:
+    """The encoded bytes of every value field (2 onwards), reading the trailer once.
+
+    Why: a bulk register cuts each row's ``p:k.<col>`` cells from its key; one unpack of the
+    trailer beats a :func:`field_span` per field. Checked like :func:`field_span`.
+
+    >>> key = encode_key(KeySchema.of([("dt", "string")]), "db", "t", ["2015"])
+    >>> value_fields(key)
+    [b'\\x012015\\x00\\x01']
+    """
+    key = _as_bytes(key)
+    body_end = _trailer_start(key)
+    starts = _trailer(key[-1]).unpack_from(key, body_end)
+    bounds = (*starts, body_end)
+    if starts[0] or list(bounds) != sorted(set(bounds)):  # strictly increasing from 0
+        raise CorruptKeyError(f"trailer gives the fields the starts {list(starts)}")
+    return [key[start:end] for start, end in pairwise(bounds[2:])]
+
+
+@functools.lru_cache(maxsize=256)
+def _trailer(count: int) -> struct.Struct:
+    """The trailer's layout for ``count`` fields: one u16 start offset each."""
+    return struct.Struct(f">{count}H")
 
 
 def prefix_successor(prefix: bytes) -> bytes | None:

@@ -95,6 +95,9 @@ _GOOD_COLUMNS_MAX = 65_536
 
 def check_cells(cells: Mapping[bytes, bytes]) -> dict[bytes, bytes]:
     """Cells to write: ``{b"family:qualifier": value}``."""
+    if type(cells) is dict and _GOOD_COLUMNS.issuperset(cells) and all(
+            type(value) is bytes for value in cells.values()):
+        return cells.copy()  # the bulk case: known columns, plain bytes; a few C-level passes
     if not isinstance(cells, Mapping):
         raise InvalidArgument(f"cells must be a mapping, got {type(cells).__name__}")
     checked: dict[bytes, bytes] = {}

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.periods.fast_parse import fast_ordinal
+from airflow_partitions.periods.fast_parse import fast_ordinal, fast_ordinals
 from airflow_partitions.periods.zones import zone
 
 ZONES = ["UTC", "Europe/Berlin", "Asia/Kolkata", "America/New_York"]
@@ -68,3 +70,30 @@ def test_control_character_regex_is_unicode_category_cc() -> None:
     for code in range(sys.maxunicode + 1):
         char = chr(code)
         assert (control_character(char) is not None) == (unicodedata.category(char) == "Cc")
+
+
+@settings(max_examples=500, deadline=None)
+@given(period=st.sampled_from(list(UpdatePeriod)), batch=st.lists(values(), max_size=6),
+       tz=st.sampled_from(ZONES))
+def test_the_batch_parser_equals_the_per_value_one(
+        period: UpdatePeriod, batch: list[str], tz: str) -> None:
+    one_by_one = [fast_ordinal(period.value, value, zone(tz)) for value in batch]
+    expected = None if None in one_by_one else one_by_one
+    assert fast_ordinals(period.value, batch, zone(tz)) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(period=st.sampled_from(list(UpdatePeriod)), data=st.data())
+def test_the_batch_parser_on_mostly_valid_batches(period: UpdatePeriod,
+                                                  data: st.DataObject) -> None:
+    """Valid values around 2015 (the fast path's common case), sometimes one near-valid."""
+    base = period.ordinal(dt.datetime(2015, 1, 1, tzinfo=dt.UTC))
+    span = min(10**6, base - period.ordinal(dt.datetime(1, 1, 1, tzinfo=dt.UTC)))
+    batch = [period.format_ordinal(base + o, "UTC")
+             for o in data.draw(st.lists(st.integers(-span, span), max_size=8))]
+    if data.draw(st.booleans()):
+        batch.insert(data.draw(st.integers(0, len(batch))), data.draw(values()))
+    one_by_one = [period.strict_ordinal(value, "UTC") if fast_ordinal(period.value, value,
+                  zone("UTC")) is not None else None for value in batch]
+    expected = None if None in one_by_one else one_by_one
+    assert fast_ordinals(period.value, batch, zone("UTC")) == expected
