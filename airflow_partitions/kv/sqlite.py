@@ -28,6 +28,7 @@ from typing import TypeVar
 from airflow_partitions.kv.base import KVStore
 from airflow_partitions.kv.cell_blob import merge_cells
 from airflow_partitions.kv.errors import (
+    CorruptCell,
     KVError,
     StoreUnavailable,
     TableExists,
@@ -85,6 +86,8 @@ class SQLiteStore(KVStore):
         self._closed = False
         # Tables known to be in today's layout: checked once per store, not per call.
         self._blob_tables: set[str] = set()
+        # Why kv_merge failed: sqlite3 reports only "user-defined function raised exception".
+        self.merge_error: CorruptCell | None = None
 
     # -- connection management ----------------------------------------------------------------
 
@@ -120,7 +123,7 @@ class SQLiteStore(KVStore):
                 raise StoreUnavailable(self.url, "enabling WAL", f"journal_mode is {mode}")
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
             # The upsert of put/put_many calls back into Python only for rows that exist.
-            conn.create_function("kv_merge", 2, merge_cells, deterministic=True)
+            conn.create_function("kv_merge", 2, self._merge, deterministic=True)
             conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {_META_TABLE} "
                 "(name TEXT PRIMARY KEY, families TEXT NOT NULL) WITHOUT ROWID"
@@ -130,6 +133,14 @@ class SQLiteStore(KVStore):
             raise
         self.stats.note("connect")
         return conn
+
+    def _merge(self, old: bytes, new: bytes) -> bytes:
+        """``kv_merge``: remembers a corrupt blob's error for the table to re-raise."""
+        try:
+            return merge_cells(old, new)
+        except CorruptCell as exc:
+            self.merge_error = exc
+            raise
 
     def _retry_busy(self, doing: str, attempt: Callable[[], T]) -> T:
         """Run ``attempt``, retrying with jittered back-off while the database is locked."""

@@ -87,14 +87,14 @@ class SQLiteTable(KVTable):
 
     def _upsert(self, conn: sqlite3.Connection, rows: list[tuple[bytes, bytes]]) -> None:
         """Insert blobs, merging into rows that exist (SQLite calls kv_merge only for those)."""
+        self._store.merge_error = None
         try:
             conn.executemany(self._upsert_sql, rows)
         except sqlite3.OperationalError as exc:
-            if _CALLBACK_FAILED not in str(exc):
+            cause, self._store.merge_error = self._store.merge_error, None
+            if _CALLBACK_FAILED not in str(exc) or cause is None:
                 raise
-            raise CorruptCell(
-                f"cannot write to {self.name!r}: a row's stored cells could not be merged ({exc})"
-            ) from exc
+            raise CorruptCell(f"cannot put into a row of {self.name!r}: {cause}") from cause
 
     def _load(self, conn: sqlite3.Connection, row: bytes) -> Cells:
         """The row's cells, read inside the caller's (write) transaction."""

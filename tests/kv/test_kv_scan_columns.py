@@ -1,7 +1,8 @@
 """Projected scans (``scan_columns``, issue 18) equal ``scan(columns=...)`` on every backend.
 
-SQLite answers them with its own pivoted SQL, HBase with the generic projection of ``scan``;
-both must return the same rows, values and order as the model, for any range, limit and page.
+SQLite reads them straight out of each row's cell blob, HBase uses the generic projection of
+``scan``; both must return the same rows, values and order as the model, for any range, limit
+and page.
 """
 
 from __future__ import annotations

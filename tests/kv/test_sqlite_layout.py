@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from airflow_partitions.kv import sqlite_layout
+from airflow_partitions.kv.errors import CorruptCell
 from airflow_partitions.kv.sqlite import SQLiteStore
 from airflow_partitions.kv.sqlite_layout import migrate_table, table_layout
 
@@ -165,3 +166,35 @@ def test_new_tables_have_the_blob_layout(tmp_path: Path) -> None:
         assert store.stats.events["migrate_table"] == 0
     assert layout_of(path, "fresh") == "blob"
     assert layout_of(path, "absent") == "missing"
+
+
+def test_a_damaged_blob_is_a_corrupt_cell_on_every_path(tmp_path: Path) -> None:
+    path = tmp_path / "damaged.db"
+    with SQLiteStore(path) as store:
+        store.create_table("t")
+        table = store.table("t")
+        table.put(b"ok", {b"cf:a": b"1"})
+        table.put(b"bad", {b"cf:a": b"1", b"cf:b": b"22"})
+    conn = sqlite3.connect(path)
+    with conn:
+        blob = conn.execute('SELECT cells FROM "kv_t" WHERE row = ?', (b"bad",)).fetchone()[0]
+        conn.execute('UPDATE "kv_t" SET cells = ? WHERE row = ?', (blob[:-1], b"bad"))
+    conn.close()
+    with SQLiteStore(path) as store:
+        table = store.table("t")
+        assert table.get(b"ok") == {b"cf:a": b"1"}
+        for read in (
+            lambda: table.get(b"bad"),
+            lambda: table.get_many([b"bad", b"ok"], columns=[b"cf:a"]),
+            lambda: list(table.scan()),
+            lambda: list(table.scan_columns([b"cf:b"])),
+            lambda: table.put(b"bad", {b"cf:c": b"3"}),
+            lambda: table.put_many([(b"bad", {b"cf:c": b"3"})]),
+            lambda: table.increment(b"bad", b"cf:n"),
+            lambda: table.mutate_row(b"bad", deletes=[b"cf:a"]),
+        ):
+            with pytest.raises(CorruptCell, match="corrupt cell blob"):
+                read()
+        table.put(b"bad", {b"cf:a": b"x", b"cf:b": b"y"})  # replaces every cell: no merge
+        table.delete(b"ok")
+        assert dict(table.scan()) == {b"bad": {b"cf:a": b"x", b"cf:b": b"y"}}
