@@ -38,9 +38,10 @@ airflow_partitions.kv.errors.CorruptCell: corrupt cell blob (27 bytes, 26 presen
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
+from operator import itemgetter
 
 from airflow_partitions.kv.errors import CorruptCell
 
@@ -68,42 +69,54 @@ _DIRECTORIES: dict[bytes, _Directory] = {}
 
 @dataclass(frozen=True, slots=True)
 class _Encoder:
-    """The narrow directory of one sorted column tuple, and the struct of its offsets."""
+    """For one column order as given: the sorted columns, a getter of their values in that
+    order, the narrow directory, and the struct of the offsets."""
 
+    columns: tuple[bytes, ...]
+    values_of: Callable[[Mapping[bytes, bytes]], tuple[bytes, ...]]
     head: bytes
     first: int
     offsets: struct.Struct
 
 
+#: Keyed by the columns in the caller's order: bulk writers build every row's cells alike, so
+#: a row costs no sort, and one itemgetter call reads its values in sorted order.
 _ENCODERS: dict[tuple[bytes, ...], _Encoder] = {}
 
 
-def _encoder(columns: tuple[bytes, ...]) -> _Encoder:
+def _encoder(given: tuple[bytes, ...]) -> _Encoder:
+    columns = tuple(sorted(given))
     n = len(columns)
     names = b"".join(columns)
     size = 5 + 2 * n + len(names)
     # Masked so that packing never fails: a directory this large makes the blob wide anyway.
     fields = (size & _NARROW_MAX, n & _NARROW_MAX, *(len(c) & _NARROW_MAX for c in columns))
     head = struct.pack(f">B{n + 2}H", _NARROW, *fields) + names
-    encoder = _Encoder(head, size + 2 * (n + 1), struct.Struct(f">{n + 1}H"))
+    values_of: Callable[[Mapping[bytes, bytes]], tuple[bytes, ...]]
+    if n > 1:
+        values_of = itemgetter(*columns)
+    else:
+        values_of = lambda cells: tuple(cells[c] for c in columns)  # noqa: E731
+    encoder = _Encoder(columns, values_of, head, size + 2 * (n + 1), struct.Struct(f">{n + 1}H"))
     if len(_ENCODERS) >= _CACHE_MAX:
         _ENCODERS.clear()
-    _ENCODERS[columns] = encoder
+    _ENCODERS[given] = encoder
     return encoder
 
 
 def encode_cells(cells: Mapping[bytes, bytes]) -> bytes:
     """The blob of ``cells`` (columns sorted ascending; see the module docstring)."""
-    columns = tuple(sorted(cells))
-    values = [cells[c] for c in columns]
-    encoder = _ENCODERS.get(columns) or _encoder(columns)
-    ends = list(accumulate(map(len, values), initial=encoder.first))
-    if ends[-1] <= _NARROW_MAX:  # then the directory, shorter still, was not masked
-        return b"".join((encoder.head, encoder.offsets.pack(*ends), *values))
-    return _encode_wide(columns, values)
+    given = tuple(cells)
+    encoder = _ENCODERS.get(given) or _encoder(given)
+    values = encoder.values_of(cells)
+    try:
+        offsets = encoder.offsets.pack(*accumulate(map(len, values), initial=encoder.first))
+    except struct.error:  # an offset past 65,535: the wide form
+        return _encode_wide(encoder.columns, values)
+    return b"".join((encoder.head, offsets, *values))
 
 
-def _encode_wide(columns: tuple[bytes, ...], values: list[bytes]) -> bytes:
+def _encode_wide(columns: tuple[bytes, ...], values: tuple[bytes, ...]) -> bytes:
     """The wide form (u32 integers), for rows of 64 KiB and more."""
     n = len(columns)
     names = b"".join(columns)

@@ -41,6 +41,15 @@ def test_encode_then_decode_is_the_identity(cells: dict[bytes, bytes]) -> None:
 
 
 @MANY
+@given(cells=cells_strategy, data=st.data())
+def test_the_blob_does_not_depend_on_the_order_cells_come_in(cells: dict[bytes, bytes],
+                                                             data: st.DataObject) -> None:
+    shuffled = dict(data.draw(st.permutations(list(cells.items()))))
+    in_order = dict(sorted(cells.items()))
+    assert encode_cells(shuffled) == encode_cells(cells) == encode_cells(in_order)
+
+
+@MANY
 @given(cells=cells_strategy, selection=specs)
 def test_select_is_the_filtered_decode(cells: dict[bytes, bytes],
                                        selection: tuple[bytes, ...]) -> None:
