@@ -29,6 +29,7 @@ from typing import Final
 from airflow_partitions.catalog.bulk_specs import KeyedSpec
 from airflow_partitions.catalog.cache import timeline_from_cell
 from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.row_states import read_rows
 from airflow_partitions.catalog.rows import (
     DROPPING,
     INPUTS,
@@ -46,9 +47,8 @@ from airflow_partitions.catalog.rows import (
     value_cell_column,
 )
 from airflow_partitions.catalog.timeline_shape import shaped
-from airflow_partitions.defaults import GET_BATCH
 from airflow_partitions.errors import ConcurrentUpdateError, InvalidInput
-from airflow_partitions.keys import value_fields
+from airflow_partitions.keys import ColumnType, string_field, value_fields
 from airflow_partitions.kv.base import Cells
 from airflow_partitions.kv.scan_filters import SingleColumnValue
 from airflow_partitions.periods import UpdatePeriod
@@ -181,6 +181,7 @@ def _register_chunk(
     restated: list[Mapping[str, str]] = []
     value_cells = [value_cell_column(c) for c in sdef.column_names]  # spec.values' order
     encoded_cells = [encoded_cell_column(c) for c in sdef.column_names]
+    all_text = all(ctype is ColumnType.STRING for _, ctype in sdef.columns)
     fresh = {STATE: LIVE, STAMP: now, VERSION: encode_version(1)}
     if inputs is not None:
         fresh[INPUTS] = inputs
@@ -193,10 +194,12 @@ def _register_chunk(
                 continue
         cells = fresh.copy()
         cells[LOC] = locations[key].encode()
-        for value_cell, encoded_cell, (_, text), field in zip(
-                value_cells, encoded_cells, spec.values, value_fields(key), strict=True):
-            cells[value_cell] = text.encode()
-            cells[encoded_cell] = field
+        # The encoded values (p:k.*) are the key's value fields; text ones are quick to build.
+        fields = None if all_text else value_fields(key)
+        for index, (_, text) in enumerate(spec.values):
+            raw = text.encode()
+            cells[value_cells[index]] = raw
+            cells[encoded_cells[index]] = string_field(raw) if fields is None else fields[index]
         if old is not None:
             # A rewrite of an existing row (even one a drop marked) is new data: a new version.
             cells[VERSION] = encode_version(decode_version(old.get(VERSION)) + 1)
@@ -285,7 +288,7 @@ def _withdraw_dropped(
     Why: a drop may remove a value before this register advertises it and then delete the row;
     whoever advertises last must look at the rows last.
     """
-    states = read_states(rows, [key for _, key in specs])
+    states = read_states(rows, [key for _, key in specs], [STATE])
     lost = [spec for spec, key in specs if states.get(key, {}).get(STATE) != LIVE]
     for column in sdef.time_columns if lost else ():
         settle(rows, sdef, period, column, {spec.value_map[column] for spec in lost})
@@ -322,11 +325,8 @@ def unadvertise(
 
 def read_states(rows: CatalogRows, keys: list[bytes],
                 columns: Sequence[bytes] = (LOC, STATE)) -> dict[bytes, Cells]:
-    """Location and state (or ``columns``) of each existing row, in ``get_many`` batches."""
-    out: dict[bytes, Cells] = {}
-    for i in range(0, len(keys), GET_BATCH):
-        out.update(rows.partitions.get_many(keys[i : i + GET_BATCH], list(columns)))
-    return out
+    """Location and state (or ``columns``) of each existing row (see :mod:`.row_states`)."""
+    return read_rows(rows.partitions, keys, columns)
 
 
 def time_ordinals(sdef: StorageDef, period: UpdatePeriod, column: str,

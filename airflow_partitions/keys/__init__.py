@@ -30,6 +30,7 @@ from airflow_partitions.keys.codec import (
     field_span,
     key_prefix,
     prefix_successor,
+    string_field,
     table_prefix,
     value_fields,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "field_span",
     "key_prefix",
     "prefix_successor",
+    "string_field",
     "table_prefix",
     "value_cell_column",
     "value_fields",

@@ -401,6 +401,15 @@ def field_bytes(key: bytes, index: int) -> bytes:
     return bytes(key[start:end])
 
 
+def string_field(raw: bytes) -> bytes:
+    """:func:`encode_value` of a ``STRING`` whose UTF-8 bytes are ``raw`` (already encoded).
+
+    >>> string_field(b"eu") == encode_value(ColumnType.STRING, "eu")
+    True
+    """
+    return _VALUE + raw.replace(b"\x00", b"\x00\xff") + _STR_END
+
+
 def value_fields(key: bytes) -> list[bytes]:
     """The encoded bytes of every value field (2 onwards), reading the trailer once.
 

@@ -91,12 +91,13 @@ def check_column_specs(columns: Iterable[bytes] | None) -> tuple[bytes, ...] | N
 #: Column names already checked (bytes are immutable, so a good name stays good); bounded.
 _GOOD_COLUMNS: set[bytes] = set()
 _GOOD_COLUMNS_MAX = 65_536
+_BYTES_ONLY: frozenset[type] = frozenset({bytes})
 
 
 def check_cells(cells: Mapping[bytes, bytes]) -> dict[bytes, bytes]:
     """Cells to write: ``{b"family:qualifier": value}``."""
-    if type(cells) is dict and _GOOD_COLUMNS.issuperset(cells) and all(
-            type(value) is bytes for value in cells.values()):
+    if (type(cells) is dict and _GOOD_COLUMNS.issuperset(cells)
+            and set(map(type, cells.values())) <= _BYTES_ONLY):
         return cells.copy()  # the bulk case: known columns, plain bytes; a few C-level passes
     if not isinstance(cells, Mapping):
         raise InvalidArgument(f"cells must be a mapping, got {type(cells).__name__}")
