@@ -229,7 +229,6 @@ class SQLiteTable(KVTable):
     def _projected_pages(self, projection: Projection, scan_range: ScanRange
                          ) -> Iterator[RowValues]:
         plan = _ranged_plan(ScanPlan(), scan_range)
-        values_of = projection.values
         remaining = scan_range.limit
         last_row: bytes | None = None
         while True:
@@ -237,8 +236,7 @@ class SQLiteTable(KVTable):
             if remaining is not None:
                 page_size = min(page_size, remaining)
             page = self._page(plan, last_row, False, page_size)
-            found = [(key, values) for key, blob in page
-                     if (values := values_of(blob)) is not None]
+            found = projection.page(page)
             if remaining is not None:
                 found = found[:remaining]
                 remaining -= len(found)

@@ -72,6 +72,22 @@ def test_projection_is_the_filtered_decode(cells: dict[bytes, bytes],
 
 
 @MANY
+@given(rows=st.lists(cells_strategy, max_size=8), columns=wanted)
+def test_a_page_is_the_projection_of_each_row(rows: list[dict[bytes, bytes]],
+                                              columns: tuple[bytes, ...]) -> None:
+    """Rows with other directories in between, and rows with none of the columns (skipped)."""
+    page = [(b"%03d" % i, encode_cells(cells)) for i, cells in enumerate(rows)]
+    expected = []
+    for (key, _), cells in zip(page, rows, strict=True):
+        values = tuple(cells.get(c) for c in columns)
+        if any(v is not None for v in values):
+            expected.append((key, values))
+    projection = Projection(columns)
+    assert projection.page(page) == expected
+    assert projection.page(page) == expected
+
+
+@MANY
 @given(old=cells_strategy, new=cells_strategy.filter(bool))
 def test_merge_puts_the_new_cells_over_the_old(old: dict[bytes, bytes],
                                                new: dict[bytes, bytes]) -> None:
