@@ -12,7 +12,10 @@ check-and-put:
   made live), bump the generation, then delete each row only if it still carries this drop's
   mark, and settle any of its values a timeline advertises again.
 * Same-partition races: whoever changes a timeline last checks the rows last. A register
-  re-reads its rows after advertising and settles any a concurrent drop marked or deleted.
+  re-reads its rows after advertising and settles any a concurrent drop marked or deleted,
+  unless each timeline cell it advertised in is the very cell it read before writing its rows:
+  every drop writes each timeline after marking its rows, so an unchanged cell proves that no
+  drop settled in between, and a drop settling later checks the rows itself.
 
 :data:`WRITE_STEPS` names the gaps between the steps; ``AIRFLOW_PARTITIONS_CRASH_AT=<step>``
 kills the process there, which is how the crash-safety tests reach every gap.
@@ -206,15 +209,20 @@ def _register_chunk(
             if old.get(STATE) == LIVE:
                 restated.append(spec.value_map)
         writes.append((key, cells))
+    before = [rows.read_raw_timeline_cell(sdef.name, period, c) for c in sdef.time_columns]
     crash_point("register:before-rows")
     if writes:
         rows.partitions.put_many(writes, batch_size=PUT_BATCH)
     crash_point("register:after-rows")
-    for column in sdef.time_columns:
-        ordinals = time_ordinals(sdef, period, column, specs)
-        update_timeline(rows, sdef, period, column, add=ordinals)
+    quiet = True  # no timeline written by anyone else since ``before``: no drop came between
+    for column, cell_before in zip(sdef.time_columns, before, strict=True):
+        seen: list[bytes | None] = []
+        update_timeline(rows, sdef, period, column, add=time_ordinals(sdef, period, column,
+                                                                          specs), seen=seen)
+        quiet &= seen == [cell_before]
         crash_point("register:after-timeline")
-    _withdraw_dropped(rows, sdef, period, specs)
+    if not quiet:
+        _withdraw_dropped(rows, sdef, period, specs)
     # Why unconditionally: a run killed after its timeline write but before this bump leaves a
     # re-run with nothing to change, and warm caches (poke-mode sensors, the triggerer) would
     # never learn of the partitions. One counter increment per register is the price.
@@ -237,7 +245,10 @@ def drop(
     crash_point("drop:after-mark")
     values = {c: {spec.value_map[c] for spec, _ in present} for c in sdef.time_columns}
     for column in sdef.time_columns:
-        settle(rows, sdef, period, column, values[column])
+        if not settle(rows, sdef, period, column, values[column]):
+            # Written even when unchanged: a register that read this cell before writing its
+            # rows then knows a drop came in between (see the module docstring).
+            update_timeline(rows, sdef, period, column, touch=True)
         crash_point("drop:after-timeline")
     rows.bump_generation(sdef.fact)
     crash_point("drop:after-generation")
@@ -363,25 +374,33 @@ def live_time_values(
 
 def update_timeline(
     rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str,
-    add: set[int] | None = None, remove: set[int] | None = None,
+    add: set[int] | None = None, remove: set[int] | None = None, *, touch: bool = False,
+    seen: list[bytes | None] | None = None,
 ) -> bool:
     """Apply adds/removes to one stored timeline with check-and-put; returns if it changed.
 
     A lost race re-reads the cell and retries (with jitter), so concurrent writers of distinct
     partitions never lose each other's updates (invariant 2). A default-shaped timeline that
     turns sparse is written as Ranges (:mod:`.timeline_shape`).
+
+    ``touch`` writes the cell (its version bumped) even when nothing changes: a drop does so
+    after marking its rows (see the module docstring). ``seen`` receives the bytes of each
+    cell read, so a register knows whether its check-and-put met the cell it read before.
     """
     add, remove = add or set(), remove or set()
-    if not add and not remove:
+    if not add and not remove and not touch:
         return False
     for attempt in range(MAX_SWAP_ATTEMPTS):
         cell = rows.read_timeline_cell(sdef.name, period, column)
+        if seen is not None:
+            seen.append(cell.raw)
         kind = cell.kind or sdef.timeline_kind(period, column)
         if timeline_class(kind) is StoreAllTimeline:
             formatted = {o: period.format_ordinal(o, sdef.tz) for o in add}
-            rows.write_values(sdef.name, period, column, add, remove, formatted)
+            if add or remove:
+                rows.write_values(sdef.name, period, column, add, remove, formatted)
             new = cell.encode_next(kind, {})
-            changed = True
+            changed = bool(add or remove)
         else:
             timeline = timeline_from_cell(rows, sdef, period, column, cell)
             changed = False
@@ -392,7 +411,7 @@ def update_timeline(
                     changed |= timeline.add_ordinal(o)
             for o in sorted(remove):
                 changed |= timeline.drop_ordinal(o)
-            if not changed:
+            if not changed and not touch:
                 return False
             timeline = shaped(rows.kv.url, sdef, period, column, timeline)
             kind = timeline.kind
