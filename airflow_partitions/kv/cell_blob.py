@@ -277,6 +277,57 @@ class Projection:
 _UNKNOWN: Any = object()
 
 
+class Selection:
+    """Reads the cells that column specs select out of a page of blobs (``get_many``, scans).
+
+    ``select_cells`` for many rows at once, with Projection's per-directory plans and checks.
+    """
+
+    __slots__ = ("_plans", "specs")
+
+    def __init__(self, specs: tuple[bytes, ...]) -> None:
+        self.specs = specs
+        self._plans: dict[bytes, tuple[Any, int, int, tuple[tuple[bytes, int], ...]] | None] = {}
+
+    def _plan(self, blob: bytes) -> tuple[Any, int, int, tuple[tuple[bytes, int], ...]] | None:
+        directory = _directory(blob)
+        specs = self.specs
+        pairs = tuple((c, i) for i, c in enumerate(directory.columns)
+                      if c in specs or c.partition(b":")[0] in specs)
+        plan = (directory.offsets.unpack_from, directory.size, directory.first, pairs)
+        found = plan if pairs else None
+        if blob[0] == _NARROW:
+            if len(self._plans) >= _CACHE_MAX:
+                self._plans.clear()
+            self._plans[blob[: directory.size]] = found
+        return found
+
+    def page(self, rows: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """``(key, cells)`` for each ``(key, blob)`` with a selected cell, in order."""
+        plans = self._plans
+        found: list[tuple[bytes, dict[bytes, bytes]]] = []
+        append = found.append
+        for key, blob in rows:
+            try:
+                head = blob[: blob[1] << 8 | blob[2]] if blob[0] == _NARROW else None
+            except IndexError:
+                head = None
+            plan = plans.get(head, _UNKNOWN) if head is not None else _UNKNOWN
+            if plan is _UNKNOWN:
+                plan = self._plan(blob)
+            if plan is None:
+                continue
+            unpack, size, first, pairs = plan
+            try:
+                o = unpack(blob, size)
+            except struct.error:
+                raise _corrupt(f"{len(blob)} bytes, too short for its offsets") from None
+            if o[0] != first or o[-1] != len(blob):
+                _offsets(blob, _directory(blob))  # raises, saying what is wrong
+            append((key, {c: blob[o[i] : o[i + 1]] for c, i in pairs}))
+        return found
+
+
 #: Per (directory, column specs): the (column, index) pairs the specs select.
 _SELECTIONS: dict[tuple[_Directory, tuple[bytes, ...]], tuple[tuple[bytes, int], ...]] = {}
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 from airflow_partitions.kv.base import Cells, KVTable, RowCells, RowValues
 from airflow_partitions.kv.cell_blob import (
     Projection,
+    Selection,
     decode_cells,
     encode_cells,
     select_cells,
@@ -144,12 +145,7 @@ class SQLiteTable(KVTable):
                 ).fetchall()
             return found
 
-        result: dict[bytes, Cells] = {}
-        for key, blob in self._read("get_many", body):
-            cells = select_cells(blob, specs)
-            if cells:
-                result[key] = cells
-        return result
+        return dict(_cells_of_page(self._read("get_many", body), specs))
 
     def _page(
         self, plan: ScanPlan, resume: bytes | None, reverse: bool, page_size: int
@@ -182,6 +178,7 @@ class SQLiteTable(KVTable):
     ) -> Iterator[RowCells]:
         plan = _ranged_plan(plan_scan(filter), scan_range)
         residual = plan.residual
+        selection = Selection(columns) if columns is not None else None
         remaining = scan_range.limit
         last_row: bytes | None = None
         if scan_range.empty or remaining == 0:
@@ -191,10 +188,8 @@ class SQLiteTable(KVTable):
             if remaining is not None and residual is None:
                 page_size = min(page_size, remaining)
             page = self._page(plan, last_row, reverse, page_size)
-            for key, blob in page:
-                kept: Cells | None = select_cells(blob, columns)
-                if residual is not None and kept:
-                    kept = apply_filter(residual, key, kept)
+            for key, cells in _cells_of_page(page, columns, selection):
+                kept = cells if residual is None else apply_filter(residual, key, cells)
                 if not kept:
                     continue
                 yield key, kept
@@ -385,6 +380,14 @@ class SQLiteTable(KVTable):
             return new
 
         return self._write("increment", body)
+
+
+def _cells_of_page(page: list[tuple[bytes, bytes]], specs: tuple[bytes, ...] | None,
+                   selection: Selection | None = None) -> list[RowCells]:
+    """The page's rows with the cells ``specs`` select; rows left without cells dropped."""
+    if specs is None:
+        return [(key, decode_cells(blob)) for key, blob in page]
+    return (selection or Selection(specs)).page(page)
 
 
 def _ranged_plan(plan: ScanPlan, scan_range: ScanRange) -> ScanPlan:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from airflow_partitions.kv.cell_blob import (
     Projection,
+    Selection,
     columns_of,
     decode_cells,
     encode_cells,
@@ -88,6 +89,17 @@ def test_a_page_is_the_projection_of_each_row(rows: list[dict[bytes, bytes]],
 
 
 @MANY
+@given(rows=st.lists(cells_strategy, max_size=8), selection=specs)
+def test_a_selected_page_is_select_cells_of_each_row(rows: list[dict[bytes, bytes]],
+                                                     selection: tuple[bytes, ...]) -> None:
+    page = [(b"%03d" % i, encode_cells(cells)) for i, cells in enumerate(rows)]
+    expected = [(key, cells) for key, blob in page if (cells := select_cells(blob, selection))]
+    selected = Selection(selection)
+    assert selected.page(page) == expected
+    assert selected.page(page) == expected
+
+
+@MANY
 @given(old=cells_strategy, new=cells_strategy.filter(bool))
 def test_merge_puts_the_new_cells_over_the_old(old: dict[bytes, bytes],
                                                new: dict[bytes, bytes]) -> None:
@@ -111,6 +123,7 @@ def _readers(blob: bytes) -> None:
         lambda: decode_cells(blob),
         lambda: select_cells(blob, (b"cf", b"p:k.dt")),
         lambda: Projection((b"cf:a", b"p:k.dt")).values(blob),
+        lambda: Selection((b"cf", b"p:k.dt")).page([(b"k", blob)]),
         lambda: columns_of(blob),
         lambda: merge_cells(blob, encode_cells({b"cf:a": b"1"})),
     ):
