@@ -299,17 +299,19 @@ class Catalog:
         restate = require_flag("restate", restate)
         if location is not None:
             check_location(location)
-        specs = self.keyed_specs(sdef, period, values)
-        if location is not None and len(specs) != 1:
-            raise InvalidInput("an explicit location can only be given for a single partition")
-        lineage = None if inputs is None else parse_inputs(inputs, self.get_storage)
-        if lineage:
-            check_not_own_input(lineage, specs)
-        locations = ({specs[0][1]: location} if location is not None
-                     else bulk_specs.locations(sdef, specs))
-        return writer.register(self.rows, sdef, UpdatePeriod.of(period), specs, locations,
-                               overwrite=overwrite, restate=restate,
-                               inputs=None if lineage is None else encode_inputs(lineage))
+        with bulk_specs.collector_paused():
+            specs = self.keyed_specs(sdef, period, values)
+            if location is not None and len(specs) != 1:
+                raise InvalidInput("an explicit location can only be given for a single "
+                                   "partition")
+            lineage = None if inputs is None else parse_inputs(inputs, self.get_storage)
+            if lineage:
+                check_not_own_input(lineage, specs)
+            locate = (bulk_specs.locator(sdef) if location is None
+                      else lambda _spec, given=location: given)
+            return writer.register(self.rows, sdef, UpdatePeriod.of(period), specs, locate,
+                                   overwrite=overwrite, restate=restate,
+                                   inputs=None if lineage is None else encode_inputs(lineage))
 
     def drop(
         self,

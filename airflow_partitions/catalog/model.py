@@ -269,7 +269,7 @@ def _normal_root(template: str) -> str:
     return posixpath.normpath(root).rstrip("/") + "/" if root else ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PartitionSpec:
     """One partition of a storage table and period: typed values in column order."""
 

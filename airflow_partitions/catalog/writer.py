@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from airflow_partitions.catalog.bulk_specs import KeyedSpec
+from airflow_partitions.catalog.bulk_specs import KeyedSpec, Locate
 from airflow_partitions.catalog.cache import timeline_from_cell
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.row_states import read_rows
@@ -122,7 +122,7 @@ def register(
     sdef: StorageDef,
     period: UpdatePeriod,
     specs: Sequence[KeyedSpec],
-    locations: Mapping[bytes, str],
+    locate: Locate,
     *,
     overwrite: bool,
     restate: bool = False,
@@ -142,29 +142,29 @@ def register(
     states: dict[bytes, Cells] | None = None
     if len(chunks) == 1:
         states = read_states(rows, [key for _, key in specs], [LOC, STATE, VERSION, INPUTS])
-        _check_conflicts(sdef, specs, locations, states, overwrite)
+        _check_conflicts(sdef, specs, locate, states, overwrite)
     elif not overwrite:
         for chunk in chunks:
-            _check_conflicts(sdef, chunk, locations,
+            _check_conflicts(sdef, chunk, locate,
                              read_states(rows, [key for _, key in chunk]), overwrite)
     changed, restated = 0, list[Mapping[str, str]]()
     for chunk in chunks:
         existing = states if states is not None else read_states(
             rows, [key for _, key in chunk], [LOC, STATE, VERSION, INPUTS])
-        result = _register_chunk(rows, sdef, period, chunk, locations, existing,
+        result = _register_chunk(rows, sdef, period, chunk, locate, existing,
                                  restate=restate, inputs=inputs)
         changed += result.changed
         restated += result.restated
     return WriteResult(changed, len(specs) - changed, tuple(restated))
 
 
-def _check_conflicts(sdef: StorageDef, specs: Sequence[KeyedSpec], locations: Mapping[bytes, str],
+def _check_conflicts(sdef: StorageDef, specs: Sequence[KeyedSpec], locate: Locate,
                      existing: Mapping[bytes, Cells], overwrite: bool) -> None:
     conflicts = [
         f"{spec.value_map} at {existing[key][LOC].decode()!r}"
         for spec, key in specs
         if existing.get(key, {}).get(STATE) == LIVE
-        and existing[key].get(LOC, b"").decode() != locations[key]
+        and existing[key].get(LOC, b"").decode() != locate(spec)
     ]
     if conflicts and not overwrite:
         raise PartitionConflict(
@@ -175,7 +175,7 @@ def _check_conflicts(sdef: StorageDef, specs: Sequence[KeyedSpec], locations: Ma
 
 def _register_chunk(
     rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, specs: Sequence[KeyedSpec],
-    locations: Mapping[bytes, str], existing: Mapping[bytes, Cells], *, restate: bool,
+    locate: Locate, existing: Mapping[bytes, Cells], *, restate: bool,
     inputs: bytes | None,
 ) -> WriteResult:
     """The register protocol for one chunk: rows, timelines, generation (see the module)."""
@@ -189,14 +189,15 @@ def _register_chunk(
     if inputs is not None:
         fresh[INPUTS] = inputs
     for spec, key in specs:
+        location = locate(spec)
         old = existing.get(key)
         if old is not None:
-            same = (old.get(STATE) == LIVE and old.get(LOC, b"").decode() == locations[key]
+            same = (old.get(STATE) == LIVE and old.get(LOC, b"").decode() == location
                     and (inputs is None or old.get(INPUTS, b"") == inputs))
             if same and not restate:
                 continue
         cells = fresh.copy()
-        cells[LOC] = locations[key].encode()
+        cells[LOC] = location.encode()
         # The encoded values (p:k.*) are the key's value fields; text ones are quick to build.
         fields = None if all_text else value_fields(key)
         for index, (_, text) in enumerate(spec.values):

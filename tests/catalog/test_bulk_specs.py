@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from airflow_partitions.catalog.bulk_specs import _UNSAFE, SpecBuilder, keyed_specs, locations
+from airflow_partitions.catalog import bulk_specs
+from airflow_partitions.catalog.bulk_specs import _UNSAFE, SpecBuilder, keyed_specs, locator
 from airflow_partitions.catalog.model import (
     PartitionSpec,
     StorageDef,
@@ -106,7 +107,8 @@ def test_keyed_specs_equal_make_spec_and_encode_key(data: st.DataObject, name: s
     for (spec, _), (want, _) in zip(got, expected, strict=True):
         assert spec.ordinals == want.ordinals  # not part of equality, so checked apart
         assert spec.ordinals  # every storage here has a time column
-    assert locations(sdef, got) == {
+    locate = locator(sdef)
+    assert {key: locate(spec) for spec, key in got} == {
         key: render_location(sdef.location, sdef.fact, sdef.name, period, spec.value_map)
         for spec, key in expected}
 
@@ -149,3 +151,20 @@ def test_an_unsafe_value_of_another_column_fails_the_batch(region: str) -> None:
     assert SpecBuilder(sdef, H).build_all(items) is None
     with pytest.raises(type(expected)):
         keyed_specs(sdef, H, items)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), name=st.sampled_from(["hourly", "two"]))
+def test_slices_answer_as_one_batch(data: st.DataObject, name: str) -> None:
+    """Validated a slice at a time (here 3 items), duplicates across slices kept once."""
+    sdef = STORAGES[name]
+    items = data.draw(st.lists(value_maps(sdef, H), max_size=10))
+    items += data.draw(st.lists(st.sampled_from(items), max_size=4)) if items else []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bulk_specs, "_SLICE", 3)
+        got = built(sdef, H, items)
+    expected = reference(sdef, H, items)
+    if isinstance(expected, Exception):
+        assert type(got) is type(expected) and str(got) == str(expected)
+    else:
+        assert got == expected
