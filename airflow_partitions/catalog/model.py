@@ -255,6 +255,11 @@ def render_safe_location(
     """:func:`render_location` for values already through :func:`check_safe_value` (every
     validated :class:`PartitionSpec`'s are); the root check stays."""
     rendered = template.format(fact=fact, storage=storage, period=period.name, **values)
+    return check_under_root(rendered, template)
+
+
+def check_under_root(rendered: str, template: str) -> str:
+    """``rendered`` if it stays under the template's root, else :class:`UnsafeLocation`."""
     root = _normal_root(template)
     if root and not (posixpath.normpath(rendered) + "/").startswith(root):
         raise UnsafeLocation(

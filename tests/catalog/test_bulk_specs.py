@@ -15,6 +15,7 @@ from airflow_partitions.catalog.bulk_specs import _UNSAFE, SpecBuilder, keyed_sp
 from airflow_partitions.catalog.model import (
     PartitionSpec,
     StorageDef,
+    UnsafeLocation,
     check_safe_value,
     make_spec,
     render_location,
@@ -31,6 +32,10 @@ STORAGES = {
                       "/d/{period}/{region}/dt={dt}"),
     "typed": StorageDef("typed", "events", (("dt", S), ("shard", ColumnType.INT)), ("dt",),
                         (H,), "/d/{dt}/{shard}"),
+    "braces": StorageDef("braced", "events", (("dt", S), ("region", S)), ("dt",), (H, D),
+                         "/d/{{literal}}/{region}/{dt}/{dt}-{region}"),
+    "repeat": StorageDef("repeat", "events", (("dt", S),), ("dt",), (H, D),
+                         "/d/{fact}/{dt}/again-{dt}"),
     "berlin": StorageDef("local", "events", (("dt", S),), ("dt",), (H,), "/d/{dt}",
                          tz="Europe/Berlin"),
 }
@@ -168,3 +173,17 @@ def test_slices_answer_as_one_batch(data: st.DataObject, name: str) -> None:
         assert type(got) is type(expected) and str(got) == str(expected)
     else:
         assert got == expected
+
+
+@pytest.mark.parametrize("template", ["/d/{dt}", "/d/{region}/{dt}", "/d/{{x}}/{dt}/{region}/{dt}",
+                                      "s3://bucket/t/{dt}/{region}"])
+def test_the_locator_still_refuses_a_location_outside_the_root(template: str) -> None:
+    """Defence in depth: a spec that skipped validation cannot render outside the table."""
+    sdef = StorageDef("t", "events", (("dt", S), ("region", S)), ("dt",), (H,), template)
+    if "{region}" not in template:
+        sdef = StorageDef("t", "events", (("dt", S),), ("dt",), (H,), template)
+    forged = PartitionSpec(sdef.name, H, tuple((c, "..") for c in sdef.column_names))
+    with pytest.raises(UnsafeLocation, match="escapes the table root"):
+        locator(sdef)(forged)
+    with pytest.raises(UnsafeLocation, match="is not allowed in a location"):
+        render_location(template, "events", "t", H, forged.value_map)  # it checks values
