@@ -180,40 +180,38 @@ def _register_chunk(
 ) -> WriteResult:
     """The register protocol for one chunk: rows, timelines, generation (see the module)."""
     now = str(int(time.time())).encode()
-    writes = []
     restated: list[Mapping[str, str]] = []
-    value_cells = [value_cell_column(c) for c in sdef.column_names]  # spec.values' order
-    encoded_cells = [encoded_cell_column(c) for c in sdef.column_names]
     all_text = all(ctype is ColumnType.STRING for _, ctype in sdef.columns)
-    fresh = {STATE: LIVE, STAMP: now, VERSION: encode_version(1)}
-    if inputs is not None:
-        fresh[INPUTS] = inputs
+    # Every row written gets the same cells (put_rows): location, state, time stamp, version,
+    # the lineage when given, each value as text (p:v.*) and encoded (p:k.*).
+    lineage: tuple[bytes, ...] = (inputs,) if inputs is not None else ()
+    columns = (LOC, STATE, STAMP, VERSION, *(INPUTS for _ in lineage),
+               *map(value_cell_column, sdef.column_names),
+               *map(encoded_cell_column, sdef.column_names))
+    first = encode_version(1)
+    writes: list[tuple[bytes, tuple[bytes, ...]]] = []
     for spec, key in specs:
         location = locate(spec)
         old = existing.get(key)
+        version = first
         if old is not None:
             same = (old.get(STATE) == LIVE and old.get(LOC, b"").decode() == location
                     and (inputs is None or old.get(INPUTS, b"") == inputs))
             if same and not restate:
                 continue
-        cells = fresh.copy()
-        cells[LOC] = location.encode()
-        # The encoded values (p:k.*) are the key's value fields; text ones are quick to build.
-        fields = None if all_text else value_fields(key)
-        for index, (_, text) in enumerate(spec.values):
-            raw = text.encode()
-            cells[value_cells[index]] = raw
-            cells[encoded_cells[index]] = string_field(raw) if fields is None else fields[index]
-        if old is not None:
             # A rewrite of an existing row (even one a drop marked) is new data: a new version.
-            cells[VERSION] = encode_version(decode_version(old.get(VERSION)) + 1)
+            version = encode_version(decode_version(old.get(VERSION)) + 1)
             if old.get(STATE) == LIVE:
                 restated.append(spec.value_map)
-        writes.append((key, cells))
+        texts = [text.encode() for _, text in spec.values]
+        # The encoded values are the key's value fields; text ones are quick to build.
+        fields = [string_field(raw) for raw in texts] if all_text else value_fields(key)
+        writes.append((key, (location.encode(), LIVE, now, version,
+                             *lineage, *texts, *fields)))
     before = [rows.read_raw_timeline_cell(sdef.name, period, c) for c in sdef.time_columns]
     crash_point("register:before-rows")
     if writes:
-        rows.partitions.put_many(writes, batch_size=PUT_BATCH)
+        rows.partitions.put_rows(columns, writes, batch_size=PUT_BATCH)
     crash_point("register:after-rows")
     quiet = True  # no timeline written by anyone else since ``before``: no drop came between
     for column, cell_before in zip(sdef.time_columns, before, strict=True):

@@ -38,7 +38,7 @@ airflow_partitions.kv.errors.CorruptCell: corrupt cell blob (27 bytes, 26 presen
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 from operator import itemgetter
@@ -115,6 +115,46 @@ def encode_cells(cells: Mapping[bytes, bytes]) -> bytes:
     except struct.error:  # an offset past 65,535: the wide form
         return _encode_wide(encoder.columns, values)
     return b"".join((encoder.head, offsets, *values))
+
+
+class RowEncoder:
+    """Encodes rows that share one tuple of columns, each given as its values in that order.
+
+    Why: a bulk writer's rows all have the same columns; the sort and the directory are worked
+    out once, and a row is one pick of its values, one pack of its offsets and one join.
+
+    >>> RowEncoder((b"cf:bb", b"cf:a")).encode((b"xy", b"1")) == encode_cells(
+    ...     {b"cf:bb": b"xy", b"cf:a": b"1"})
+    True
+    """
+
+    __slots__ = ("_encoder", "_pick")
+
+    def __init__(self, columns: Sequence[bytes]) -> None:
+        given = tuple(columns)
+        self._encoder = _ENCODERS.get(given) or _encoder(given)
+        position = {column: index for index, column in enumerate(given)}
+        order = [position[column] for column in self._encoder.columns]
+        self._pick: Callable[[Sequence[bytes]], tuple[bytes, ...]]
+        if len(order) > 1:
+            self._pick = itemgetter(*order)
+        else:
+            self._pick = _single(order[0])
+
+    def encode(self, values: Sequence[bytes]) -> bytes:
+        """The blob of one row's values (in the columns' order as given)."""
+        encoder = self._encoder
+        picked = self._pick(values)
+        try:
+            offsets = encoder.offsets.pack(*accumulate(map(len, picked), initial=encoder.first))
+        except struct.error:  # an offset past 65,535: the wide form
+            return _encode_wide(encoder.columns, picked)
+        return b"".join((encoder.head, offsets, *picked))
+
+
+def _single(at: int) -> Callable[[Sequence[bytes]], tuple[bytes, ...]]:
+    """A pick of one value as a 1-tuple (``itemgetter`` of one index returns it bare)."""
+    return lambda values: (values[at],)
 
 
 def _encode_wide(columns: tuple[bytes, ...], values: tuple[bytes, ...]) -> bytes:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 from airflow_partitions.kv.base import Cells, KVTable, RowCells, RowValues
 from airflow_partitions.kv.cell_blob import (
     Projection,
+    RowEncoder,
     Selection,
     decode_cells,
     encode_cells,
@@ -39,6 +40,8 @@ from airflow_partitions.kv.validation import (
     check_column_specs,
     check_mutation,
     check_row,
+    check_row_columns,
+    check_row_values,
     check_scan,
     column_selected,
     family_of,
@@ -272,6 +275,25 @@ class SQLiteTable(KVTable):
                 batch, columns = [], set()
         if batch:
             self._put_batch(batch, columns)
+
+    def put_rows(
+        self, columns: Sequence[bytes], rows: Iterable[tuple[bytes, Sequence[bytes]]],
+        batch_size: int = 1000,
+    ) -> None:
+        """Each row encoded by one :class:`~.cell_blob.RowEncoder`: no dict, no sort per row."""
+        names = check_row_columns(columns)
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidArgument(f"batch_size must be a positive int, got {batch_size!r}")
+        encode = RowEncoder(names).encode
+        families = set(names)
+        batch: list[tuple[bytes, bytes]] = []
+        for row, values in rows:
+            batch.append((check_row(row), encode(check_row_values(names, values))))
+            if len(batch) >= batch_size:
+                self._put_batch(batch, families)
+                batch = []
+        if batch:
+            self._put_batch(batch, families)
 
     def _put_batch(self, batch: list[tuple[bytes, bytes]], columns: set[bytes]) -> None:
         def body(conn: sqlite3.Connection) -> None:

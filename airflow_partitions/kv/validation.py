@@ -7,7 +7,7 @@ and on HBase instead of whatever each backend happens to do with it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from airflow_partitions.kv.errors import InvalidArgument, InvalidScan
@@ -111,6 +111,30 @@ def check_cells(cells: Mapping[bytes, bytes]) -> dict[bytes, bytes]:
             raise InvalidArgument(f"value of {column!r} must be bytes, got {type(value).__name__}")
         checked[column] = value
     return checked
+
+
+def check_row_columns(columns: object) -> tuple[bytes, ...]:
+    """The columns of a ``put_rows``: a non-empty sequence of distinct full columns."""
+    if isinstance(columns, bytes | str) or not isinstance(columns, Sequence) or not columns:
+        raise InvalidArgument(f"columns must be a non-empty sequence of bytes, got {columns!r}")
+    names = tuple(check_column(c) for c in columns)
+    if len(set(names)) != len(names):
+        raise InvalidArgument(f"columns must be distinct, got {columns!r}")
+    return names
+
+
+def check_row_values(columns: tuple[bytes, ...], values: object) -> Sequence[bytes]:
+    """One row of a ``put_rows``: one bytes value per column, in the columns' order."""
+    if (not isinstance(values, Sequence) or isinstance(values, bytes | str)
+            or len(values) != len(columns)):
+        raise InvalidArgument(f"a row must give {len(columns)} values (one per column "
+                              f"{', '.join(map(repr, columns))}), got {values!r}")
+    if not set(map(type, values)) <= _BYTES_ONLY:
+        for column, value in zip(columns, values, strict=True):
+            if not isinstance(value, bytes):
+                raise InvalidArgument(f"value of {column!r} must be bytes, "
+                                      f"got {type(value).__name__}")
+    return values
 
 
 def column_selected(column: bytes, specs: tuple[bytes, ...] | None) -> bool:
