@@ -59,8 +59,8 @@ def _by_range(table: KVTable, keys: Sequence[bytes],
     out: dict[bytes, Cells] = {}
     rows = table.scan_columns(columns, start=min(wanted), stop=max(wanted) + b"\x00",
                               limit=limit, batch_size=_PAGE)
+    # zip without strict: a row has one value per column, and strict costs more than the rest.
     for read, (key, values) in enumerate(rows, 1):  # noqa: B007 - read is used after the loop
-        if key in wanted:  # (zip without strict: a row has one value per column, and strict
-            # costs more than the rest of this line)
+        if key in wanted:
             out[key] = {c: v for c, v in zip(columns, values, strict=False) if v is not None}
     return None if read >= limit else out

@@ -193,7 +193,8 @@ class KVTable(ABC):
         column, in that order, ``None`` where the row lacks the cell. Rows and pages are exactly
         those of ``scan(..., columns=columns)``. Why: a reader that knows its cells (the
         catalog's partition lists) skips building a dict per row, and a backend may build the
-        tuples itself (SQLite pivots them in SQL), which is most of a large scan's cost.
+        tuples itself (SQLite reads them out of each row's blob), which is most of a large
+        scan's cost.
         """
         wanted = self._projected(columns)
         rows = self.scan(start, stop, prefix, wanted, None, limit, batch_size)
