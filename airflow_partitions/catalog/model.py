@@ -364,7 +364,7 @@ def make_spec(storage: StorageDef, period: UpdatePeriod | str,
     return spec, tuple(typed)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Partition:
     """A registered partition as listed by the catalog."""
 

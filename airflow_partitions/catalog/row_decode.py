@@ -37,10 +37,14 @@ class PartitionDecoder:
         loc = values[0]
         if loc is None:
             return None
-        texts = [b"" if v is None else v for v in values[2:]]
-        return Partition(self.storage, self.period,
-                         dict(zip(self.names, (t.decode() for t in texts), strict=True)),
-                         loc.decode(), decode_version(values[1]))
+        # zip without strict: the scan returns one value per projected column.
+        texts = {name: "" if v is None else v.decode()
+                 for name, v in zip(self.names, values[2:], strict=False)}
+        location = loc.decode()
+        raw = values[1]  # p:ver, 8 bytes big-endian; decode_version words what is wrong
+        version = (int.from_bytes(raw, "big", signed=True) if raw is not None and len(raw) == 8
+                   else decode_version(raw))
+        return Partition(self.storage, self.period, texts, location, version)
 
     def scan(self, table: KVTable, start: bytes | None = None, stop: bytes | None = None,
              prefix: bytes | None = None, batch_size: int = LIST_BATCH) -> Iterator[Partition]:
