@@ -124,10 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     text = (
         "## Catalog (`benchmarks/catalog.py`)\n\n"
         f"Command: `{command.strip()}`\n\n"
-        "Bulk registration is one `register` call (rows in batches of 1,000, then one timeline "
-        "update). The warm check is the cache's generation read. The cold load is a new "
-        "process's view (fact row + storage rows) answering which hours of a month exist; the "
-        "baseline asks the store for each of those partitions one by one, in the same run.\n\n"
+        "Bulk registration is one `register` call (rows in `put_rows` pages of 5,000, one "
+        "timeline update per 50,000). The warm check is the cache's generation read. The cold "
+        "load is a new process's view (fact row + storage rows) answering which hours of a "
+        "month exist; the baseline asks the store for each of those partitions one by one, "
+        "in the same run.\n\n"
         + "\n".join(lines) + "\n"
     )
     print(text)
