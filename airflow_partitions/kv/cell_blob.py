@@ -38,11 +38,11 @@ airflow_partitions.kv.errors.CorruptCell: corrupt cell blob (27 bytes, 26 presen
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 from operator import itemgetter
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from airflow_partitions.kv.errors import CorruptCell
 
@@ -109,7 +109,11 @@ def encode_cells(cells: Mapping[bytes, bytes]) -> bytes:
     """The blob of ``cells`` (columns sorted ascending; see the module docstring)."""
     given = tuple(cells)
     encoder = _ENCODERS.get(given) or _encoder(given)
-    values = encoder.values_of(cells)
+    return _blob(encoder, encoder.values_of(cells))
+
+
+def _blob(encoder: _Encoder, values: tuple[bytes, ...]) -> bytes:
+    """The blob of ``values``, given in the encoder's (sorted) column order."""
     try:
         offsets = encoder.offsets.pack(*accumulate(map(len, values), initial=encoder.first))
     except struct.error:  # an offset past 65,535: the wide form
@@ -143,13 +147,7 @@ class RowEncoder:
 
     def encode(self, values: Sequence[bytes]) -> bytes:
         """The blob of one row's values (in the columns' order as given)."""
-        encoder = self._encoder
-        picked = self._pick(values)
-        try:
-            offsets = encoder.offsets.pack(*accumulate(map(len, picked), initial=encoder.first))
-        except struct.error:  # an offset past 65,535: the wide form
-            return _encode_wide(encoder.columns, picked)
-        return b"".join((encoder.head, offsets, *picked))
+        return _blob(self._encoder, self._pick(values))
 
 
 def _single(at: int) -> Callable[[Sequence[bytes]], tuple[bytes, ...]]:
@@ -240,70 +238,102 @@ def columns_of(blob: bytes) -> tuple[bytes, ...]:
     return _directory(blob).columns
 
 
-#: How a Projection reads rows of one directory: ``unpack_from`` of the offsets, where the
-#: offsets start, where the values must start, the offset index of each wanted column (None:
-#: absent), and whether all are present.
-_Plan = tuple[Callable[[bytes, int], tuple[int, ...]], int, int, tuple[int | None, ...], bool]
+_UNKNOWN: Any = object()
+_P = TypeVar("_P")
 
 
-class Projection:
-    """Reads a fixed tuple of whole columns out of blobs (the catalog's full scans).
+class _PlannedReader(Generic[_P]):
+    """What :class:`Projection` and :class:`Selection` share: a plan per directory, cached by
+    the directory's bytes, and each row's value offsets, unpacked and checked.
 
-    Per directory it remembers which offsets the wanted columns sit at, so reading a row is a
-    dict lookup on the directory's bytes, an unpack and one slice per wanted column. ``page``
-    does a whole page in one loop: per row calls were a good part of a scan's cost.
-
-    A projection checks that the offsets start after the directory and end at the blob's end
-    (so a truncated or mislabelled blob is a CorruptCell), not that every offset in between is
-    in order: that check cost a fifth of a projected scan. ``decode_cells`` checks them all.
+    A reader checks that the offsets start after the directory and end at the blob's end (so a
+    truncated or mislabelled blob is a CorruptCell), not that every offset in between is in
+    order: that check cost a fifth of a projected scan. ``decode_cells`` checks them all.
     """
 
-    __slots__ = ("_plans", "wanted")
+    __slots__ = ("_plans",)
 
-    def __init__(self, wanted: tuple[bytes, ...]) -> None:
-        self.wanted = wanted
-        self._plans: dict[bytes, _Plan | None] = {}
+    def __init__(self) -> None:
+        self._plans: dict[bytes, tuple[_Directory, _P] | None] = {}
 
-    def _plan(self, blob: bytes) -> _Plan | None:
+    def _make(self, directory: _Directory) -> _P | None:
+        """The subclass's plan for a directory; None when a row of it has nothing wanted."""
+        raise NotImplementedError
+
+    def _plan(self, blob: bytes) -> tuple[_Directory, _P] | None:
         """The plan for ``blob``'s directory (checked by ``_directory``), cached if narrow."""
         directory = _directory(blob)
-        index = {c: i for i, c in enumerate(directory.columns)}
-        slots = tuple(index.get(c) for c in self.wanted)
-        plan: _Plan | None = None
-        if any(i is not None for i in slots):
-            plan = (directory.offsets.unpack_from, directory.size, directory.first, slots,
-                    None not in slots)
+        made = self._make(directory)
+        entry = None if made is None else (directory, made)
         if blob[0] == _NARROW:
             if len(self._plans) >= _CACHE_MAX:
                 self._plans.clear()
-            self._plans[blob[: directory.size]] = plan
-        return plan
+            self._plans[blob[: directory.size]] = entry
+        return entry
 
-    def page(self, rows: Iterable[tuple[bytes, bytes]]
-             ) -> list[tuple[bytes, tuple[bytes | None, ...]]]:
-        """``(key, values)`` for each ``(key, blob)`` holding any wanted column, in order."""
+    def _planned(self, rows: Iterable[tuple[bytes, bytes]]
+                 ) -> Iterator[tuple[bytes, bytes, _P, tuple[int, ...]]]:
+        """``(key, blob, plan, offsets)`` of each row that holds something wanted.
+
+        Per row: one slice of the directory's bytes, one dict lookup, one unpack.
+        """
         plans = self._plans
-        found: list[tuple[bytes, tuple[bytes | None, ...]]] = []
-        append = found.append
         for key, blob in rows:
             try:
                 head = blob[: blob[1] << 8 | blob[2]] if blob[0] == _NARROW else None
             except IndexError:
                 head = None
-            plan = plans.get(head, _UNKNOWN) if head is not None else _UNKNOWN
-            if plan is _UNKNOWN:
-                plan = self._plan(blob)
-            if plan is None:
+            entry = plans.get(head, _UNKNOWN) if head is not None else _UNKNOWN
+            if entry is _UNKNOWN:
+                entry = self._plan(blob)
+            if entry is None:
                 continue
-            unpack, size, first, slots, complete = plan
+            directory, plan = entry
             try:
-                o = unpack(blob, size)
+                o = directory.offsets.unpack_from(blob, directory.size)
             except struct.error:
                 raise _corrupt(f"{len(blob)} bytes, too short for its offsets") from None
-            if o[0] != first or o[-1] != len(blob):
-                _offsets(blob, _directory(blob))  # raises, saying what is wrong
-            if complete:
-                append((key, tuple([blob[o[i] : o[i + 1]] for i in slots])))
+            if o[0] != directory.first or o[-1] != len(blob):
+                _offsets(blob, directory)  # raises, saying what is wrong
+            yield key, blob, plan, o
+
+
+#: A projection's plan: the offset index of each wanted column (None: absent), and the same
+#: as plain ints when every wanted column is present (the common case), else None.
+_Slots = tuple[tuple[int | None, ...], tuple[int, ...] | None]
+
+
+class Projection(_PlannedReader[_Slots]):
+    """Reads a fixed tuple of whole columns out of blobs (the catalog's full scans).
+
+    Per directory it remembers which offsets the wanted columns sit at (and whether all are
+    present), so reading a row is a dict lookup on the directory's bytes, an unpack and one
+    slice per wanted column. ``page`` does a whole page in one loop: per row calls were a good
+    part of a scan's cost.
+    """
+
+    __slots__ = ("wanted",)
+
+    def __init__(self, wanted: tuple[bytes, ...]) -> None:
+        super().__init__()
+        self.wanted = wanted
+
+    def _make(self, directory: _Directory) -> _Slots | None:
+        index = {c: i for i, c in enumerate(directory.columns)}
+        slots = tuple(index.get(c) for c in self.wanted)
+        if all(i is None for i in slots):
+            return None
+        every = tuple(i for i in slots if i is not None)
+        return slots, every if len(every) == len(slots) else None
+
+    def page(self, rows: Iterable[tuple[bytes, bytes]]
+             ) -> list[tuple[bytes, tuple[bytes | None, ...]]]:
+        """``(key, values)`` for each ``(key, blob)`` holding any wanted column, in order."""
+        found: list[tuple[bytes, tuple[bytes | None, ...]]] = []
+        append = found.append
+        for key, blob, (slots, every), o in self._planned(rows):
+            if every is not None:
+                append((key, tuple([blob[o[i] : o[i + 1]] for i in every])))
             else:
                 append((key, tuple([None if i is None else blob[o[i] : o[i + 1]] for i in slots])))
         return found
@@ -314,58 +344,28 @@ class Projection:
         return found[0][1] if found else None
 
 
-_UNKNOWN: Any = object()
-
-
-class Selection:
+class Selection(_PlannedReader[tuple[tuple[bytes, int], ...]]):
     """Reads the cells that column specs select out of a page of blobs (``get_many``, scans).
 
-    ``select_cells`` for many rows at once, with Projection's per-directory plans and checks.
+    ``select_cells`` for many rows at once, with the per-directory plans and checks.
     """
 
-    __slots__ = ("_plans", "specs")
+    __slots__ = ("specs",)
 
     def __init__(self, specs: tuple[bytes, ...]) -> None:
+        super().__init__()
         self.specs = specs
-        self._plans: dict[bytes, tuple[Any, int, int, tuple[tuple[bytes, int], ...]] | None] = {}
 
-    def _plan(self, blob: bytes) -> tuple[Any, int, int, tuple[tuple[bytes, int], ...]] | None:
-        directory = _directory(blob)
+    def _make(self, directory: _Directory) -> tuple[tuple[bytes, int], ...] | None:
         specs = self.specs
         pairs = tuple((c, i) for i, c in enumerate(directory.columns)
                       if c in specs or c.partition(b":")[0] in specs)
-        plan = (directory.offsets.unpack_from, directory.size, directory.first, pairs)
-        found = plan if pairs else None
-        if blob[0] == _NARROW:
-            if len(self._plans) >= _CACHE_MAX:
-                self._plans.clear()
-            self._plans[blob[: directory.size]] = found
-        return found
+        return pairs or None
 
     def page(self, rows: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
         """``(key, cells)`` for each ``(key, blob)`` with a selected cell, in order."""
-        plans = self._plans
-        found: list[tuple[bytes, dict[bytes, bytes]]] = []
-        append = found.append
-        for key, blob in rows:
-            try:
-                head = blob[: blob[1] << 8 | blob[2]] if blob[0] == _NARROW else None
-            except IndexError:
-                head = None
-            plan = plans.get(head, _UNKNOWN) if head is not None else _UNKNOWN
-            if plan is _UNKNOWN:
-                plan = self._plan(blob)
-            if plan is None:
-                continue
-            unpack, size, first, pairs = plan
-            try:
-                o = unpack(blob, size)
-            except struct.error:
-                raise _corrupt(f"{len(blob)} bytes, too short for its offsets") from None
-            if o[0] != first or o[-1] != len(blob):
-                _offsets(blob, _directory(blob))  # raises, saying what is wrong
-            append((key, {c: blob[o[i] : o[i + 1]] for c, i in pairs}))
-        return found
+        return [(key, {c: blob[o[i] : o[i + 1]] for c, i in pairs})
+                for key, blob, pairs, o in self._planned(rows)]
 
 
 #: Per (directory, column specs): the (column, index) pairs the specs select.
