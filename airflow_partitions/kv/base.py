@@ -224,6 +224,12 @@ class KVTable(ABC):
 class KVStore(ABC):
     """A store of tables. Use as a context manager, or call ``close()``."""
 
+    #: Whether a write that commits after another is never undone or hidden by it. SQLite's
+    #: transactions give that. HBase does not: cells carry millisecond time stamps, so a
+    #: delete can remove or mask a put of the same millisecond. The catalog's register skips
+    #: re-reading its rows only where this holds (``catalog/writer.py``).
+    writes_are_ordered: bool = False
+
     def __init__(self, url: str) -> None:
         self.url = url
         self.stats = StoreStats()

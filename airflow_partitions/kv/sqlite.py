@@ -65,6 +65,8 @@ def _is_busy(exc: sqlite3.Error) -> bool:
 class SQLiteStore(KVStore):
     """A KV store in one SQLite file (see the module docstring)."""
 
+    writes_are_ordered = True  # every write is one serialised transaction
+
     def __init__(
         self,
         path: str | os.PathLike[str],

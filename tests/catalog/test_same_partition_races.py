@@ -89,3 +89,27 @@ def test_processes_adding_and_dropping_the_same_partitions(events: Catalog) -> N
     truth = rows_truth(events, "raw")
     assert stored_values(events, "raw") == truth
     assert events.reconcile("raw").consistent
+
+
+def test_a_register_reads_its_rows_back_unless_the_store_orders_writes(
+    events: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No drop came between: SQLite skips the read-back; HBase, whose deletes can hide a put
+    of the same millisecond, always does it (and any store does it when a drop came)."""
+    calls: list[int] = []
+    original = writer._withdraw_dropped
+
+    def counting(*args: object, **kwargs: object) -> None:
+        calls.append(1)
+        original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer, "_withdraw_dropped", counting)
+    events.register("raw", "HOURLY", [HOUR])
+    assert len(calls) == (0 if events.kv.writes_are_ordered else 1)
+    assert events.kv.writes_are_ordered == events.kv.url.startswith("sqlite")
+    calls.clear()
+    other = Catalog(events.kv.url, data_root=events.data_root, cache=TimelineCache())
+    with run_at("register:after-rows", lambda: other.drop("raw", "HOURLY", [SIBLING])):
+        events.register("raw", "HOURLY", [SIBLING])
+    other.close()
+    assert calls == [1]  # a drop wrote the timeline in between: every store reads back
