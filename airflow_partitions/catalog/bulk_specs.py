@@ -34,7 +34,7 @@ from airflow_partitions.periods.fast_parse import fast_ordinal, fast_ordinals
 
 #: A partition row key and its validated spec, as the writer takes them.
 KeyedSpec = tuple[PartitionSpec, bytes]
-#: Value maps validated column by column at a time.
+#: Value maps validated together, a column at a time (bounds the temporaries).
 _SLICE: Final = 50_000
 #: The location of a validated partition.
 Locate = Callable[[PartitionSpec], str]
@@ -123,7 +123,6 @@ class SpecBuilder:
         spec = PartitionSpec(self._storage, self._period, pairs,
                              ordinals)  # type: ignore[arg-type]  # None was ruled out
         return spec, b"".join(fields)
-
 
     def build_all(self, items: Sequence[Mapping[str, str]]) -> dict[bytes, PartitionSpec] | None:
         """The specs by row key of a whole batch, column by column; None when any item needs

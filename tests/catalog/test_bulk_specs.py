@@ -94,7 +94,7 @@ def built(sdef: StorageDef, period: UpdatePeriod,
         return exc
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(data=st.data(), name=st.sampled_from(sorted(STORAGES)),
        period=st.sampled_from([H, H, H, D, D, UpdatePeriod.MONTHLY]))
 def test_keyed_specs_equal_make_spec_and_encode_key(data: st.DataObject, name: str,
@@ -118,7 +118,7 @@ def test_keyed_specs_equal_make_spec_and_encode_key(data: st.DataObject, name: s
         for spec, key in expected}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(value=texts)
 def test_the_unsafe_pattern_is_check_safe_value(value: str) -> None:
     try:

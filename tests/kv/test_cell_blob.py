@@ -21,7 +21,7 @@ from airflow_partitions.kv.cell_blob import (
 from airflow_partitions.kv.errors import CorruptCell
 from airflow_partitions.kv.validation import column_selected
 
-MANY = settings(max_examples=300, deadline=None)
+MANY = settings(max_examples=150, deadline=None)
 
 qualifiers = st.sampled_from([b"", b"a", b"b", b"k.dt", b"q\x00", b"q\xff", b":x"])
 families = st.sampled_from([b"cf", b"p", b"meta"])

@@ -72,7 +72,7 @@ def test_control_character_regex_is_unicode_category_cc() -> None:
         assert (control_character(char) is not None) == (unicodedata.category(char) == "Cc")
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(period=st.sampled_from(list(UpdatePeriod)), batch=st.lists(values(), max_size=6),
        tz=st.sampled_from(ZONES))
 def test_the_batch_parser_equals_the_per_value_one(
@@ -82,7 +82,7 @@ def test_the_batch_parser_equals_the_per_value_one(
     assert fast_ordinals(period.value, batch, zone(tz)) == expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(period=st.sampled_from(list(UpdatePeriod)), data=st.data())
 def test_the_batch_parser_on_mostly_valid_batches(period: UpdatePeriod,
                                                   data: st.DataObject) -> None:
