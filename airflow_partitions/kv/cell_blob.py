@@ -38,6 +38,7 @@ airflow_partitions.kv.errors.CorruptCell: corrupt cell blob (27 bytes, 26 presen
 from __future__ import annotations
 
 import struct
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
@@ -242,7 +243,7 @@ _UNKNOWN: Any = object()
 _P = TypeVar("_P")
 
 
-class _PlannedReader(Generic[_P]):
+class _PlannedReader(ABC, Generic[_P]):
     """What :class:`Projection` and :class:`Selection` share: a plan per directory, cached by
     the directory's bytes, and each row's value offsets, unpacked and checked.
 
@@ -256,9 +257,9 @@ class _PlannedReader(Generic[_P]):
     def __init__(self) -> None:
         self._plans: dict[bytes, tuple[_Directory, _P] | None] = {}
 
+    @abstractmethod
     def _make(self, directory: _Directory) -> _P | None:
         """The subclass's plan for a directory; None when a row of it has nothing wanted."""
-        raise NotImplementedError
 
     def _plan(self, blob: bytes) -> tuple[_Directory, _P] | None:
         """The plan for ``blob``'s directory (checked by ``_directory``), cached if narrow."""

@@ -8,6 +8,7 @@ asset event per partition key and asset, in time order (see :mod:`.asset_events`
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -68,9 +69,9 @@ class _PartitionsOperator(BaseOperator):
     def hook(self) -> PartitionCatalogHook:
         return PartitionCatalogHook(self.catalog_conn_id)
 
+    @abstractmethod
     def write(self, catalog: Catalog, parts: list[dict[str, str]]) -> WriteResult:
-        """Register or drop ``parts``; each concrete operator says which (abstract here)."""
-        raise NotImplementedError(f"{type(self).__name__} must define write()")
+        """Register or drop ``parts``; each concrete operator says which."""
 
     def execute(self, context: Context) -> dict[str, Any]:
         self.written = None

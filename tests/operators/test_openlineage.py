@@ -25,7 +25,6 @@ from airflow_partitions.operators import openlineage_facets
 from airflow_partitions.operators.openlineage_facets import operator_lineage
 from airflow_partitions.operators.partitions import RegisterPartitionsOperator
 from airflow_partitions.operators.pruned_spark import PrunedSparkSubmitOperator
-from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
 from airflow_partitions.pruning import JoinSpec
 from airflow_partitions.spark.key_file import (
     column_entry,
@@ -34,6 +33,7 @@ from airflow_partitions.spark.key_file import (
     write_key_file,
 )
 from tests.helpers import ROOT, T0, FakeTI, register_hours
+from tests.operators.covered import covered_operator
 
 serde = pytest.importorskip("openlineage.client.serde")
 
@@ -94,25 +94,11 @@ def test_file_statistics_only_when_known(tmp_path: Path) -> None:
     assert local_file_stats([str(tmp_path / "missing")]) is None
 
 
-@pytest.fixture
-def launched(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    calls: list[Any] = []
-    monkeypatch.setattr(SparkSubmitOperator, "execute", lambda self, context: calls.append(self))
-    return calls
-
-
-def covered(tmp_path: Path, **kwargs: Any) -> CoveredSparkSubmitOperator:
-    args: dict[str, Any] = {"task_id": "spark", "application": "job.py", "fact": "events",
-                            "start": T0, "end": T0.add(hours=3),
-                            "manifest_dir": str(tmp_path / "manifests")}
-    return CoveredSparkSubmitOperator(**{**args, **kwargs})
-
-
 def test_covered_job_reports_exactly_the_manifest_partitions(
         events: Catalog, tmp_path: Path, launched: list[Any]) -> None:
     register_hours(events, 0, 2, regions=("eu", "us"))
     register_hours(events, 3, 5, regions=("eu",))  # outside the range: never reported
-    op = covered(tmp_path)
+    op = covered_operator(tmp_path)
     assert op.get_openlineage_facets_on_complete(None) is None  # nothing launched yet
     ti = FakeTI()
     op.execute({"ti": ti})  # type: ignore[arg-type]
@@ -141,7 +127,7 @@ def test_one_dataset_per_storage_with_file_statistics(
     for part in [*events.list_partitions("rollup"), *events.list_partitions("raw")]:
         Path(part.location).mkdir(parents=True)
         (Path(part.location) / "part-0.parquet").write_bytes(b"x" * 10)
-    op = covered(tmp_path, start=T0, end=T0.add(days=1, hours=2))
+    op = covered_operator(tmp_path, start=T0, end=T0.add(days=1, hours=2))
     op.execute({"ti": FakeTI()})  # type: ignore[arg-type]
     inputs = as_json(op.get_openlineage_facets_on_complete(None))["inputs"]
     assert [d["name"].rsplit("/", 1)[1] for d in inputs] == ["rollup", "raw"]
@@ -221,7 +207,7 @@ def test_without_the_provider_lineage_is_none(
     assert not openlineage_facets.openlineage_available()
     assert operator_lineage() is None
     register_hours(events, 0, 2)
-    op = covered(tmp_path)
+    op = covered_operator(tmp_path)
     op.execute({"ti": FakeTI()})  # type: ignore[arg-type]
     assert op.get_openlineage_facets_on_complete(None) is None
     register = RegisterPartitionsOperator(task_id="r", storage="rollup", period="DAILY",

@@ -17,28 +17,13 @@ from airflow_partitions.errors import InvalidInput
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator, UncoverableRange
 from airflow_partitions.spark.manifest import MANIFEST_CONF, load_manifest
 from tests.helpers import T0, FakeTI, register_hours
-
-
-@pytest.fixture
-def launched(monkeypatch: pytest.MonkeyPatch) -> list[CoveredSparkSubmitOperator]:
-    """Operators that reached SparkSubmitOperator.execute (nothing is really submitted)."""
-    calls: list[CoveredSparkSubmitOperator] = []
-    monkeypatch.setattr(SparkSubmitOperator, "execute", lambda self, context: calls.append(self))
-    return calls
-
-
-def operator(tmp_path: Path, **kwargs: Any) -> CoveredSparkSubmitOperator:
-    args: dict[str, Any] = {"task_id": "spark", "application": "job.py", "fact": "events",
-                            "start": T0, "end": T0.add(hours=3),
-                            "manifest_dir": str(tmp_path / "manifests")}
-    args.update(kwargs)
-    return CoveredSparkSubmitOperator(**args)
+from tests.operators.covered import covered_operator
 
 
 def test_manifest_lists_every_registered_row(
         events: Catalog, tmp_path: Path, launched: list[Any]) -> None:
     register_hours(events, 0, 2, regions=("eu", "us"))
-    op = operator(tmp_path, application_args=["--output", "/out"], residual_filter="n > 1",
+    op = covered_operator(tmp_path, application_args=["--output", "/out"], residual_filter="n > 1",
                   keep_manifest=True)
     ti = FakeTI()
     op.execute({"ti": ti})  # type: ignore[arg-type]
@@ -66,7 +51,7 @@ def test_the_command_line_carries_the_path_only(
         {"conn_type": "spark", "host": "local[1]", "extra": {"deploy-mode": "client"}}))
     events.register("raw", "HOURLY", [{"dt": f"2024-01-01-{h:02d}", "region": f"r{i}"}
                                       for h in range(3) for i in range(300)])
-    op = operator(tmp_path, manifest_conf=True)
+    op = covered_operator(tmp_path, manifest_conf=True)
     ti = FakeTI()
     op.prepare_submit({"ti": ti})  # type: ignore[arg-type]
     command = op._get_hook()._build_spark_submit_command(op.application)
@@ -81,7 +66,7 @@ def test_an_uncoverable_range_fails_with_the_missing_list(
         events: Catalog, tmp_path: Path, launched: list[Any]) -> None:
     register_hours(events, 0, 1)
     with pytest.raises(UncoverableRange, match="missing 2024-01-01T02:00/03:00: no HOURLY"):
-        operator(tmp_path).execute({"ti": FakeTI()})  # type: ignore[arg-type]
+        covered_operator(tmp_path).execute({"ti": FakeTI()})  # type: ignore[arg-type]
     assert not launched and not (tmp_path / "manifests").exists()
 
 
@@ -89,13 +74,13 @@ def test_allow_partial_launches_on_the_covered_part(
         events: Catalog, tmp_path: Path, launched: list[Any]) -> None:
     register_hours(events, 0, 1)
     ti = FakeTI()
-    op = operator(tmp_path, allow_partial=True, keep_manifest=True)
+    op = covered_operator(tmp_path, allow_partial=True, keep_manifest=True)
     op.execute({"ti": ti})  # type: ignore[arg-type]
     manifest = load_manifest(ti.pushed["manifest"])
     assert [p.value for p in manifest.partitions] == ["2024-01-01-00", "2024-01-01-01"]
     assert manifest.partial and "no HOURLY 2024-01-01-02" in manifest.missing[0]
     with pytest.raises(UncoverableRange, match="nothing"):  # nothing covered: nothing to run
-        operator(tmp_path, allow_partial=True, start=T0.add(days=1),
+        covered_operator(tmp_path, allow_partial=True, start=T0.add(days=1),
                  end=T0.add(days=1, hours=1)).execute({"ti": FakeTI()})  # type: ignore[arg-type]
 
 
@@ -141,7 +126,7 @@ def test_manifests_live_under_airflow_home_and_go_when_the_job_succeeds(
     register_hours(events, 0, 2)
     folder = tmp_path / "home" / "partitions-manifests"
     ti = FakeTI()
-    operator(tmp_path, manifest_dir=None).execute({"ti": ti})  # type: ignore[arg-type]
+    covered_operator(tmp_path, manifest_dir=None).execute({"ti": ti})  # type: ignore[arg-type]
     path = Path(ti.pushed["manifest"])
     assert path.parent == folder and path.name.endswith(".manifest.json")
     assert launched and not path.exists()
@@ -152,11 +137,11 @@ def test_manifests_live_under_airflow_home_and_go_when_the_job_succeeds(
     monkeypatch.setattr(SparkSubmitOperator, "execute", failing)
     ti = FakeTI()
     with pytest.raises(RuntimeError):
-        operator(tmp_path, manifest_dir=None).execute({"ti": ti})  # type: ignore[arg-type]
+        covered_operator(tmp_path, manifest_dir=None).execute({"ti": ti})  # type: ignore[arg-type]
     assert Path(ti.pushed["manifest"]).exists()
     monkeypatch.setenv("AIRFLOW_PARTITIONS_MANIFEST_DIR", str(tmp_path / "shared"))
     ti = FakeTI()
-    operator(tmp_path, manifest_dir=None, keep_manifest=True).prepare_submit(
+    covered_operator(tmp_path, manifest_dir=None, keep_manifest=True).prepare_submit(
         {"ti": ti})  # type: ignore[arg-type]
     assert Path(ti.pushed["manifest"]).parent == tmp_path / "shared"
 
@@ -172,15 +157,15 @@ def test_old_manifests_are_pruned_when_a_new_one_is_written(
     for name, days in ages.items():
         (folder / name).write_text("{}")
         os.utime(folder / name, (now - days * 86400, now - days * 86400))
-    operator(tmp_path).prepare_submit({"ti": FakeTI()})  # type: ignore[arg-type]
+    covered_operator(tmp_path).prepare_submit({"ti": FakeTI()})  # type: ignore[arg-type]
     left = sorted(p.name for p in folder.iterdir() if not p.name.startswith("dag."))
     assert left == ["notes.json", "x.keys", "young.manifest.json"]  # 7 days by default
     monkeypatch.setenv("AIRFLOW_PARTITIONS_MANIFEST_RETENTION_DAYS", "5")
-    operator(tmp_path).prepare_submit({"ti": FakeTI()})  # type: ignore[arg-type]
+    covered_operator(tmp_path).prepare_submit({"ti": FakeTI()})  # type: ignore[arg-type]
     assert not (folder / "young.manifest.json").exists()
     ti = FakeTI()
-    operator(tmp_path, manifest_retention_days=0).prepare_submit({"ti": ti})  # type: ignore
+    covered_operator(tmp_path, manifest_retention_days=0).prepare_submit({"ti": ti})  # type: ignore
     assert list(folder.glob("*.manifest.json")) == [Path(ti.pushed["manifest"])]
     monkeypatch.setenv("AIRFLOW_PARTITIONS_MANIFEST_RETENTION_DAYS", "a week")
     with pytest.raises(InvalidInput, match="not a number of days"):
-        operator(tmp_path).prepare_submit({"ti": FakeTI()})  # type: ignore[arg-type]
+        covered_operator(tmp_path).prepare_submit({"ti": FakeTI()})  # type: ignore[arg-type]
