@@ -4,7 +4,12 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv lint test demo demo-clean airflow airflow-stop bench clean
+# pytest-xdist: TEST_WORKERS processes, each module whole on one of them (module fixtures start
+# services once), the end-to-end modules first (tests/conftest.py). docs/testing.md has the tiers.
+TEST_WORKERS ?= 2
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+
+.PHONY: venv lint test check test-thorough demo demo-clean airflow airflow-stop bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,8 +24,18 @@ lint: venv
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
+# The whole suite: every tier, Hypothesis profile ci (tests/hypothesis_budget.py).
 test: lint
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest $(PYTEST_PARALLEL)
+
+# The inner loop: lint and every test that starts no Spark JVM, no Airflow service and no
+# `airflow dags test` (not marked e2e), Hypothesis profile dev.
+check: lint
+	HYPOTHESIS_PROFILE=dev $(VENV)/bin/pytest $(PYTEST_PARALLEL) -m "not e2e"
+
+# The whole suite with every property test's full example count (profile thorough).
+test-thorough: lint
+	HYPOTHESIS_PROFILE=thorough $(VENV)/bin/pytest $(PYTEST_PARALLEL)
 
 demo: venv
 	$(PY) -m airflow_partitions.demo

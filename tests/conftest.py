@@ -17,10 +17,34 @@ import pytest
 
 os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="airflow-partitions-unit-"))
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+# pytest-xdist's workers (``make test`` runs ``pytest -n``) start with COLUMNS=80, which the CLI
+# honours as the user's width; a serial run has no COLUMNS, so the CLI's own piped width applies.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+# Every Spark JVM the tests start (spark-submit, and the in-process session's gateway) runs a
+# job of seconds: the C1 JIT alone halves its start-up CPU (docs/testing.md). A caller's own
+# setting wins.
+os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 
+import tests.hypothesis_budget  # noqa: F401  (registers and loads the Hypothesis profile)
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.hooks.catalog import forget_catalogs, shared_catalog
 from tests.helpers import AirflowHome, make_airflow_home
+
+#: Fixtures that make a test end-to-end: a Spark JVM, or ``airflow`` commands in a migrated home.
+E2E_FIXTURES = frozenset({"spark", "airflow_home"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark tests that use an end-to-end fixture ``e2e`` (``make check`` leaves them out), then
+    run the modules with end-to-end tests first (a stable sort, so each module's tests stay
+    together): under ``pytest -n`` (``make test``) the long ones start at once and the short
+    ones fill in around them, instead of one long module ending the run alone."""
+    for item in items:
+        if E2E_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.e2e)
+    heavy = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("e2e")}
+    items.sort(key=lambda item: 0 if item.nodeid.split("::")[0] in heavy else 1)
 
 
 @pytest.fixture

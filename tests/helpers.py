@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -134,7 +135,8 @@ class AirflowHome:
 
 
 def make_airflow_home(home: Path) -> AirflowHome:
-    """Migrate a fresh Airflow home in ``home`` whose DAGs run ``airflow dags test``."""
+    """A fresh Airflow home in ``home`` with a migrated metadata DB, whose DAGs run ``airflow
+    dags test``; the first call in a process migrates, later ones copy it (``MigratedHome``)."""
     dags = home / "dags"
     dags.mkdir()
     env = {k: v for k, v in os.environ.items()
@@ -152,6 +154,39 @@ def make_airflow_home(home: Path) -> AirflowHome:
         "PYSPARK_DRIVER_PYTHON": sys.executable,
     })
     airflow = AirflowHome(home, dags, env)
+    global _MIGRATED
+    if _MIGRATED is not None:
+        _MIGRATED.copy_to(home)
+        return airflow
     migrated = airflow.airflow("db", "migrate")
     assert migrated.returncode == 0, migrated.stderr[-4000:]
+    _MIGRATED = MigratedHome.keep(home)
     return airflow
+
+
+@dataclass(frozen=True)
+class MigratedHome:
+    """The metadata DB and ``airflow.cfg`` of the first home this process migrated.
+
+    Later homes start from copies (``airflow db migrate`` costs seconds of CPU each time, a
+    copy milliseconds). The ``airflow.cfg`` comes along, its paths moved to the new home:
+    without one, services starting together each write their own with a different JWT
+    secret, and refuse each other's tokens.
+    """
+
+    home: Path
+    database: bytes
+    config: str
+
+    @classmethod
+    def keep(cls, home: Path) -> MigratedHome:
+        return cls(home, (home / "airflow.db").read_bytes(), (home / "airflow.cfg").read_text())
+
+    def copy_to(self, home: Path) -> None:
+        (home / "airflow.db").write_bytes(self.database)
+        moved = re.sub(rf"{re.escape(str(self.home))}(?=/|$)", str(home), self.config,
+                       flags=re.MULTILINE)
+        (home / "airflow.cfg").write_text(moved)
+
+
+_MIGRATED: MigratedHome | None = None

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from importlib.metadata import entry_points
-from pathlib import Path
 
 from airflow_partitions.get_provider_info import get_provider_info
 
@@ -30,12 +28,3 @@ def test_provider_module_does_not_import_airflow() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
-
-
-def test_airflow_providers_list_shows_us(tmp_path: Path) -> None:
-    env = {**os.environ, "AIRFLOW_HOME": str(tmp_path)}
-    airflow = Path(sys.executable).parent / "airflow"
-    out = subprocess.run(
-        [str(airflow), "providers", "list"], capture_output=True, text=True, env=env, check=True
-    )
-    assert "airflow-partitions" in out.stdout

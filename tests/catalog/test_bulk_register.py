@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from airflow_partitions.catalog import Catalog, writer
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.rows import STAMP
+from tests.hypothesis_budget import examples
 
 regions = st.sampled_from(["us", "eu", "ap"])
 hours = st.integers(0, 200).map(lambda h: f"2015-01-{1 + h // 24:02d}-{h % 24:02d}")
@@ -33,7 +34,7 @@ def fresh(path: Path) -> Catalog:
     return cat
 
 
-@settings(max_examples=25, deadline=None,
+@settings(max_examples=examples(25), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(calls=batches, restate=st.booleans())
 def test_chunked_register_equals_one_chunk(tmp_path_factory: pytest.TempPathFactory,

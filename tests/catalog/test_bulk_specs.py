@@ -23,6 +23,7 @@ from airflow_partitions.catalog.model import (
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import ColumnType, KeyEncodingError, encode_key
 from airflow_partitions.periods import UpdatePeriod
+from tests.hypothesis_budget import examples
 
 H, D = UpdatePeriod.HOURLY, UpdatePeriod.DAILY
 S = ColumnType.STRING
@@ -94,7 +95,7 @@ def built(sdef: StorageDef, period: UpdatePeriod,
         return exc
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(data=st.data(), name=st.sampled_from(sorted(STORAGES)),
        period=st.sampled_from([H, H, H, D, D, UpdatePeriod.MONTHLY]))
 def test_keyed_specs_equal_make_spec_and_encode_key(data: st.DataObject, name: str,
@@ -118,7 +119,7 @@ def test_keyed_specs_equal_make_spec_and_encode_key(data: st.DataObject, name: s
         for spec, key in expected}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(value=texts)
 def test_the_unsafe_pattern_is_check_safe_value(value: str) -> None:
     try:
@@ -158,7 +159,7 @@ def test_an_unsafe_value_of_another_column_fails_the_batch(region: str) -> None:
         keyed_specs(sdef, H, items)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(data=st.data(), name=st.sampled_from(["hourly", "two"]))
 def test_slices_answer_as_one_batch(data: st.DataObject, name: str) -> None:
     """Validated a slice at a time (here 3 items), duplicates across slices kept once."""

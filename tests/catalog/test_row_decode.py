@@ -15,6 +15,7 @@ from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.rows import LOC, VERSION, partition_from_cells, value_cell_column
 from airflow_partitions.errors import CorruptPartitionRow
 from airflow_partitions.periods import UpdatePeriod
+from tests.hypothesis_budget import examples
 
 COLUMNS = ["dt", "region", "n"]
 cell_text = st.text(max_size=6).map(str.encode) | st.binary(max_size=6)
@@ -39,7 +40,7 @@ def sdef(tmp_path_factory: pytest.TempPathFactory) -> StorageDef:
                                   columns=["dt", "region", "n:int"])
 
 
-@settings(max_examples=300, deadline=None,
+@settings(max_examples=examples(300), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cells=row_cells)
 def test_decoder_equals_partition_from_cells(sdef: StorageDef, cells: dict[bytes, bytes]) -> None:

@@ -11,6 +11,7 @@ from airflow_partitions.catalog.row_states import read_rows
 from airflow_partitions.kv import open_store
 from airflow_partitions.kv.base import KVTable
 from tests.helpers import unique
+from tests.hypothesis_budget import examples
 
 COLUMNS = [b"p:state", b"p:loc"]
 
@@ -32,7 +33,7 @@ def reference(table: KVTable, keys: list[bytes]) -> dict[bytes, dict[bytes, byte
     return table.get_many(keys, COLUMNS)
 
 
-@settings(max_examples=25, deadline=None,
+@settings(max_examples=examples(25), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(picked=st.lists(st.integers(0, 1500), max_size=700), step=st.sampled_from([1, 2, 3, 7]))
 def test_read_rows_equals_get_many(table: KVTable, picked: list[int], step: int) -> None:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.staleness import StalePartition
 from tests.helpers import module_catalog, unique
+from tests.hypothesis_budget import examples
 
 HOURS = [f"2015-01-02-{h:02d}" for h in range(24)]
 
@@ -194,7 +195,7 @@ def prop_catalog(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     cat.close()
 
 
-@settings(max_examples=60, deadline=None,
+@settings(max_examples=examples(60), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(scenarios())
 def test_stale_equals_brute_force_reachability(

@@ -29,6 +29,7 @@ from airflow_partitions.errors import InvalidInput, InvalidRange, MisalignedTime
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import PartitionTimeline, RangesTimeline, new_timeline, runs
 from tests.cover.naive_cover import NaiveCover, naive_cover_slots
+from tests.hypothesis_budget import examples
 
 
 def cover_of(
@@ -363,7 +364,7 @@ def scenarios(
     return sources, start, end, tz
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_cover_matches_the_oracle(
     scenario: tuple[list[CoverSource], pendulum.DateTime, pendulum.DateTime, str],
@@ -380,7 +381,7 @@ def test_cover_matches_the_oracle(
     assert again.to_json() == cover.to_json()
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(scenarios(), st.data())
 def test_restricting_periods_and_storages_equals_dropping_sources(
     scenario: tuple[list[CoverSource], pendulum.DateTime, pendulum.DateTime, str],

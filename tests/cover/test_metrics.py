@@ -19,6 +19,7 @@ from airflow_partitions.cover.metrics import (
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import PartitionTimeline, new_timeline
+from tests.hypothesis_budget import examples
 
 H, D = UpdatePeriod.HOURLY, UpdatePeriod.DAILY
 T0 = pendulum.datetime(2024, 1, 1, tz="UTC")
@@ -43,7 +44,7 @@ def cover_for(hourly: PartitionTimeline, daily: PartitionTimeline,
     return compute_cover(sources, CoverRequest.of(fact, T0, T0.add(days=DAYS)), tz="UTC")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(hours=st.sets(st.integers(0, 24 * DAYS - 1)), days=st.sets(st.integers(0, DAYS - 1)))
 def test_values_follow_the_cover(hours: set[int], days: set[int]) -> None:
     hourly, daily = timelines(hours, days)

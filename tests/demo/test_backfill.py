@@ -2,32 +2,23 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
-
-AIRFLOW = Path(sys.executable).with_name("airflow")
+from tests.helpers import ROOT, make_airflow_home
 
 
 @pytest.mark.e2e
 def test_backfill_dry_run_plans_one_run_per_day(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW__")}
-    env.update({"AIRFLOW_HOME": str(tmp_path), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-                "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags_examples"),
-                "AIRFLOW_PARTITIONS_DATA_ROOT": str(tmp_path / "data")})
+    home = make_airflow_home(tmp_path)
+    examples = {"AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags_examples")}
 
     def airflow(*args: str) -> str:
-        done = subprocess.run([str(AIRFLOW), *args], capture_output=True, text=True, env=env,
-                              timeout=300, check=False)
+        done = home.airflow(*args, env=examples)
         assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
         return done.stdout
 
-    airflow("db", "migrate")
     airflow("dags", "reserialize")
     out = airflow("backfill", "create", "--dag-id", "events_report", "--from-date", "2015-02-01",
                   "--to-date", "2015-02-03", "--dry-run")

@@ -20,6 +20,7 @@ from airflow_partitions.filters.parser import parse_filter
 from airflow_partitions.filters.types import Binder, typed_from_text
 from tests.filters.strategies import COLUMNS, mixed_filters, partition_values
 from tests.helpers import unique
+from tests.hypothesis_budget import examples
 
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
@@ -60,7 +61,7 @@ def partition_sets(draw: Any) -> dict[str, list[dict[str, str]]]:
     }
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=_HEALTH)
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=_HEALTH)
 @given(data=partition_sets(), exprs=st.lists(mixed_filters(), min_size=1, max_size=4),
        bound=st.sampled_from([1, 3, 64]))
 def test_random_partitions_and_filters(catalog: Catalog, data: Any, exprs: list[ast.Expr],
@@ -97,7 +98,7 @@ def _fixed_storage(catalog: Catalog) -> str:
     return _FIXED[id(catalog)]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=_HEALTH)
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=_HEALTH)
 @given(expr=mixed_filters(max_leaves=10), bound=st.sampled_from([2, 64]))
 def test_many_filters_on_a_fixed_table(catalog: Catalog, expr: ast.Expr, bound: int) -> None:
     _check(catalog, _fixed_storage(catalog), expr, bound)

@@ -25,6 +25,7 @@ from airflow_partitions.keys import ColumnType as T
 from airflow_partitions.keys import RowLayout
 from airflow_partitions.periods import UpdatePeriod
 from tests.filters.strategies import mixed_filters
+from tests.hypothesis_budget import examples
 
 C = ast.Column
 LAYOUT = RowLayout("s", (("dt", T.STRING), ("region", T.STRING), ("shop", T.INT),
@@ -206,7 +207,7 @@ _tokens = st.sampled_from([
 ])
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(st.text(max_size=60), st.lists(_tokens, max_size=14).map(" ".join)))
 def test_fuzz_parser_raises_only_typed_errors(text: str) -> None:
     try:
@@ -222,7 +223,7 @@ def test_fuzz_parser_raises_only_typed_errors(text: str) -> None:
         pass
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(mixed_filters())
 def test_canonical_string_round_trips(expr: ast.Expr) -> None:
     assert parse_filter(str(expr)) == expr

@@ -20,8 +20,9 @@ from airflow_partitions.kv.cell_blob import (
 )
 from airflow_partitions.kv.errors import CorruptCell
 from airflow_partitions.kv.validation import column_selected
+from tests.hypothesis_budget import examples
 
-MANY = settings(max_examples=150, deadline=None)
+MANY = settings(max_examples=examples(150), deadline=None)
 
 qualifiers = st.sampled_from([b"", b"a", b"b", b"k.dt", b"q\x00", b"q\xff", b":x"])
 families = st.sampled_from([b"cf", b"p", b"meta"])

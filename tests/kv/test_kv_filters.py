@@ -24,6 +24,7 @@ from airflow_partitions.kv.scan_filters import (
 )
 from airflow_partitions.testing.hbase.filter_language import Cell, parse_filter
 from airflow_partitions.testing.hbase.filter_language import apply_filter as server_apply
+from tests.hypothesis_budget import examples
 
 
 @pytest.mark.parametrize(
@@ -127,7 +128,7 @@ row_cells = st.dictionaries(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(flt=trees, row=awkward.filter(bool), cells=row_cells)
 def test_rendered_filters_parse_to_the_same_meaning(flt, row, cells) -> None:  # type: ignore[no-untyped-def]
     parsed = parse_filter(render_hbase_bytes(flt))

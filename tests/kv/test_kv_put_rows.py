@@ -9,13 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_partitions.kv import InvalidArgument, KVStore, KVTable
+from tests.hypothesis_budget import examples
 from tests.kv.conftest import TableFactory
 
 COLUMNS = [b"cf:b", b"cf:a", b"meta:z", b"cf:"]
 values = st.binary(max_size=40) | st.sampled_from([b"", b"\x00", b"x" * 70_000])
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_put_rows_equals_put_many(new_table: TableFactory, data: st.DataObject) -> None:

@@ -24,10 +24,11 @@ from airflow_partitions.kv import (
     any_of,
 )
 from airflow_partitions.kv.scan_filters import ScanFilter
+from tests.hypothesis_budget import examples
 from tests.kv.kv_model import model_scan
 
 HYPO = settings(
-    max_examples=int(os.environ.get("KV_HYPOTHESIS_EXAMPLES", "25")),
+    max_examples=int(os.environ.get("KV_HYPOTHESIS_EXAMPLES", examples(25))),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

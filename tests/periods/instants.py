@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from airflow_partitions.periods import UpdatePeriod
+from tests.hypothesis_budget import examples
 
 UTC = dt.UTC
 P = UpdatePeriod
@@ -26,7 +27,8 @@ KOLKATA = "Asia/Kolkata"
 ZONES = ["UTC", BERLIN, NEW_YORK, KOLKATA]
 
 # Hypothesis' deadline is a wall-clock check; we assert behaviour only.
-SETTINGS = settings(deadline=None, max_examples=250, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(deadline=None, max_examples=examples(250),
+                    suppress_health_check=[HealthCheck.too_slow])
 
 # Asia/Kolkata switched from Madras time (+05:21:10) to +05:30 on 1906-01-01, which trips the
 # phase check (test_zones.py pins it: instants before a zone offset became aligned are refused);

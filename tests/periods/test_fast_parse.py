@@ -12,6 +12,7 @@ from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.periods.fast_parse import fast_ordinal, fast_ordinals
 from airflow_partitions.periods.zones import zone
+from tests.hypothesis_budget import examples
 
 ZONES = ["UTC", "Europe/Berlin", "Asia/Kolkata", "America/New_York"]
 digits = st.integers(0, 99).map(lambda n: f"{n:02d}")
@@ -36,7 +37,7 @@ def strict(period: UpdatePeriod, value: str, tz: str) -> int | type[Exception]:
         return type(exc)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(period=st.sampled_from(list(UpdatePeriod)), value=values(), tz=st.sampled_from(ZONES))
 def test_fast_path_equals_the_strict_parser(period: UpdatePeriod, value: str, tz: str) -> None:
     expected = strict(period, value, tz)
@@ -72,7 +73,7 @@ def test_control_character_regex_is_unicode_category_cc() -> None:
         assert (control_character(char) is not None) == (unicodedata.category(char) == "Cc")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(period=st.sampled_from(list(UpdatePeriod)), batch=st.lists(values(), max_size=6),
        tz=st.sampled_from(ZONES))
 def test_the_batch_parser_equals_the_per_value_one(
@@ -82,7 +83,7 @@ def test_the_batch_parser_equals_the_per_value_one(
     assert fast_ordinals(period.value, batch, zone(tz)) == expected
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(period=st.sampled_from(list(UpdatePeriod)), data=st.data())
 def test_the_batch_parser_on_mostly_valid_batches(period: UpdatePeriod,
                                                   data: st.DataObject) -> None:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.planning import plan
+from tests.hypothesis_budget import examples
 from tests.planning.conftest import DAGS, pipeline
 
 H, D, M = UpdatePeriod.HOURLY, UpdatePeriod.DAILY, UpdatePeriod.MONTHLY
@@ -50,7 +51,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
             "lo": lo, "hi": hi, "stale": (stale_hours, stale_days, stale_months)}
 
 
-@settings(max_examples=60, deadline=None,
+@settings(max_examples=examples(60), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(case=scenarios())
 def test_executing_the_plan_gives_its_cover(shared: Catalog, case: dict[str, Any]) -> None:

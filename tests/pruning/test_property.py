@@ -24,6 +24,7 @@ from airflow_partitions.keys import ColumnType
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.pruning import JoinSpec, analyse, prune, prune_partitions
 from tests.helpers import unique
+from tests.hypothesis_budget import examples
 
 SDEF = StorageDef(
     name="big", fact="ev",
@@ -144,7 +145,7 @@ def value_sets(case: Case) -> dict[str, dict[str, list[Any]]]:
             for name, rows in case.smalls.items()}
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(cases())
 def test_pruned_join_equals_unpruned_join(case: Case) -> None:
     analysis = analyse(case.specs, SDEF, value_sets(case))
@@ -156,7 +157,7 @@ def test_pruned_join_equals_unpruned_join(case: Case) -> None:
         assert set(analysis.columns) <= {"region", "shop", "dt"}
 
 
-@settings(max_examples=40, deadline=None,
+@settings(max_examples=examples(40), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cases())
 def test_catalog_query_equals_in_memory_pruning(catalog: Catalog, case: Case) -> None:

@@ -21,6 +21,7 @@ from airflow_partitions.testing.hbase.filter_language import (
     supported_filters,
     tokenize,
 )
+from tests.hypothesis_budget import examples
 
 ROW = [
     Cell(b"cf", b"a", b"1", 5),
@@ -50,7 +51,7 @@ def test_quoted_literal_doubles_quotes_and_keeps_raw_bytes() -> None:
 
 
 @given(st.binary(max_size=20))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_any_bytes_round_trip_through_quoting(value: bytes) -> None:
     literal = b"'" + value.replace(b"'", b"''") + b"'"
     flt = b"ValueFilter(=, 'binary:" + value.replace(b"'", b"''") + b"')"

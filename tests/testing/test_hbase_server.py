@@ -21,6 +21,7 @@ from thriftpy2.thrift import TApplicationException
 from thriftpy2.transport import TTransportException
 
 from airflow_partitions.testing.hbase.server import HBaseTestServer
+from tests.hypothesis_budget import examples
 
 HbaseIOError = Hbase_thrift.IOError
 _names = itertools.count()
@@ -285,7 +286,7 @@ def test_raw_scanner_errors(conn: happybase.Connection, table: happybase.Table) 
 
 
 @settings(
-    max_examples=25,
+    max_examples=examples(25),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )

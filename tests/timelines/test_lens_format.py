@@ -45,8 +45,10 @@ from airflow_partitions.timelines import (
     timeline_from_properties,
 )
 from airflow_partitions.timelines.properties import encode_chunks, timeline_prefix
+from tests.hypothesis_budget import examples
 
-SETTINGS = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(deadline=None, max_examples=examples(150),
+                    suppress_health_check=[HealthCheck.too_slow])
 KINDS = [cls.kind for cls in IMPLEMENTATIONS]
 LENS_CLASS = {
     "StoreAll": "org.apache.lens.cube.metadata.timeline.StoreAllPartitionTimeline",

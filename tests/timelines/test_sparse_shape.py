@@ -21,6 +21,7 @@ from airflow_partitions.timelines import (
 )
 from airflow_partitions.timelines.properties import timeline_prefix
 from airflow_partitions.timelines.shape import HOLES_PER_RANGE, MIN_HOLES
+from tests.hypothesis_budget import examples
 
 HOURLY = UpdatePeriod.HOURLY
 BASE = HOURLY.parse_ordinal("2015-01-01-00")
@@ -57,7 +58,7 @@ def test_the_sparse_rule() -> None:
     assert not is_sparse(convert(timeline, "Ranges")), "only EndsAndHoles is ever switched"
 
 
-@settings(deadline=None, max_examples=200)
+@settings(deadline=None, max_examples=examples(200))
 @given(gaps=st.lists(st.integers(1, 40), min_size=1, max_size=400)
        | st.lists(st.integers(1, 3 * MIN_HOLES), min_size=1, max_size=4))
 def test_sparse_exactly_when_holes_outnumber_ranges(gaps: list[int]) -> None:

@@ -35,9 +35,11 @@ from airflow_partitions.timelines.properties import (
     encode_chunks,
     timeline_prefix,
 )
+from tests.hypothesis_budget import examples
 
 # Hypothesis' deadline is a wall-clock check; we assert behaviour only.
-SETTINGS = settings(deadline=None, max_examples=250, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(deadline=None, max_examples=examples(250),
+                    suppress_health_check=[HealthCheck.too_slow])
 
 HOURLY = UpdatePeriod.HOURLY
 KINDS = [cls.kind for cls in IMPLEMENTATIONS]
