@@ -7,9 +7,9 @@ STAMP  := $(VENV)/.installed-stamp
 # pytest-xdist: TEST_WORKERS processes, each module whole on one of them (module fixtures start
 # services once), the end-to-end modules first (tests/conftest.py). docs/testing.md has the tiers.
 TEST_WORKERS ?= 2
-PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
-.PHONY: venv lint test check test-thorough demo demo-clean airflow airflow-stop bench clean
+.PHONY: venv lint test suite check test-thorough demo demo-clean airflow airflow-stop bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,9 +24,15 @@ lint: venv
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-# The whole suite: every tier, Hypothesis profile ci (tests/hypothesis_budget.py).
-test: lint
-	$(VENV)/bin/pytest $(PYTEST_PARALLEL)
+# Lint and the whole suite side by side (lint is single-threaded: it takes the spare CPU while
+# the suite waits on services); either failing fails `make test`.
+test: venv
+	@$(MAKE) --no-print-directory -j2 lint suite
+
+# The whole suite: every tier, Hypothesis profile ci (tests/hypothesis_budget.py); the 30
+# slowest tests are listed at the end, to keep an eye on the budget (docs/testing.md).
+suite: venv
+	$(VENV)/bin/pytest $(PYTEST_PARALLEL) --durations=30
 
 # The inner loop: lint and every test that starts no Spark JVM, no Airflow service and no
 # `airflow dags test` (not marked e2e), Hypothesis profile dev.

@@ -36,15 +36,35 @@ E2E_FIXTURES = frozenset({"spark", "airflow_home"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark tests that use an end-to-end fixture ``e2e`` (``make check`` leaves them out), then
-    run the modules with end-to-end tests first (a stable sort, so each module's tests stay
-    together): under ``pytest -n`` (``make test``) the long ones start at once and the short
-    ones fill in around them, instead of one long module ending the run alone."""
+    """Mark tests that use an end-to-end fixture ``e2e`` (``make check`` leaves them out) and
+    put the modules that use the Spark session in one ``xdist_group``; then run the modules
+    with end-to-end tests first (a stable sort, so each module's tests stay together): under
+    ``pytest -n`` (``make test``) the long ones start at once and the short ones fill in
+    around them, instead of one long module ending the run alone."""
+    spark_modules = {module_of(item) for item in items
+                     if "spark" in getattr(item, "fixturenames", ())}
     for item in items:
         if E2E_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.e2e)
-    heavy = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("e2e")}
-    items.sort(key=lambda item: 0 if item.nodeid.split("::")[0] in heavy else 1)
+        if module_of(item) in spark_modules:
+            item.add_marker(pytest.mark.xdist_group("spark"))
+    heavy = {module_of(item) for item in items if item.get_closest_marker("e2e")}
+    items.sort(key=lambda item: 0 if module_of(item) in heavy else 1)
+
+
+def module_of(item: pytest.Item) -> str:
+    """The test file of an item (``tests/e2e/test_scheduler.py``)."""
+    return item.nodeid.split("::", 1)[0]
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (``make test``): whole modules per worker, and modules sharing the
+    Spark session on one worker (``tests/xdist_scheduling.py``)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from tests.xdist_scheduling import ModulesAndGroups
+
+    return ModulesAndGroups(config, log)
 
 
 @pytest.fixture
