@@ -3,6 +3,9 @@ a migrated Airflow home and a local SparkSession, both one per session.
 
 Airflow reads ``AIRFLOW_HOME`` when first imported; unless the caller set one, the tests use a
 throw-away directory so nothing lands in ``~/airflow``. Helpers live in ``tests/helpers.py``.
+
+The hooks below decide the tiers and the order: which tests are ``e2e`` (``make check`` leaves
+them out), which modules share a pytest-xdist worker, which run first (docs/testing.md).
 """
 
 from __future__ import annotations

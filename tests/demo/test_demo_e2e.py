@@ -1,4 +1,5 @@
-"""A shortened ``make demo`` (2 days), checked against values computed here, independently."""
+"""A shortened ``make demo`` (2 days), checked against values computed here, independently;
+then ``airflow backfill create`` planning over the example DAGs in the Airflow home it left."""
 
 from __future__ import annotations
 
@@ -13,7 +14,11 @@ import pytest
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.demo.layout import DemoLayout
+from airflow_partitions.demo.services.environment import VENV_BIN
 from airflow_partitions.spark.synthetic import expected_totals
+
+pytestmark = pytest.mark.e2e
 
 D0 = dt.datetime(2015, 1, 30, tzinfo=dt.UTC)
 HOUR = dt.timedelta(hours=1)
@@ -25,15 +30,21 @@ def _table_totals(path: Path) -> dict[str, tuple[int, int]]:
         rows, key=lambda r: r["region"])}
 
 
-@pytest.mark.e2e
-def test_shortened_demo(tmp_path: Path) -> None:
-    root = tmp_path / "demo"
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The demo's root after ``python -m airflow_partitions.demo --days 2``, and its output."""
+    root = tmp_path_factory.mktemp("demo")
     done = subprocess.run(
         [sys.executable, "-m", "airflow_partitions.demo", "--root", str(root), "--days", "2"],
         capture_output=True, text=True, timeout=1500, check=False,
     )
     assert done.returncode == 0, (done.stdout + done.stderr)[-5000:]
-    assert "demo complete" in done.stdout
+    return root, done.stdout
+
+
+def test_shortened_demo(demo: tuple[Path, str]) -> None:
+    root, output = demo
+    assert "demo complete" in output
 
     catalog = Catalog(f"sqlite:///{root}/partitions.db", data_root=str(root / "data"),
                       cache=TimelineCache())
@@ -60,3 +71,18 @@ def test_shortened_demo(tmp_path: Path) -> None:
     got = {r: (t["events"], t["amount_cents"]) for r, t in report["totals"].items()}
     assert got == expected_totals(start, end)
     assert (root / "coverage.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_backfill_dry_run_plans_one_run_per_day(demo: tuple[Path, str]) -> None:
+    """The example DAGs as the demo serialized them: a backfill of the report plans a run a day
+    (``--dry-run``: nothing is created)."""
+    root, _ = demo
+    done = subprocess.run(
+        [str(VENV_BIN / "airflow"), "backfill", "create", "--dag-id", "events_report",
+         "--from-date", "2015-02-01", "--to-date", "2015-02-03", "--dry-run"],
+        capture_output=True, text=True, env=DemoLayout.at(root).environment(), timeout=300,
+        check=False)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    planned = [line for line in done.stdout.splitlines() if line.startswith("| 2015-")]
+    assert [line.split("|")[1].strip()[:10] for line in planned] == [
+        "2015-02-01", "2015-02-02", "2015-02-03"]
