@@ -1,4 +1,5 @@
-"""A fast path for parsing the commonest partition values, identical to the strict parser.
+"""A fast path for parsing and formatting the commonest partition values, identical to the
+strict parser and formatter.
 
 Why: a bulk registration of a million hours parsed each value through the general path (wall
 time resolved in the zone, the value formatted back to prove it canonical), about 35 µs a
@@ -8,6 +9,11 @@ widths and valid ranges is canonical by construction and its ordinal is plain ar
 
 :func:`fast_ordinal` answers only when it is sure, else None and the strict parser decides
 (and words the error). Tests hold the two equal on random values, valid and not.
+
+:func:`fast_value` is the way back for fixed periods in UTC: the general formatter converts
+each start to the zone and checks its phase (about 40 µs a value), which made decoding a
+ten-year EndsAndHoles timeline (87,000 holes) take seconds; here it is integer arithmetic and
+one ``date`` per day, about 1 µs.
 """
 
 from __future__ import annotations
@@ -115,6 +121,40 @@ def fast_ordinals(period: str, values: Sequence[str], tz: dt.tzinfo) -> list[int
             seconds += minute * 60 + second
         out.append(seconds // step)
     return out
+
+
+#: days since the epoch -> ``YYYY-MM-DD``; cleared like :data:`_DAY_MEMO`.
+_DAY_TEXT: Final[dict[int, str]] = {}
+_LAST_DAY: Final = dt.date.max.toordinal() - _EPOCH_ORDINAL
+
+
+def fast_value(period: str, ordinal: int, tz: dt.tzinfo) -> str | None:
+    """The value of fixed-period partition ``ordinal`` in UTC, or None when the general
+    formatter must answer (another zone, a calendar period, a day outside years 1 to 9999).
+
+    >>> fast_value("HOURLY", 24, UTC), fast_value("MINUTELY", -1, UTC)
+    ('1970-01-02-00', '1969-12-31-23-59')
+    >>> fast_value("DAILY", 1, UTC) is None
+    True
+    """
+    fixed = _FIXED.get(period)
+    if fixed is None or type(ordinal) is not int or (
+            tz is not UTC and getattr(tz, "name", None) != "UTC"):
+        return None
+    days, rest = divmod(ordinal * fixed[1], 86400)
+    day = _DAY_TEXT.get(days)
+    if day is None:
+        if not -_EPOCH_ORDINAL < days <= _LAST_DAY:
+            return None
+        if len(_DAY_TEXT) >= _DAY_MEMO_MAX:
+            _DAY_TEXT.clear()
+        day = _DAY_TEXT[days] = dt.date.fromordinal(days + _EPOCH_ORDINAL).isoformat()
+    hour, rest = divmod(rest, 3600)
+    if fixed[1] == 3600:
+        return f"{day}-{hour:02d}"
+    if fixed[1] == 60:
+        return f"{day}-{hour:02d}-{rest // 60:02d}"
+    return f"{day}-{hour:02d}-{rest // 60:02d}-{rest % 60:02d}"
 
 
 def _calendar_ordinal(period: str, value: str) -> int | None:

@@ -30,7 +30,7 @@ from airflow_partitions.errors import (
     MisalignedTime,
     WrongType,
 )
-from airflow_partitions.periods.fast_parse import fast_ordinal
+from airflow_partitions.periods.fast_parse import fast_ordinal, fast_value
 from airflow_partitions.periods.zones import (
     _CYCLE_DAYS,
     _EPOCH,
@@ -354,6 +354,9 @@ class UpdatePeriod(enum.Enum):
                 year, rest = iso_year + 400 * cycles, f"-W{week:02d}"
             text = f"{year:04d}{rest}"
         else:
+            fast = fast_value(self.value, ordinal, zone_)
+            if fast is not None:
+                return fast
             local, cycles = self._local_start(ordinal, zone_)
             year = local.year + 400 * cycles
             text = f"{year:04d}" + local.strftime(

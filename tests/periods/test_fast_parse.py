@@ -1,4 +1,5 @@
-"""The fast value parser (issue 18) answers exactly as the strict one, or leaves it to it."""
+"""The fast value parser (issue 18) and formatter answer exactly as the general ones, or leave
+it to them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.periods.fast_parse import fast_ordinal, fast_ordinals
+from airflow_partitions.periods.fast_parse import fast_ordinal, fast_ordinals, fast_value
 from airflow_partitions.periods.zones import zone
 from tests.hypothesis_budget import examples
 
@@ -98,3 +99,40 @@ def test_the_batch_parser_on_mostly_valid_batches(period: UpdatePeriod,
                   zone("UTC")) is not None else None for value in batch]
     expected = None if None in one_by_one else one_by_one
     assert fast_ordinals(period.value, batch, zone("UTC")) == expected
+
+
+FIXED = [UpdatePeriod.HOURLY, UpdatePeriod.MINUTELY, UpdatePeriod.SECONDLY]
+
+
+def general(period: UpdatePeriod, ordinal: int) -> str | type[Exception]:
+    """The general formatter: 'Etc/UTC' is UTC under another name, which the fast path skips."""
+    try:
+        return period.format_ordinal(ordinal, "Etc/UTC")
+    except InvalidInput as exc:
+        return type(exc)
+
+
+@settings(max_examples=examples(1000), deadline=None)
+@given(period=st.sampled_from(FIXED), data=st.data())
+def test_the_fast_formatter_equals_the_general_one(period: UpdatePeriod,
+                                                   data: st.DataObject) -> None:
+    """Ordinals across the whole calendar, its two ends and beyond."""
+    end = period.end_ordinal("UTC")
+    first = period.ordinal(dt.datetime(1, 1, 1, tzinfo=dt.UTC))
+    ordinal = data.draw(st.integers(first - 5, end + 5) | st.sampled_from(
+        [first - 1, first, end - 1, end, end + 1, 0, -1]) | st.integers(-(10**12), 10**12))
+    expected = general(period, ordinal)
+    fast = fast_value(period.value, ordinal, zone("UTC"))
+    assert fast is None or fast == expected
+    assert fast is not None or not isinstance(expected, str) or ordinal >= end
+    try:
+        got: str | type[Exception] = period.format_ordinal(ordinal, "UTC")
+    except InvalidInput as exc:
+        got = type(exc)
+    assert got == expected
+
+
+def test_the_fast_formatter_leaves_other_zones_and_calendar_periods_alone() -> None:
+    assert fast_value("HOURLY", 24, zone("Europe/Berlin")) is None
+    assert fast_value("DAILY", 1, zone("UTC")) is None
+    assert fast_value("HOURLY", 24, zone("UTC")) == "1970-01-02-00"
