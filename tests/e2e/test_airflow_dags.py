@@ -2,18 +2,23 @@
 
 * the provider is listed, its connection type accepted, and ``airflow connections test``
   runs the hook (when Airflow's test_connection setting allows it);
-* a poke-mode sensor waits while partitions get registered, then a deferrable sensor
-  completes through its trigger (one ``airflow dags test``);
-* ``CoveredSparkSubmitOperator`` runs a real ``spark-submit --master local[1]`` job that reads
-  the manifest (one ``airflow dags test``, one JVM), and its OpenLineage event lists exactly
-  the manifest's partitions;
-* a range registration's asset events reach the metadata DB in time order, each with its
-  key's facts.
+* one ``airflow dags test`` of one DAG with three independent branches (each ``airflow dags
+  test`` costs seconds of Airflow start-up, so the branches share one; each test below
+  asserts on its own branch):
+  - a poke-mode sensor waits while partitions get registered, then a deferrable sensor
+    completes through its trigger;
+  - ``CoveredSparkSubmitOperator`` runs a real ``spark-submit --master local[1]`` job that
+    reads the manifest (one JVM), and its OpenLineage event lists exactly the manifest's
+    partitions;
+  - a range registration's asset events reach the metadata DB in time order, each with its
+    key's facts.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -96,14 +101,18 @@ for signal, hours in (("poke", (2, 3)), ("deferred", (4, 5))):
     (signals / f"{signal}.registered").touch()
 '''
 
-WAIT_DAG = '''
+#: One DAG, three independent branches: sensors waiting for registrations; a covered
+#: spark-submit; asset events of an out-of-order registration.
+DAG = '''
 import subprocess, sys
 from pathlib import Path
 
 import pendulum
 from airflow.sdk import DAG, Asset, task
 
+from airflow_partitions.catalog import Catalog
 from airflow_partitions.operators.partitions import RegisterPartitionsOperator
+from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
 
 SIGNALS = Path({signals!r})
@@ -123,7 +132,8 @@ class SignallingSensor(PartitionCoverageSensor):
         return result
 
 
-with DAG("partitions_wait", schedule=None, start_date=pendulum.datetime(2024, 1, 1, tz="UTC")):
+with DAG("partitions_e2e", schedule=None, start_date=pendulum.datetime(2024, 1, 1, tz="UTC")):
+    # 1. sensors waiting for registrations
     register = RegisterPartitionsOperator(
         task_id="register_first", storage="raw", period="HOURLY",
         values={{"range": ["{{{{ logical_date }}}}",
@@ -156,41 +166,8 @@ with DAG("partitions_wait", schedule=None, start_date=pendulum.datetime(2024, 1,
         }}))
 
     register >> start_registrar() >> wait_poke >> wait_deferred >> report()
-'''
 
-
-def test_sensors_wait_for_registrations(airflow_home: AirflowHome, tmp_path: Path) -> None:
-    with open_catalog(airflow_home) as catalog:
-        catalog.create_fact("events")
-        catalog.create_storage("events", "raw", ["HOURLY"], columns=["dt", "region"])
-    signals = tmp_path / "signals"
-    signals.mkdir()
-    registrar = tmp_path / "registrar.py"
-    registrar.write_text(REGISTRAR)
-    result = tmp_path / "result.json"
-    output = airflow_home.test_dag("partitions_wait", WAIT_DAG.format(
-        signals=str(signals), registrar=str(registrar), store=airflow_home.store_url,
-        result=str(result)))
-    # both sensors saw the range uncovered first, then the registrar filled it
-    assert (signals / "poke.registered").exists() and (signals / "deferred.registered").exists()
-    assert "missing 2024-01-01T02:00/04:00: no HOURLY 2024-01-01-02..03 (2)" in output
-    assert "PartitionCoverageTrigger" in output  # the deferrable sensor went through it
-    pushed = json.loads(result.read_text())
-    assert pushed["registered"]["keys"] == ["2024-01-01T00:00:00", "2024-01-01T01:00:00"]
-    poke, deferred = Cover.from_json(pushed["poke"]), Cover.from_json(pushed["deferred"])
-    assert poke.coverable and [p.value for p in poke.partitions] == [
-        f"2024-01-01-{h:02d}" for h in range(4)]
-    assert deferred.coverable and len(deferred.partitions) == 6
-
-
-SPARK_DAG = '''
-import pendulum
-from airflow.sdk import DAG
-
-from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
-from airflow_partitions.sensors.coverage import PartitionCoverageSensor
-
-with DAG("partitions_spark", schedule=None, start_date=pendulum.datetime(2024, 1, 1, tz="UTC")):
+    # 2. a covered spark-submit
     wait = PartitionCoverageSensor(
         task_id="wait", fact="sales", poke_interval=1, timeout=60,
         start="{{{{ logical_date }}}}",
@@ -203,6 +180,22 @@ with DAG("partitions_spark", schedule=None, start_date=pendulum.datetime(2024, 1
         conf={{"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"}},
     )
     wait >> count
+
+    # 3. asset events of a registration listed out of time order
+    @task
+    def define():
+        with Catalog({store!r}) as catalog:
+            catalog.create_fact("ordered", exist_ok=True)
+            catalog.create_storage("ordered", "ordered_raw", ["HOURLY"],
+                                   columns=["dt", "region"], exist_ok=True)
+
+    register_ordered = RegisterPartitionsOperator(
+        task_id="register_ordered", storage="ordered_raw", period="HOURLY",
+        outlets=[Asset(name="events_raw_ordered", uri="file:///data/events/raw_ordered")],
+        values=[{{"dt": "2024-01-01-0" + str(h), "region": r}}
+                for h in (5, 1, 3, 0, 4, 2) for r in ("us", "eu")],
+    )
+    define() >> register_ordered
 '''
 
 
@@ -211,47 +204,96 @@ def write_parquet(location: str, rows: list[dict[str, Any]]) -> None:
     pq.write_table(pa.Table.from_pylist(rows), f"{location}/part-0.parquet")
 
 
-def test_covered_spark_submit_reads_exactly_the_manifest(
-        airflow_home: AirflowHome, tmp_path: Path) -> None:
-    data = tmp_path / "sales"
+@dataclass(frozen=True)
+class DagRun:
+    """What the one ``airflow dags test`` left behind, for each branch's test."""
+
+    home: AirflowHome
+    tmp: Path
+    output: str
+    expected_rows: dict[str, int]  # location -> rows, of the spark branch's registered data
+
+
+def define_events(catalog: Catalog) -> None:
+    """Branch 1: an empty hourly storage the DAG fills while its sensors wait."""
+    catalog.create_fact("events")
+    catalog.create_storage("events", "raw", ["HOURLY"], columns=["dt", "region"])
+
+
+def define_sales(catalog: Catalog, data: Path) -> dict[str, int]:
+    """Branch 2: a daily and an hourly storage with parquet files, and unregistered siblings
+    that must never be read; returns the registered locations' row counts."""
+    catalog.create_fact("sales")
+    catalog.create_storage("sales", "sales_hourly", ["HOURLY"], columns=["dt", "region"],
+                           location=f"{data}/hourly/dt={{dt}}/region={{region}}")
+    catalog.create_storage("sales", "sales_daily", ["DAILY"], priority=5,
+                           location=f"{data}/daily/dt={{dt}}")
+    expected: dict[str, int] = {}
+    daily = f"{data}/daily/dt=2024-01-01"  # another schema: a 'source' column, no region
+    write_parquet(daily, [{"id": i, "amount": 1.5, "source": "pos"} for i in range(5)])
+    catalog.register("sales_daily", "DAILY", {"dt": "2024-01-01"})
+    expected[daily] = 5
+    for hour in range(3):
+        for n, region in enumerate(("eu", "us"), start=1):
+            location = f"{data}/hourly/dt=2024-01-02-{hour:02d}/region={region}"
+            write_parquet(location, [{"id": i, "amount": 2.0} for i in range(hour + n)])
+            expected[location] = hour + n
+    catalog.register("sales_hourly", "HOURLY", [
+        {"dt": f"2024-01-02-{h:02d}", "region": r} for h in range(3) for r in ("eu", "us")])
+    # data that is NOT registered must never be read: a sibling region, a later hour
+    write_parquet(f"{data}/hourly/dt=2024-01-02-00/region=ap", [{"id": 0, "amount": 9.0}])
+    write_parquet(f"{data}/hourly/dt=2024-01-02-03/region=eu", [{"id": 0, "amount": 9.0}])
+    return expected
+
+
+@pytest.fixture(scope="module")
+def dag_run(airflow_home: AirflowHome, tmp_path_factory: pytest.TempPathFactory) -> DagRun:
+    tmp = tmp_path_factory.mktemp("dag_run")
     with open_catalog(airflow_home) as catalog:
-        catalog.create_fact("sales")
-        catalog.create_storage("sales", "sales_hourly", ["HOURLY"], columns=["dt", "region"],
-                               location=f"{data}/hourly/dt={{dt}}/region={{region}}")
-        catalog.create_storage("sales", "sales_daily", ["DAILY"], priority=5,
-                               location=f"{data}/daily/dt={{dt}}")
-        expected: dict[str, int] = {}
-        daily = f"{data}/daily/dt=2024-01-01"  # another schema: a 'source' column, no region
-        write_parquet(daily, [{"id": i, "amount": 1.5, "source": "pos"} for i in range(5)])
-        catalog.register("sales_daily", "DAILY", {"dt": "2024-01-01"})
-        expected[daily] = 5
-        for hour in range(3):
-            for n, region in enumerate(("eu", "us"), start=1):
-                location = f"{data}/hourly/dt=2024-01-02-{hour:02d}/region={region}"
-                write_parquet(location, [{"id": i, "amount": 2.0} for i in range(hour + n)])
-                expected[location] = hour + n
-        catalog.register("sales_hourly", "HOURLY", [
-            {"dt": f"2024-01-02-{h:02d}", "region": r} for h in range(3) for r in ("eu", "us")])
-        # data that is NOT registered must never be read: a sibling region, a later hour
-        write_parquet(f"{data}/hourly/dt=2024-01-02-00/region=ap", [{"id": 0, "amount": 9.0}])
-        write_parquet(f"{data}/hourly/dt=2024-01-02-03/region=eu", [{"id": 0, "amount": 9.0}])
-    output = tmp_path / "counts.json"
-    lineage = tmp_path / "openlineage.jsonl"  # the same run, with OpenLineage's file transport
-    airflow_home.test_dag("partitions_spark", SPARK_DAG.format(
-        job=job_path("count_rows"), output=str(output), manifests=str(tmp_path / "manifests")),
-        timeout=400, env={"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+        define_events(catalog)
+        expected = define_sales(catalog, tmp / "sales")
+    (tmp / "signals").mkdir()
+    registrar = tmp / "registrar.py"
+    registrar.write_text(REGISTRAR)
+    lineage = tmp / "openlineage.jsonl"  # the same run, with OpenLineage's file transport
+    output = airflow_home.test_dag("partitions_e2e", DAG.format(
+        signals=str(tmp / "signals"), registrar=str(registrar), store=airflow_home.store_url,
+        result=str(tmp / "result.json"), job=job_path("count_rows"),
+        output=str(tmp / "counts.json"), manifests=str(tmp / "manifests")),
+        timeout=500, env={"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
             {"type": "file", "log_file_path": str(lineage), "append": True})})
-    counts = json.loads(output.read_text())
+    return DagRun(airflow_home, tmp, output, expected)
+
+
+def test_sensors_wait_for_registrations(dag_run: DagRun) -> None:
+    signals = dag_run.tmp / "signals"
+    # both sensors saw the range uncovered first, then the registrar filled it
+    assert (signals / "poke.registered").exists() and (signals / "deferred.registered").exists()
+    assert "missing 2024-01-01T02:00/04:00: no HOURLY 2024-01-01-02..03 (2)" in dag_run.output
+    assert "PartitionCoverageTrigger" in dag_run.output  # the deferrable sensor went through it
+    pushed = json.loads((dag_run.tmp / "result.json").read_text())
+    assert pushed["registered"]["keys"] == ["2024-01-01T00:00:00", "2024-01-01T01:00:00"]
+    poke, deferred = Cover.from_json(pushed["poke"]), Cover.from_json(pushed["deferred"])
+    assert poke.coverable and [p.value for p in poke.partitions] == [
+        f"2024-01-01-{h:02d}" for h in range(4)]
+    assert deferred.coverable and len(deferred.partitions) == 6
+
+
+def test_covered_spark_submit_reads_exactly_the_manifest(dag_run: DagRun) -> None:
+    data, expected = dag_run.tmp / "sales", dag_run.expected_rows
+    daily = f"{data}/daily/dt=2024-01-01"
+    counts = json.loads((dag_run.tmp / "counts.json").read_text())
     assert counts["fact"] == "sales" and counts["total"] == sum(expected.values())
     assert {p["location"]: p["rows"] for p in counts["partitions"]} == expected
     assert [p["storage"] for p in counts["partitions"]] == ["sales_daily"] + ["sales_hourly"] * 6
     assert counts["partitions"][1]["values"] == {"dt": "2024-01-02-00", "region": "eu"}
-    [manifest] = (tmp_path / "manifests").iterdir()
+    [manifest] = (dag_run.tmp / "manifests").iterdir()
     assert json.loads(manifest.read_text())["residual"] == "amount > 0"
     # OpenLineage: one input dataset per storage, each with exactly its manifest partitions
     if openlineage_available():  # the provider is installed (the lineage extra)
-        [event] = [json.loads(line) for line in lineage.read_text().splitlines()
-                   if '"COMPLETE"' in line and '"partitions_spark.count_rows"' in line]
+        lineage = (dag_run.tmp / "openlineage.jsonl").read_text()
+        [event] = [json.loads(line) for line in lineage.splitlines()
+                   if '"COMPLETE"' in line and '"partitions_e2e.count_rows"' in line]
         inputs = {d["name"]: d["inputFacets"] for d in event["inputs"]}
         assert set(inputs) == {f"{data}/hourly", f"{data}/daily"}
         read = {p["identifier"]: p["dimensions"] for facets in inputs.values()
@@ -261,42 +303,10 @@ def test_covered_spark_submit_reads_exactly_the_manifest(
         assert inputs[f"{data}/hourly"]["inputStatistics"]["fileCount"] == 6
 
 
-ASSET_EVENTS_DAG = '''
-import pendulum
-from airflow.sdk import DAG, Asset
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.operators.partitions import RegisterPartitionsOperator
-from airflow.sdk import task
-
-raw = Asset(name="events_raw_ordered", uri="file:///data/events/raw_ordered")
-
-with DAG("partitions_asset_events", schedule=None,
-         start_date=pendulum.datetime(2024, 1, 1, tz="UTC")):
-    @task
-    def define():
-        with Catalog({store!r}) as catalog:
-            catalog.create_fact("ordered", exist_ok=True)
-            catalog.create_storage("ordered", "ordered_raw", ["HOURLY"],
-                                   columns=["dt", "region"], exist_ok=True)
-
-    register = RegisterPartitionsOperator(
-        task_id="register", storage="ordered_raw", period="HOURLY", outlets=[raw],
-        values=[{{"dt": "2024-01-01-0" + str(h), "region": r}}
-                for h in (5, 1, 3, 0, 4, 2) for r in ("us", "eu")],
-    )
-    define() >> register
-'''
-
-
-def test_asset_events_are_created_in_time_order_with_their_own_facts(
-        airflow_home: AirflowHome) -> None:
+def test_asset_events_are_created_in_time_order_with_their_own_facts(dag_run: DagRun) -> None:
     """Partitions listed out of order still reach the metadata DB as events in time order, and
     each event's extra holds its own key's facts under by_key."""
-    import sqlite3
-
-    airflow_home.test_dag("partitions_asset_events",
-                          ASSET_EVENTS_DAG.format(store=airflow_home.store_url))
-    with sqlite3.connect(airflow_home.home / "airflow.db") as db:
+    with sqlite3.connect(dag_run.home.home / "airflow.db") as db:
         rows = db.execute(
             "SELECT e.partition_key, e.extra FROM asset_event e JOIN asset a ON a.id = e.asset_id"
             " WHERE a.name = 'events_raw_ordered' ORDER BY e.id").fetchall()
