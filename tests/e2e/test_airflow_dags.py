@@ -11,13 +11,19 @@
     reads the manifest (one JVM), and its OpenLineage event lists exactly the manifest's
     partitions;
   - a range registration's asset events reach the metadata DB in time order, each with its
-    key's facts.
+    key's facts;
+  - OpenLineage (the provider's file transport): a registration's output subset and a
+    covered job's input subset, checked against the catalog and the manifest. That job's
+    spark-submit is a stand-in script (``spark_binary``) that checks the manifest it is
+    given and exits 0: what is under test is the lineage Airflow emits after the job, not
+    Spark (branch 2 runs the real spark-submit).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -196,6 +202,28 @@ with DAG("partitions_e2e", schedule=None, start_date=pendulum.datetime(2024, 1, 
                 for h in (5, 1, 3, 0, 4, 2) for r in ("us", "eu")],
     )
     define() >> register_ordered
+
+    # 4. OpenLineage subsets of a registration and of a covered job (a stand-in spark-submit)
+    register_hours = RegisterPartitionsOperator(
+        task_id="register_hours", storage="ol_hourly", period="HOURLY",
+        values={{"range": ["{{{{ logical_date }}}}",
+                           "{{{{ logical_date + macros.timedelta(hours=2) }}}}"],
+                "region": ["eu", "us"]}},
+    )
+    read_hours = CoveredSparkSubmitOperator(
+        task_id="read_hours", fact="lineage", application="job.py",
+        start="{{{{ logical_date }}}}", end="{{{{ logical_date + macros.timedelta(hours=2) }}}}",
+        spark_binary={fake_spark!r}, manifest_dir={ol_manifests!r},
+    )
+    register_hours >> read_hours
+'''
+
+FAKE_SPARK_SUBMIT = '''#!{python}
+"""spark-submit stand-in: the manifest must be there and list the partitions; nothing runs."""
+import json, pathlib, sys
+args = sys.argv[1:]
+manifest = json.load(open(args[args.index("--partitions-manifest") + 1]))
+pathlib.Path({read!r}).write_text(json.dumps(manifest["partitions"]))
 '''
 
 
@@ -246,12 +274,32 @@ def define_sales(catalog: Catalog, data: Path) -> dict[str, int]:
     return expected
 
 
+def define_lineage(catalog: Catalog, data: Path) -> None:
+    """Branch 4: an hour outside the range (never reported) and a region the DAG does not
+    register (the job reads it, so it is an input, but no output), with small files."""
+    catalog.create_fact("lineage")
+    catalog.create_storage("lineage", "ol_hourly", ["HOURLY"], columns=["dt", "region"],
+                           location=f"{data}/{{storage}}/dt={{dt}}/region={{region}}")
+    catalog.register("ol_hourly", "HOURLY", [{"dt": "2024-01-01-05", "region": "eu"},
+                                             {"dt": "2024-01-01-00", "region": "ap"}])
+    for hour, region in [(0, "ap"), *((h, r) for h in range(2) for r in ("eu", "us"))]:
+        part = data / "ol_hourly" / f"dt=2024-01-01-{hour:02d}" / f"region={region}"
+        part.mkdir(parents=True)
+        (part / "part-0.parquet").write_bytes(b"x" * (hour + 1))
+        (part / "_SUCCESS").write_bytes(b"")
+
+
 @pytest.fixture(scope="module")
 def dag_run(airflow_home: AirflowHome, tmp_path_factory: pytest.TempPathFactory) -> DagRun:
     tmp = tmp_path_factory.mktemp("dag_run")
     with open_catalog(airflow_home) as catalog:
         define_events(catalog)
         expected = define_sales(catalog, tmp / "sales")
+        define_lineage(catalog, tmp / "lake")
+    fake_spark = tmp / "spark-submit"
+    fake_spark.write_text(FAKE_SPARK_SUBMIT.format(python=sys.executable,
+                                                   read=str(tmp / "read.json")))
+    fake_spark.chmod(0o755)
     (tmp / "signals").mkdir()
     registrar = tmp / "registrar.py"
     registrar.write_text(REGISTRAR)
@@ -259,9 +307,12 @@ def dag_run(airflow_home: AirflowHome, tmp_path_factory: pytest.TempPathFactory)
     output = airflow_home.test_dag("partitions_e2e", DAG.format(
         signals=str(tmp / "signals"), registrar=str(registrar), store=airflow_home.store_url,
         result=str(tmp / "result.json"), job=job_path("count_rows"),
-        output=str(tmp / "counts.json"), manifests=str(tmp / "manifests")),
+        output=str(tmp / "counts.json"), manifests=str(tmp / "manifests"),
+        fake_spark=str(fake_spark), ol_manifests=str(tmp / "ol_manifests")),
         timeout=500, env={"AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
-            {"type": "file", "log_file_path": str(lineage), "append": True})})
+            {"type": "file", "log_file_path": str(lineage), "append": True}),
+            "AIRFLOW__OPENLINEAGE__NAMESPACE": "partitions-e2e",
+            "AIRFLOW__OPENLINEAGE__DISABLED": "False"})
     return DagRun(airflow_home, tmp, output, expected)
 
 
@@ -320,3 +371,46 @@ def test_asset_events_are_created_in_time_order_with_their_own_facts(dag_run: Da
         assert own["partitions"] == 2 and own["value"] == key[:10] + "-" + key[11:13]
         assert own["restated"] is False
         assert own["start"] == key + "+00:00"
+
+
+def lineage_events(dag_run: DagRun) -> list[dict[str, Any]]:
+    log = dag_run.tmp / "openlineage.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+def complete(events: list[dict[str, Any]], task_id: str) -> dict[str, Any]:
+    [event] = [e for e in events if e["eventType"] == "COMPLETE"
+               and e["job"]["name"] == f"partitions_e2e.{task_id}"]
+    return event
+
+
+def test_dags_test_emits_the_partition_subsets(dag_run: DagRun) -> None:
+    pytest.importorskip("airflow.providers.openlineage")
+    given = json.loads((dag_run.tmp / "read.json").read_text())  # what the job was launched on
+    assert list((dag_run.tmp / "ol_manifests").glob("*.manifest.json")) == []  # removed
+    events = lineage_events(dag_run)
+    root = f"{dag_run.tmp / 'lake'}/ol_hourly"
+    written_parts = [{"dimensions": {"dt": f"2024-01-01-{h:02d}", "region": r},
+                      "identifier": f"{root}/dt=2024-01-01-{h:02d}/region={r}"}
+                     for h in range(2) for r in ("eu", "us")]
+
+    registered = complete(events, "register_hours")
+    assert registered["job"]["namespace"] == "partitions-e2e"
+    assert registered["inputs"] == []
+    [written] = registered["outputs"]
+    assert (written["namespace"], written["name"]) == ("file", root)
+    subset = written["outputFacets"]["subset"]
+    assert subset["outputCondition"] == {"type": "partition", "partitions": written_parts}
+    assert written["outputFacets"]["outputStatistics"]["fileCount"] == 4
+
+    read = complete(events, "read_hours")
+    assert read["outputs"] == []
+    [dataset] = read["inputs"]
+    assert (dataset["namespace"], dataset["name"]) == ("file", root)
+    condition = dataset["inputFacets"]["subset"]["inputCondition"]
+    assert condition["type"] == "partition"
+    assert condition["partitions"] == [{"dimensions": p["values"], "identifier": p["location"]}
+                                       for p in given]
+    assert {p["values"]["region"] for p in given} == {"ap", "eu", "us"} and len(given) == 5
+    stats = dataset["inputFacets"]["inputStatistics"]
+    assert (stats["fileCount"], stats["size"]) == (5, 1 + 1 + 1 + 2 + 2)  # _SUCCESS: no data
