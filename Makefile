@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed-stamp
 TEST_WORKERS ?= 2
 PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
-.PHONY: venv lint test suite check test-thorough demo demo-clean airflow airflow-stop bench clean
+.PHONY: venv lint test suite check test-thorough demo demo-clean airflow airflow-stop bench bench-peers peer-venvs clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -74,6 +74,36 @@ bench: venv
 	$(PY) benchmarks/bench_spark_read.py --write docs/benchmarks-spark_read.md
 	$(PY) benchmarks/bench_ui_view.py --write docs/benchmarks-ui_view.md
 	$(PY) benchmarks/collect.py
+
+# Our cover beside Luigi, Dagster and an os.path.exists loop on the same data (issue 33;
+# docs/benchmarks-peers.md). Each peer gets its own virtual environment under benchmarks/.peers/
+# (git-ignored), pinned here, so nothing clashes with Airflow's pins in .venv; a stamp named after
+# the version re-creates it when a pin changes. BENCH_PEERS_ARGS=--quick for a 1-year smoke run.
+PEERS           := benchmarks/.peers
+LUIGI_VERSION   ?= 3.8.1
+DAGSTER_VERSION ?= 1.13.29
+LUIGI_STAMP     := $(PEERS)/luigi-venv/.installed-luigi-$(LUIGI_VERSION)
+DAGSTER_STAMP   := $(PEERS)/dagster-venv/.installed-dagster-$(DAGSTER_VERSION)
+BENCH_PEERS_ARGS ?=
+
+$(LUIGI_STAMP):
+	rm -rf $(PEERS)/luigi-venv
+	$(PYTHON) -m venv $(PEERS)/luigi-venv
+	$(PEERS)/luigi-venv/bin/python -m pip install --quiet --upgrade pip
+	$(PEERS)/luigi-venv/bin/python -m pip install --quiet 'luigi==$(LUIGI_VERSION)'
+	@touch $@
+
+$(DAGSTER_STAMP):
+	rm -rf $(PEERS)/dagster-venv
+	$(PYTHON) -m venv $(PEERS)/dagster-venv
+	$(PEERS)/dagster-venv/bin/python -m pip install --quiet --upgrade pip
+	$(PEERS)/dagster-venv/bin/python -m pip install --quiet 'dagster==$(DAGSTER_VERSION)'
+	@touch $@
+
+peer-venvs: $(LUIGI_STAMP) $(DAGSTER_STAMP)
+
+bench-peers: venv peer-venvs
+	$(PY) benchmarks/peers.py --write docs/benchmarks-peers.md $(BENCH_PEERS_ARGS)
 
 clean: demo-clean
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

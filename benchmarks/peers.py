@@ -1,0 +1,552 @@
+"""Our cover beside Luigi, Dagster and an ``os.path.exists`` loop, in one run (issue 33).
+
+The question: "which hours of the range are missing?", asked of the same data by
+
+- us: ``Catalog.cover`` on a SQLite catalog file, verified (the normal path) over the hourly
+  storage; the same with ``verify=False`` (the cover computation alone, the baseline for what
+  verifying costs); and verified over the hourly storage plus daily rollups (mixed
+  granularity: a rollup covers its day's holes, so fewer hours are missing);
+- Luigi's ``RangeHourlyBase.missing_datetimes`` (one ``complete()`` per hour). Luigi's
+  ``RangeHourly`` infers completeness from a file-system listing instead; it is run once per
+  range and its (wrong) answer reported as a note, not timed;
+- Dagster's partition subsets: ``HourlyPartitionsDefinition``, the subset of present hours
+  built from their key set, then the range's keys minus it;
+- a plain ``os.path.exists`` loop over the hour directories.
+
+Data (``--seed``, deterministic): 1 year and 10 years of hourly partitions from 2015-01-01T00
+UTC with 0.1% holes, and daily rollups for 90% of the days (chosen independently of the
+holes), laid out as directories with a ``_SUCCESS`` file (``<root>/events_raw/dt=...``) for
+Luigi and the loop, registered in our catalog with bulk ``register`` calls, and listed as
+keys for Dagster. Datasets are built once under ``--workdir`` and reused while their parameters
+match. Ranges: a day and the whole of the 1-year data, a month and the whole of the 10-year data
+(the day and the month are those of the data's middle hole, so each has something missing).
+
+Each tool runs in a fresh process per dataset and round (``benchmarks/peers_child.py``, with
+the tool's own Python: Luigi and Dagster live in their own virtual environments so nothing
+clashes with Airflow's pins); in it each range is answered once (warm-up), then timed. A
+round's figure is the median of the timed calls; the table shows the median of ``--rounds``
+rounds, the tools interleaved in each. Every answer is checked against the expected missing
+hours and a wrong one stops the benchmark. Cost: about 10 minutes with 10 years (``--quick``:
+1 year, 3 rounds, under a minute once the data exist).
+
+    python benchmarks/peers.py --write docs/benchmarks-peers.md   # or --quick
+
+``make bench-peers`` creates the two environments (``benchmarks/.peers/luigi-venv`` and
+``dagster-venv``, whose Pythons are the defaults of ``--luigi-python`` and ``--dagster-python``)
+and runs exactly that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import random
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # peers_child beside this file
+from peers_child import DAGSTER_FORMAT, DIR_FORMAT, HOUR, KEY_FORMAT, hours_of
+
+CHILD = Path(__file__).resolve().parent / "peers_child.py"
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_WORKDIR = REPO / "benchmarks" / ".peers" / "data"
+FACT, HOURLY, DAILY = "events", "events_raw", "events_daily"
+DAY = dt.timedelta(days=1)
+FIRST_HOUR = dt.datetime(2015, 1, 1, tzinfo=dt.UTC)
+#: Bump when the layout on disk changes, so old datasets are rebuilt.
+LAYOUT_VERSION = 1
+
+
+# --- data: pure functions -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Hourly partitions over ``[start, end)`` minus ``holes``; daily rollups on ``rollup_days``."""
+
+    name: str
+    start: dt.datetime
+    end: dt.datetime
+    seed: int
+    hole_rate: float
+    rollup_share: float
+    holes: frozenset[dt.datetime] = field(repr=False)
+    rollup_days: frozenset[dt.date] = field(repr=False)
+
+    @property
+    def hours(self) -> int:
+        return (self.end - self.start) // HOUR
+
+    @property
+    def slug(self) -> str:
+        """The dataset's folder name under the work directory."""
+        return self.name.replace(" ", "-")
+
+    def present_hours(self) -> list[dt.datetime]:
+        """Every hour that has a partition, in order: O(hours)."""
+        return [h for h in (self.start + i * HOUR for i in range(self.hours))
+                if h not in self.holes]
+
+    def days(self) -> list[dt.date]:
+        """Every day of the data, in order."""
+        first = self.start.date()
+        return [first + dt.timedelta(days=i) for i in range((self.end - self.start) // DAY)]
+
+    def params(self) -> dict[str, Any]:
+        """What identifies the data on disk (a built dataset is reused while these match)."""
+        return {"layout": LAYOUT_VERSION, "name": self.name, "seed": self.seed,
+                "start": self.start.strftime(KEY_FORMAT), "end": self.end.strftime(KEY_FORMAT),
+                "hole_rate": self.hole_rate, "rollup_share": self.rollup_share}
+
+
+def plan_dataset(name: str, start: dt.datetime, end: dt.datetime, seed: int, *,
+                 hole_rate: float = 0.001, rollup_share: float = 0.9) -> Dataset:
+    """Pick the holes (``round(hours * hole_rate)`` distinct hours) and the rollup days
+    (``round(days * rollup_share)``) with ``random.Random(seed)``: deterministic, O(hours)."""
+    rng = random.Random(seed)
+    hours = (end - start) // HOUR
+    holes = frozenset(start + i * HOUR for i in rng.sample(range(hours), round(hours * hole_rate)))
+    days = (end - start) // DAY
+    rollups = frozenset(start.date() + dt.timedelta(days=i)
+                        for i in rng.sample(range(days), round(days * rollup_share)))
+    return Dataset(name, start, end, seed, hole_rate, rollup_share, holes, rollups)
+
+
+def years_dataset(years: int, seed: int) -> Dataset:
+    """``years`` calendar years of hours from 2015-01-01T00 UTC, 0.1% holes, 90% rollups."""
+    end = FIRST_HOUR.replace(year=FIRST_HOUR.year + years)
+    return plan_dataset(f"{years} year{'s' if years != 1 else ''}", FIRST_HOUR, end, seed)
+
+
+def expected_missing(ds: Dataset, start: dt.datetime, end: dt.datetime, *,
+                     mixed: bool = False) -> list[str]:
+    """The right answer: the holes in ``[start, end)`` and its hours outside the data; with
+    ``mixed``, less the holes whose day has a rollup lying wholly inside the range (the cover
+    reads the day instead). O(holes + hours outside the data)."""
+    outside = [h for h in (start + i * HOUR for i in range((end - start) // HOUR))
+               if not ds.start <= h < ds.end] if start < ds.start or end > ds.end else []
+    inside = []
+    for hole in (h for h in ds.holes if start <= h < end):
+        day_start = dt.datetime.combine(hole.date(), dt.time(), tzinfo=dt.UTC)
+        rolled_up = hole.date() in ds.rollup_days and start <= day_start <= end - DAY
+        if not (mixed and rolled_up):
+            inside.append(hole)
+    return [h.strftime(KEY_FORMAT) for h in sorted(outside + inside)]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One range asked of one dataset."""
+
+    label: str
+    dataset: Dataset
+    start: dt.datetime
+    end: dt.datetime
+
+    @property
+    def key(self) -> str:
+        return self.label
+
+
+def middle_hole(ds: Dataset) -> dt.datetime:
+    """The median hole (or the middle hour when there is none): where the short ranges sit."""
+    holes = sorted(ds.holes)
+    return holes[len(holes) // 2] if holes else ds.start + (ds.hours // 2) * HOUR
+
+
+def day_case(ds: Dataset) -> Case:
+    """The day of the dataset's middle hole."""
+    start = dt.datetime.combine(middle_hole(ds).date(), dt.time(), tzinfo=dt.UTC)
+    return Case(f"{ds.name}, 1 day", ds, start, start + DAY)
+
+
+def month_case(ds: Dataset) -> Case:
+    """The calendar month of the dataset's middle hole."""
+    h = middle_hole(ds)
+    start = dt.datetime(h.year, h.month, 1, tzinfo=dt.UTC)
+    end = dt.datetime(h.year + h.month // 12, h.month % 12 + 1, 1, tzinfo=dt.UTC)
+    return Case(f"{ds.name}, 1 month", ds, start, end)
+
+
+def whole_case(ds: Dataset) -> Case:
+    return Case(f"{ds.name}, whole", ds, ds.start, ds.end)
+
+
+def cases(seed: int, quick: bool) -> list[Case]:
+    """1 year: a day and the whole; 10 years (not with ``quick``): a month and the whole."""
+    one = years_dataset(1, seed)
+    out = [day_case(one), whole_case(one)]
+    if not quick:
+        ten = years_dataset(10, seed)
+        out += [month_case(ten), whole_case(ten)]
+    return out
+
+
+# --- data: on disk and in the catalog -------------------------------------------------------------
+
+
+def materialise(ds: Dataset, workdir: Path) -> Path:
+    """Lay ``ds`` out under ``workdir/<slug>`` and return its ``dataset.json``.
+
+    Hour and day directories each with an empty ``_SUCCESS``, a SQLite catalog with both
+    storages registered in one bulk ``register`` call each, and the present hours as Dagster
+    keys. Costs about 10 s per 100,000 hours; skipped when ``dataset.json`` (written last)
+    already describes the same parameters."""
+    root = (workdir / ds.slug).resolve()
+    manifest = root / "dataset.json"
+    if manifest.exists() and json.loads(manifest.read_text()).get("params") == ds.params():
+        return manifest
+    if root.exists():
+        shutil.rmtree(root)
+    hourly_root, daily_root = root / HOURLY, root / DAILY
+    present = ds.present_hours()
+    for h in present:
+        d = hourly_root / h.strftime(DIR_FORMAT)
+        d.mkdir(parents=True)
+        (d / "_SUCCESS").touch()
+    for day in sorted(ds.rollup_days):
+        d = daily_root / f"dt={day.isoformat()}"
+        d.mkdir(parents=True)
+        (d / "_SUCCESS").touch()
+    url = f"sqlite:///{root / 'catalog.db'}"
+    register(ds, url, str(root))
+    keys = root / "present_keys.txt"
+    keys.write_text("".join(h.strftime(DAGSTER_FORMAT) + "\n" for h in present))
+    manifest.write_text(json.dumps({
+        "params": ds.params(), "start": ds.start.strftime(KEY_FORMAT),
+        "end": ds.end.strftime(KEY_FORMAT), "root": str(root), "hourly_root": str(hourly_root),
+        "catalog_url": url, "fact": FACT, "hourly_storage": HOURLY, "daily_storage": DAILY,
+        "present_keys": str(keys), "holes": len(ds.holes), "rollup_days": len(ds.rollup_days),
+    }, indent=2))
+    return manifest
+
+
+def register(ds: Dataset, url: str, root: str) -> None:
+    """The fact, its hourly and daily storages (rollups at priority 10, as in the demo), and
+    every partition of ``ds``, through the bulk ``register`` API (docs/catalog.md)."""
+    from airflow_partitions.catalog import Catalog
+
+    catalog = Catalog(url, data_root=root)
+    try:
+        catalog.create_fact(FACT)
+        catalog.create_storage(FACT, HOURLY, ["HOURLY"], location=f"{root}/{HOURLY}/dt={{dt}}")
+        catalog.create_storage(FACT, DAILY, ["DAILY"], priority=10,
+                               location=f"{root}/{DAILY}/dt={{dt}}")
+        catalog.register(HOURLY, "HOURLY",
+                         [{"dt": h.strftime(KEY_FORMAT)} for h in ds.present_hours()])
+        catalog.register(DAILY, "DAILY",
+                         [{"dt": d.isoformat()} for d in sorted(ds.rollup_days)])
+    finally:
+        catalog.close()
+
+
+def our_missing(url: str, root: str, start: dt.datetime, end: dt.datetime, *,
+                mixed: bool = False, verify: bool = True) -> list[str]:
+    """Our answer in this process (the child's query, for the tests): the hours of
+    ``Catalog.cover``'s missing ranges, over the hourly storage (and the rollups if ``mixed``)."""
+    from airflow_partitions.catalog import Catalog
+
+    catalog = Catalog(url, data_root=root)
+    try:
+        storages = [HOURLY, DAILY] if mixed else [HOURLY]
+        cover = catalog.cover(FACT, start, end, storages=storages, verify=verify)
+        return hours_of((m.start, m.end) for m in cover.missing)
+    finally:
+        catalog.close()
+
+
+# --- the run --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One column of the tables: which child tool, with which Python and options."""
+
+    key: str
+    label: str
+    child_tool: str
+    python: str
+    options: dict[str, Any] = field(default_factory=dict)
+    memory: bool = False
+    mixed: bool = False
+
+
+def tools(luigi_python: str, dagster_python: str) -> list[Tool]:
+    ours = sys.executable
+    return [
+        Tool("ours", "us, verified", "ours", ours, {"verify": True}, memory=True),
+        Tool("ours-unverified", "us, `verify=False`", "ours", ours, {"verify": False},
+             memory=True),
+        Tool("ours-mixed", "us, verified, hourly + daily", "ours", ours,
+             {"verify": True, "mixed": True}, memory=True, mixed=True),
+        Tool("luigi", "Luigi `RangeHourlyBase`", "luigi", luigi_python),
+        Tool("dagster", "Dagster partition subset", "dagster", dagster_python),
+        Tool("exists", "`os.path.exists` loop", "exists", ours),
+    ]
+
+
+@dataclass(frozen=True)
+class Settings:
+    rounds: int
+    min_repeats: int
+    max_repeats: int
+    budget_s: float
+
+
+def run_child(tool: Tool, manifest: Path, group: list[Case], settings: Settings,
+              spec_path: Path, *, options: dict[str, Any] | None = None,
+              untimed: bool = False) -> dict[str, Any]:
+    """Run one fresh child process for ``tool`` over ``group``'s ranges; fail loudly if it does."""
+    spec = {
+        "tool": tool.child_tool, "dataset": str(manifest),
+        "options": tool.options if options is None else options,
+        "ranges": [{"name": c.key, "start": c.start.strftime(KEY_FORMAT),
+                    "end": c.end.strftime(KEY_FORMAT)} for c in group],
+        "min_repeats": 0 if untimed else settings.min_repeats,
+        "max_repeats": 0 if untimed else settings.max_repeats,
+        "budget_s": 0.0 if untimed else settings.budget_s,
+        "memory": tool.memory and not untimed,
+    }
+    spec_path.write_text(json.dumps(spec))
+    proc = subprocess.run([tool.python, str(CHILD), str(spec_path)], capture_output=True,
+                          text=True, check=False, cwd=REPO)
+    if proc.returncode != 0:
+        raise SystemExit(f"{tool.label} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def check(tool: Tool, case: Case, answer: list[str]) -> None:
+    """Stop the benchmark when a tool's answer is not the expected missing hours."""
+    expected = expected_missing(case.dataset, case.start, case.end, mixed=tool.mixed)
+    if answer != expected:
+        extra = sorted(set(answer) - set(expected))[:5]
+        lacking = sorted(set(expected) - set(answer))[:5]
+        raise SystemExit(
+            f"WRONG ANSWER: {tool.label} on {case.label}: {len(answer)} missing hours, "
+            f"expected {len(expected)} (extra {extra}, not found {lacking})"
+        )
+
+
+@dataclass
+class Measured:
+    """Per (tool, case): each round's median and the memory figures."""
+
+    seconds: list[float] = field(default_factory=list)
+    first: list[float] = field(default_factory=list)
+    traced: list[int] = field(default_factory=list)
+    missing: int = 0
+
+
+def measure(all_cases: list[Case], all_tools: list[Tool], settings: Settings,
+            workdir: Path) -> tuple[dict[tuple[str, str], Measured], dict[str, str], list[str]]:
+    """Build the data, then run every tool in ``settings.rounds`` interleaved rounds."""
+    groups: dict[str, list[Case]] = {}
+    for c in all_cases:
+        groups.setdefault(c.dataset.name, []).append(c)
+    manifests = {}
+    for name, group in groups.items():
+        print(f"data: {name} ({group[0].dataset.hours:,} hours) under {workdir}", flush=True)
+        manifests[name] = materialise(group[0].dataset, workdir)
+    results: dict[tuple[str, str], Measured] = {}
+    versions: dict[str, str] = {}
+    spec_path = workdir / "spec.json"
+    for rnd in range(settings.rounds):
+        order = all_tools[rnd % len(all_tools):] + all_tools[:rnd % len(all_tools)]
+        for name, group in groups.items():
+            for tool in order:
+                out = run_child(tool, manifests[name], group, settings, spec_path)
+                versions[tool.child_tool] = out["version"]
+                for c in group:
+                    r = out["ranges"][c.key]
+                    check(tool, c, r["missing"])
+                    m = results.setdefault((tool.key, c.key), Measured())
+                    m.seconds.append(r["median_s"])
+                    m.first.append(r["first_s"])
+                    if r["traced_peak_bytes"] is not None:
+                        m.traced.append(r["traced_peak_bytes"])
+                    m.missing = len(r["missing"])
+                    print(f"  round {rnd + 1}/{settings.rounds} {c.label:<20} {tool.label:<32} "
+                          f"{r['median_s'] * 1e3:10.2f} ms  missing {len(r['missing'])}",
+                          flush=True)
+    notes = []
+    luigi = next(t for t in all_tools if t.key == "luigi")
+    for name, group in groups.items():  # Luigi's RangeHourly: its answer, untimed
+        out = run_child(luigi, manifests[name], group, settings, spec_path,
+                        options={"glob": True}, untimed=True)
+        for c in group:
+            got = out["ranges"][c.key]["missing"]
+            want = expected_missing(c.dataset, c.start, c.end)
+            total = (c.end - c.start) // HOUR
+            verdict = "right" if got == want else "WRONG"
+            notes.append(f"{c.label}: `RangeHourly` reports {len(got):,} of {total:,} hours "
+                         f"missing, expected {len(want):,} ({verdict})")
+    spec_path.unlink(missing_ok=True)
+    return results, versions, notes
+
+
+# --- the report -----------------------------------------------------------------------------------
+
+
+def ms(seconds: float) -> str:
+    v = seconds * 1e3
+    return f"{v:,.0f}" if v >= 100 else f"{v:.1f}" if v >= 10 else f"{v:.2f}"
+
+
+def ratio(x: float) -> str:
+    return f"{x:,.0f}x" if x >= 100 else f"{x:.1f}x" if x >= 10 else f"{x:.2f}x"
+
+
+def mib(n: float) -> str:
+    v = n / 2**20
+    return f"{v:,.1f}" if v >= 10 else f"{v:.2f}"
+
+
+def render(command: str, all_cases: list[Case], results: dict[tuple[str, str], Measured],
+           versions: dict[str, str], notes: list[str], settings: Settings,
+           load: tuple[tuple[float, ...], tuple[float, ...]]) -> str:
+    """The markdown fragment (docs/benchmarks-peers.md)."""
+    def med(tool: str, case: Case) -> float:
+        return statistics.median(results[(tool, case.key)].seconds)
+
+    datasets = {c.dataset.name: c.dataset for c in all_cases}
+    data = "; ".join(
+        f"{d.name}: {d.hours:,} hours from {d.start:%Y-%m-%d}, {len(d.holes)} holes, "
+        f"daily rollups on {len(d.rollup_days):,} of {len(d.days()):,} days"
+        for d in datasets.values())
+    lines = [
+        "## Peers: which hours are missing? (`benchmarks/peers.py`)",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; load average {load[0][0]:.1f} at the start, "
+        f"{load[1][0]:.1f} at the end (the machine is shared: compare ratios, measured in the "
+        f"same run). Versions: {', '.join(sorted(versions.values()))}.",
+        "",
+        f"Data (seed {all_cases[0].dataset.seed}): {data}. Hour directories with a `_SUCCESS` "
+        "file for Luigi and the loop, the same partitions in a SQLite catalog for us, their keys "
+        "for Dagster. The day and the month are those of the data's middle hole.",
+        "",
+        f"Each tool in a fresh process per dataset and round, warm (each range answered once, "
+        f"then timed: the median of at least {settings.min_repeats} calls and "
+        f"{settings.budget_s:g} s); the median of {settings.rounds} interleaved rounds. Every "
+        "answer was checked against the expected missing hours. Ratio = peer ÷ us, verified "
+        "(above 1: we are faster).",
+        "",
+        "| range | hours | missing | us, verified (ms) | us, `verify=False` (ms) | verified ÷ "
+        "unverified | Luigi `RangeHourlyBase` (ms) | Dagster subset (ms) | "
+        "`os.path.exists` loop (ms) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for c in all_cases:
+        us = med("ours", c)
+        peers = [f"{ms(med(t, c))} ({ratio(med(t, c) / us)})"
+                 for t in ("luigi", "dagster", "exists")]
+        lines.append(
+            f"| {c.label} | {(c.end - c.start) // HOUR:,} | {results[('ours', c.key)].missing} | "
+            f"{ms(us)} | {ms(med('ours-unverified', c))} | "
+            f"{ratio(us / med('ours-unverified', c))} | " + " | ".join(peers) + " |")
+    lines += [
+        "",
+        "Mixed granularity (only we have it): the same verified cover over the hourly storage "
+        "and the daily rollups; and our memory: the peak growth of Python allocations during "
+        "one warm call (tracemalloc, median over the rounds; SQLite's own memory is not in it):",
+        "",
+        "| range | mixed, verified (ms) | mixed ÷ hourly-only | missing hours: hourly → "
+        "mixed | verified, peak growth (MiB) | `verify=False` (MiB) | mixed, verified (MiB) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for c in all_cases:
+        traced = {t: statistics.median(results[(t, c.key)].traced)
+                  for t in ("ours", "ours-unverified", "ours-mixed")}
+        lines.append(
+            f"| {c.label} | {ms(med('ours-mixed', c))} | "
+            f"{ratio(med('ours-mixed', c) / med('ours', c))} | "
+            f"{results[('ours', c.key)].missing} → {results[('ours-mixed', c.key)].missing} | "
+            f"{mib(traced['ours'])} | {mib(traced['ours-unverified'])} | "
+            f"{mib(traced['ours-mixed'])} |")
+    lines += [
+        "",
+        "Notes:",
+        "- Luigi's `RangeHourly` (the bulk path, completeness inferred from a file-system "
+        "listing) was run once per range, untimed: " + "; ".join(notes) + ". Each hour's "
+        "output is its directory, so the glob Luigi derives from the output paths is their "
+        "parent directory, whose listing (`LocalFileSystem.listdir`, a walk) yields the "
+        "`_SUCCESS` files and never a directory: no hour is found. With the `_SUCCESS` file "
+        "as the output the derived glob keeps its `[0-9]` wildcards, which "
+        "`LocalFileSystem.exists` tests as a literal path: again nothing is found. The "
+        "working Luigi path is `RangeHourlyBase`.",
+        "- What each tool does per call: us, `Catalog.cover` (a generation read, the cover, and "
+        "with verification one read of the chosen partitions' rows) and the hours of its "
+        "missing ranges; Luigi, one `Hour` task per hour and its `complete()` (an "
+        "`os.path.exists` of the hour directory; the warm calls reuse Luigi's cached task "
+        "instances); Dagster, the subset of present hours from the whole key set (so even a "
+        "one-day question pays for every key), the range as a subset, their difference's keys; "
+        "the loop, one `os.path.exists` per hour.",
+        "- Process start-up and imports are not in the times (they are the warm-up's "
+        "business); none of the peers verifies anything beyond the existence of a directory "
+        "or a key.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--luigi-python",
+                        default=str(REPO / "benchmarks/.peers/luigi-venv/bin/python"),
+                        help="the Python of Luigi's virtual environment")
+    parser.add_argument("--dagster-python",
+                        default=str(REPO / "benchmarks/.peers/dagster-venv/bin/python"),
+                        help="the Python of Dagster's virtual environment")
+    parser.add_argument("--quick", action="store_true",
+                        help="1 year only, 3 rounds, shorter timing: a smoke run")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 5, --quick 3)")
+    parser.add_argument("--min-repeats", type=int,
+                        help="timed calls per range and process at least (default 3, --quick 2)")
+    parser.add_argument("--budget", type=float,
+                        help="seconds of timed calls per range and process "
+                        "(default 1, --quick 0.2)")
+    parser.add_argument("--seed", type=int, default=2015)
+    parser.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR,
+                        help="where the datasets are built and kept")
+    parser.add_argument("--write", type=Path, help="write the markdown fragment to this path")
+    args = parser.parse_args(argv)
+    args_list = sys.argv[1:] if argv is None else list(argv)
+    command = "python benchmarks/peers.py " + shlex.join(args_list)
+    for python in (args.luigi_python, args.dagster_python):
+        if not Path(python).exists():
+            raise SystemExit(f"{python} does not exist: run `make peer-venvs` first")
+    settings = Settings(
+        rounds=args.rounds or (3 if args.quick else 5),
+        min_repeats=args.min_repeats or (2 if args.quick else 3),
+        max_repeats=50,
+        budget_s=args.budget if args.budget is not None else (0.2 if args.quick else 1.0),
+    )
+    print(command, flush=True)
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    load_start = os.getloadavg()
+    all_cases = cases(args.seed, args.quick)
+    results, versions, notes = measure(all_cases, tools(args.luigi_python, args.dagster_python),
+                                       settings, args.workdir)
+    text = render(command.strip(), all_cases, results, versions, notes, settings,
+                  (load_start, os.getloadavg()))
+    print(text)
+    if args.write:
+        args.write.write_text(text)
+        print(f"wrote {args.write}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
