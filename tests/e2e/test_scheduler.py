@@ -14,7 +14,13 @@ read through the REST API (a JWT from the simple auth manager), and only polled,
 * a ``PartitionedAssetTimetable`` DAG runs once per registered day, with that day's key;
 * restating one hour makes exactly its day stale; a backfill of the paused producer is
   refused; ``PartitionBackfillOperator(restate=True)`` (the REST API path) rebuilds that day
-  alone (one more spark-submit), after which the rollup equals the raw data again.
+  alone (one more spark-submit), after which the rollup equals the raw data again;
+* the Partitions view on the same api-server (issue 17): the plugin is found the way a user's
+  installation finds it (the package's entry point), its app is mounted at ``/partitions``,
+  and its routes answer only to an authenticated Airflow user: no token is 401, a forged one
+  403, the simple auth manager's admin token 200. The JSON the page is drawn from is checked
+  against what the catalog holds. (It shares these services rather than starting an
+  api-server of its own: one start-up less in ``make test``.)
 """
 
 from __future__ import annotations
@@ -23,7 +29,9 @@ import datetime as dt
 import json
 import subprocess
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -477,3 +485,91 @@ def test_a_restated_hour_makes_its_day_stale_until_backfill_restate_rebuilds_it(
         rollup = pq.read_table(scheduler.data / "rollup" / f"dt={day:%Y-%m-%d}").to_pylist()
         assert {r["region"]: (r["events"], r["amount_cents"]) for r in rollup} == \
             raw_totals(scheduler.data, day)
+
+
+# -- the Partitions view -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ui(scheduler: Scheduler) -> ApiClient:
+    """The api-server's client, with a small fact ``web`` (hours 05 to 07 missing)."""
+    catalog = scheduler.catalog
+    catalog.create_fact("web")
+    catalog.create_storage("web", "web_raw", ["HOURLY"])
+    catalog.create_storage("web", "web_daily", ["DAILY"], priority=5)
+    catalog.register("web_raw", "HOURLY", [{"dt": f"2024-01-01-{h:02d}"} for h in range(24)
+                                           if h not in (5, 6, 7)])
+    return scheduler.api
+
+
+def get(api: ApiClient, path: str, token: str | None = None) -> tuple[int, str]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    req = urllib.request.Request(f"{api.base_url}{path}", headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+PATHS = ["/partitions/", "/partitions/api/facts", "/partitions/api/facts/web",
+         "/partitions/facts/web"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_every_route_needs_an_airflow_user(ui: ApiClient, path: str) -> None:
+    assert get(ui, path)[0] == 401
+    assert get(ui, path, token="not-a-jwt")[0] == 403
+    assert get(ui, path, token=ui.token())[0] == 200
+
+
+def test_the_plugin_is_registered_with_its_navigation_entry(ui: ApiClient) -> None:
+    plugins = ui.get("plugins")["plugins"]
+    [ours] = [p for p in plugins if p["name"] == "airflow_partitions"]
+    assert ours["fastapi_apps"][0]["url_prefix"] == "/partitions"
+    [view] = ours["external_views"]
+    assert view["href"] == "/partitions/" and view["url_route"] == "partitions"
+    assert view["destination"] == "nav"
+
+
+def test_the_json_the_page_is_drawn_from(ui: ApiClient, scheduler: Scheduler) -> None:
+    status, body = get(ui, "/partitions/api/facts", token=ui.token())
+    facts: list[dict[str, Any]] = json.loads(body)
+    assert [f["name"] for f in facts] == sorted(f.name for f in scheduler.catalog.list_facts())
+    assert "web" in [f["name"] for f in facts]
+    status, body = get(ui, "/partitions/api/facts/web?start=2024-01-01T00:00:00Z"
+                           "&end=2024-01-02T00:00:00Z", token=ui.token())
+    assert status == 200, body
+    view = json.loads(body)
+    assert view["status"] == ("web [2024-01-01T00:00, 2024-01-02T00:00): 87.5% covered by 21 "
+                              "partition(s); missing 2024-01-01T05:00/08:00: no HOURLY "
+                              "2024-01-01-05..07 (3), no DAILY 2024-01-01")
+    lanes = {(lane["storage"], lane["period"]): lane for lane in view["lanes"]}
+    hourly = lanes[("web_raw", "HOURLY")]
+    assert [(s["state"], s["first"], s["last"]) for s in hourly["stretches"]] == [
+        ("registered", "2024-01-01-00", "2024-01-01-04"),
+        ("missing", "2024-01-01-05", "2024-01-01-07"),
+        ("registered", "2024-01-01-08", "2024-01-01-23"),
+    ]
+    assert lanes[("web_daily", "DAILY")]["missing"] == 1
+    status, page = get(ui, "/partitions/facts/web", token=ui.token())
+    assert "no HOURLY 2024-01-01-05..07 (3)" in page and "<svg" in page
+    # links inside the page keep the mount point
+    assert "href='/partitions/facts/web?" in page
+
+
+def test_an_unknown_fact_is_404(ui: ApiClient) -> None:
+    assert get(ui, "/partitions/api/facts/nope", token=ui.token())[0] == 404
+
+
+def test_the_cookie_of_the_ui_is_enough(ui: ApiClient) -> None:
+    """Inside the UI the page is an iframe: the browser sends the ``_token`` cookie only."""
+    req = urllib.request.Request(f"{ui.base_url}/partitions/api/facts",
+                                 headers={"Cookie": f"_token={ui.token()}"})
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        assert resp.status == 200
+
+
+def test_the_api_server_log_is_clean(ui: ApiClient, scheduler: Scheduler) -> None:
+    text = (scheduler.services.state_dir / "api-server.log").read_text(errors="replace")
+    assert "Failed to import plugin" not in text, text[-3000:]

@@ -1,6 +1,6 @@
 """The Partitions view's app in-process (FastAPI's TestClient; issue 17).
 
-Auth is overridden here except where it is the subject; ``tests/e2e/test_ui_view.py`` runs the
+Auth is overridden here except where it is the subject; ``tests/e2e/test_scheduler.py`` runs the
 same app under a real api-server with Airflow's auth.
 """
 
