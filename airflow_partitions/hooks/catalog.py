@@ -10,11 +10,19 @@ the CLI does (:mod:`.connection_lookup`), so both open the same catalog.
 One :class:`~airflow_partitions.catalog.Catalog` per (store URL, data root) per process: every
 hook, sensor and trigger of a worker or triggerer shares its store connection and its timeline
 cache, so a warm check costs one round trip.
+
+:meth:`PartitionCatalogHook.cached_conn` also keeps the *resolution* per process (issue 33): a
+sensor poking every minute asked Airflow for its connection at every poke (in a task, a round
+trip to the supervisor), which cost more than the store read itself. It is resolved again when
+its ``AIRFLOW_CONN_<ID>`` variable or the fallback's environment changes, and after
+:meth:`~PartitionCatalogHook.forget_cached` (the sensor calls it when the store fails).
 """
 
 from __future__ import annotations
 
+import os
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from airflow.sdk import BaseHook
@@ -27,6 +35,21 @@ from airflow_partitions.hooks.connection_lookup import find_connection, in_task_
 
 _CATALOGS: dict[tuple[str, str | None], Catalog] = {}
 _CATALOGS_LOCK = threading.Lock()
+#: The environment a resolution depends on besides the connection's own variable: the fallback
+#: store (``defaults.default_store_url``).
+_FALLBACK_ENV = ("AIRFLOW_PARTITIONS_STORE", "AIRFLOW_HOME")
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """One cached resolution: the environment it was made under, and its catalog."""
+
+    fingerprint: tuple[str | None, ...]
+    catalog: Catalog
+
+
+#: (connection id, data root given to the hook) -> its resolution, for :meth:`cached_conn`.
+_RESOLVED: dict[tuple[str | None, str | None], _Resolved] = {}
 
 
 def shared_catalog(store_url: str, data_root: str | None = None) -> Catalog:
@@ -41,11 +64,13 @@ def shared_catalog(store_url: str, data_root: str | None = None) -> Catalog:
 
 
 def forget_catalogs() -> None:
-    """Close and forget this process's catalogs (tests; a store URL that changed meaning)."""
+    """Close and forget this process's catalogs and cached resolutions (tests; a store URL
+    that changed meaning)."""
     with _CATALOGS_LOCK:
         for catalog in _CATALOGS.values():
             catalog.close()
         _CATALOGS.clear()
+        _RESOLVED.clear()
 
 
 class PartitionCatalogHook(BaseHook):
@@ -74,6 +99,9 @@ class PartitionCatalogHook(BaseHook):
         self.catalog_conn_id = catalog_conn_id
         self.store_url = store_url
         self.data_root = data_root
+        conn_id = catalog_conn_id or ""
+        self._env_keys = (f"AIRFLOW_CONN_{conn_id.upper()}", *_FALLBACK_ENV)
+        self._cache_key = (catalog_conn_id, data_root)
 
     def _from_connection(self, conn: Any) -> tuple[str, str | None]:
         extras = conn.extra_dejson or {}
@@ -123,6 +151,36 @@ class PartitionCatalogHook(BaseHook):
         """The process-wide catalog of the resolved store."""
         url, data_root = self.resolve()
         return shared_catalog(url, data_root)
+
+    def _fingerprint(self) -> tuple[str | None, ...]:
+        """What a resolution read from the environment: three dict lookups."""
+        environ = os.environ
+        return tuple(environ.get(key) for key in self._env_keys)
+
+    def cached_conn(self) -> Catalog:
+        """:meth:`get_conn`, resolved once per process and connection id (what a poke uses).
+
+        Costs a few dict lookups when cached. Resolved again when the connection's
+        ``AIRFLOW_CONN_<ID>`` variable, ``$AIRFLOW_PARTITIONS_STORE`` or ``$AIRFLOW_HOME``
+        changed, and after :meth:`forget_cached`. A connection edited in the metadata DB or a
+        secrets backend is seen by the next process (a reschedule-mode poke, a new deferral)
+        or after a store failure, as Airflow's own hooks keep their client for the task.
+        """
+        if self.store_url:
+            return shared_catalog(self.store_url, self.data_root)
+        fingerprint = self._fingerprint()
+        cached = _RESOLVED.get(self._cache_key)
+        if cached is not None and cached.fingerprint == fingerprint:
+            return cached.catalog
+        catalog = self.get_conn()
+        _RESOLVED[self._cache_key] = _Resolved(fingerprint, catalog)
+        return catalog
+
+    def forget_cached(self) -> None:
+        """Drop this connection's cached resolution: the next :meth:`cached_conn` asks Airflow
+        again (after a store failure the connection may have moved). The catalog, with its
+        timeline cache, stays shared: the same store URL finds it again."""
+        _RESOLVED.pop(self._cache_key, None)
 
     @property
     def catalog(self) -> Catalog:

@@ -9,19 +9,25 @@ logged, never raised: a metric must not fail a sensor.
 In Airflow 3.3 ``Stats`` is a no-op in a process until ``stats.initialize(factory=...)`` has
 run there. The task runner and the triggerer do it; the ``airflow-partitions`` command does
 not, so :func:`send` initializes it once per process from the same ``[metrics]`` settings.
+
+The ``[metrics]`` settings are read once per process (:func:`settings`), as Airflow's own
+``Stats`` does: a sensor with metrics off used to read four settings at every poke to find
+them off. Changing ``[metrics]`` therefore needs a restart of the worker or triggerer.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import pendulum
 
-from airflow_partitions.catalog.coverage_metrics import measure
+from airflow_partitions.catalog.cache import FactState
+from airflow_partitions.catalog.coverage_metrics import measure, request_timelines
 from airflow_partitions.catalog.facade import Catalog
-from airflow_partitions.cover.metrics import CoverageMetrics
+from airflow_partitions.cover.metrics import CoverageMetrics, coverage_metrics
 from airflow_partitions.cover.model import Cover
 from airflow_partitions.cover.request import CoverRequest
 
@@ -32,6 +38,19 @@ _BACKEND_SWITCHES = ("statsd_on", "statsd_datadog_enabled", "otel_on")
 _initialized = False
 
 
+@dataclass(frozen=True)
+class MetricsSettings:
+    """The ``[metrics]`` settings a publish needs."""
+
+    #: Any of StatsD, DogStatsD or OpenTelemetry is on.
+    enabled: bool
+    #: ``legacy_names_on``: also send each gauge under a name that carries its tags.
+    legacy_names: bool
+
+
+_settings: MetricsSettings | None = None
+
+
 def _conf() -> Any:
     try:
         from airflow.sdk.configuration import conf
@@ -40,10 +59,28 @@ def _conf() -> Any:
     return conf
 
 
+def settings() -> MetricsSettings:
+    """``[metrics]`` as this process first read it (once: a restart picks up a change)."""
+    global _settings
+    if _settings is None:
+        conf = _conf()
+        _settings = MetricsSettings(
+            enabled=any(conf.getboolean("metrics", key, fallback=False)
+                        for key in _BACKEND_SWITCHES),
+            legacy_names=conf.getboolean("metrics", "legacy_names_on", fallback=True),
+        )
+    return _settings
+
+
+def forget_settings() -> None:
+    """Read ``[metrics]`` again at the next publish (tests that change it in-process)."""
+    global _settings
+    _settings = None
+
+
 def metrics_enabled() -> bool:
     """Whether Airflow's ``[metrics]`` sends anything (StatsD, DogStatsD or OpenTelemetry)."""
-    conf = _conf()
-    return any(conf.getboolean("metrics", key, fallback=False) for key in _BACKEND_SWITCHES)
+    return settings().enabled
 
 
 def metrics_target() -> str:
@@ -74,10 +111,8 @@ def _stats() -> Any:
 
         return Stats
     if not _initialized:
-        Stats.initialize(
-            factory=get_stats_factory(),
-            export_legacy_names=_conf().getboolean("metrics", "legacy_names_on", fallback=True),
-        )
+        Stats.initialize(factory=get_stats_factory(),
+                         export_legacy_names=settings().legacy_names)
         _initialized = True
     return Stats
 
@@ -90,7 +125,7 @@ def send(metrics: CoverageMetrics) -> bool:
         return False
     try:
         stats = _stats()
-        flat = _conf().getboolean("metrics", "legacy_names_on", fallback=True)
+        flat = settings().legacy_names
         for gauge in metrics.gauges():
             stats.gauge(gauge.name, gauge.value, tags=dict(gauge.tags))
             if flat:  # plain StatsD drops tags: the values in the name keep facts apart
@@ -103,13 +138,17 @@ def send(metrics: CoverageMetrics) -> bool:
 
 
 def publish_coverage(catalog: Catalog, request: CoverRequest, cover: Cover,
-                     now: dt.datetime | None = None) -> CoverageMetrics | None:
+                     now: dt.datetime | None = None,
+                     state: FactState | None = None) -> CoverageMetrics | None:
     """Measure and send the metrics of a cover just computed; None when metrics are off (no
-    catalog read then) or measuring failed (logged)."""
+    catalog read then) or measuring failed (logged). ``state``: the fact's cached state the
+    caller just read (``CoverageWatch.state``), which saves the round trip of reading it again."""
     if not metrics_enabled():
         return None
     try:
-        metrics = measure(catalog, request, cover, now or pendulum.now("UTC"))
+        at = now or pendulum.now("UTC")
+        metrics = (measure(catalog, request, cover, at) if state is None
+                   else coverage_metrics(cover, request_timelines(state, request), at))
     except Exception as exc:  # e.g. the store went away between the cover and this read
         log.warning("coverage metrics of %s not measured: %s: %s", request.fact,
                     type(exc).__name__, exc)

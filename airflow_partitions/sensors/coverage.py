@@ -1,9 +1,12 @@
 """``PartitionCoverageSensor``: wait until registered partitions cover ``[start, end)``.
 
 Each poke makes one cache check (``catalog.fact_state``: one round trip when warm) and computes
-the cover only when the fact's generation changed since the last poke of this process. Each poke
-also publishes the coverage metrics when Airflow's metrics are on (docs/observability.md). Success
-returns the verified cover (``Cover.to_json()``) as the task's XCom return value.
+the cover only when the fact's generation changed since the last poke of this process. An idle
+poke costs that round trip and little else (issue 33, docs/airflow.md): the connection is
+resolved once per process (``PartitionCatalogHook.cached_conn``), the ``[metrics]`` settings
+read once, and the status line logged only when it changes (or as a reminder every 10 minutes).
+Each poke publishes the coverage metrics when Airflow's metrics are on (docs/observability.md).
+Success returns the verified cover (``Cover.to_json()``) as the task's XCom return value.
 """
 
 from __future__ import annotations
@@ -114,16 +117,20 @@ class PartitionCoverageSensor(BaseSensorOperator):
     def poke(self, context: Context) -> bool | PokeReturnValue:
         if self._watch is None:
             self._watch = CoverageWatch(self.request)
+        watch = self._watch
         try:
-            catalog = self.hook.get_conn()
-            cover = self._watch.check(catalog)
+            catalog = self.hook.cached_conn()
+            cover = watch.check(catalog)
         except StoreUnavailable as exc:
+            self.hook.forget_cached()  # the connection may have moved: ask Airflow next time
             self.log.warning("partition catalog unreachable, will retry: %s", exc)
             return False
         except InvalidInput as exc:  # unknown fact, misaligned range, ...: waiting cannot help
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
-        self.log.info("%s", status_line(cover))
-        publish_coverage(catalog, self.request, cover)  # no-op unless Airflow metrics are on
+        if watch.news() is not None:  # the answer changed, or the 10-minute reminder
+            self.log.info("%s", watch.line)
+        # no-op unless Airflow metrics are on; then every poke (lateness grows while idle)
+        publish_coverage(catalog, self.request, cover, state=watch.state)
         if cover.coverable:
             return PokeReturnValue(is_done=True, xcom_value=cover.to_json())
         return False

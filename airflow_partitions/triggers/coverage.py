@@ -8,24 +8,33 @@ Events (a dict): ``{"status": "success", "covered_fraction", "partitions", "dead
 ``{"status": "timeout", "missing": [...], "deadline"}`` or ``{"status": "error", "message"}``.
 The sensor re-verifies the cover on ``success`` before it succeeds (DESIGN.md invariant 1).
 When the picture changes, the trigger logs it and publishes the coverage metrics (a no-op unless
-Airflow's metrics are on; docs/observability.md).
+Airflow's metrics are on; docs/observability.md); an unchanged picture is logged again every 10
+minutes (``coverage_watch.REMINDER_SECONDS``). An idle poll is one generation read in a light
+reader thread (:mod:`.read_threads`, half the cost of ``asyncio.to_thread``) and nothing else
+(issue 33); a moved generation computes the cover in ``asyncio.to_thread``. The connection is
+resolved once per trigger run, and again after the store failed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
-import pendulum
+from airflow.sdk.exceptions import AirflowNotFoundException
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from airflow_partitions.catalog.connection import InvalidConnection
 from airflow_partitions.catalog.coverage_watch import CoverageWatch
-from airflow_partitions.cover import CoverRequest, missing_list, status_line, to_instant
+from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.cover import CoverRequest, missing_list, to_instant
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook, shared_catalog
 from airflow_partitions.hooks.metrics import publish_coverage
 from airflow_partitions.kv import StoreUnavailable
+from airflow_partitions.triggers.read_threads import READ_THREADS
 
 
 def _event(payload: dict[str, Any]) -> TriggerEvent:
@@ -67,30 +76,41 @@ class PartitionCoverageTrigger(BaseTrigger):
         )
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
+        hook = PartitionCatalogHook(self.catalog_conn_id)
+        url: str | None
         try:
             request = CoverRequest.from_json(self.request)
             deadline = to_instant(self.deadline, "deadline") if self.deadline else None
-            url, data_root = await PartitionCatalogHook(self.catalog_conn_id).aresolve()
+            deadline_at = deadline.timestamp() if deadline is not None else None
+            url, data_root = await hook.aresolve()
         except Exception as exc:
             yield _event({"status": "error", "message": f"{type(exc).__name__}: {exc}"})
             return
         watch = CoverageWatch(request)
-        last_line = ""
+        catalog: Catalog | None = None
         while True:
             try:
-                catalog = await asyncio.to_thread(shared_catalog, url, data_root)
-                cover = await asyncio.to_thread(watch.check, catalog)
-            except StoreUnavailable as exc:
+                if catalog is None:  # first poll, or the store failed: resolve again
+                    if url is None:
+                        url, data_root = await hook.aresolve()
+                    catalog = await asyncio.to_thread(shared_catalog, url, data_root)
+                # idle: one generation read in a reader thread; a change: the cover, in to_thread
+                cover = await READ_THREADS.run(partial(watch.cover_if_unchanged, catalog))
+                if cover is None:  # (not `or`: a cover of nothing is falsy)
+                    cover = await asyncio.to_thread(watch.check, catalog)
+            except (StoreUnavailable, AirflowNotFoundException, InvalidConnection) as exc:
                 self.log.warning("partition catalog unreachable, will retry: %s", exc)
+                catalog = url = None  # the connection may have moved: ask Airflow next poll
             except InvalidInput as exc:
                 yield _event({"status": "error", "message": str(exc)})
                 return
             else:
-                line = status_line(cover)
-                if line != last_line:  # one line per change, not one per poll
-                    self.log.info("%s", line)
-                    last_line = line
-                    await asyncio.to_thread(publish_coverage, catalog, request, cover)
+                news = watch.news()  # one line per change (and a reminder), not one per poll
+                if news is not None:
+                    self.log.info("%s", watch.line)
+                if news == "changed":
+                    await asyncio.to_thread(publish_coverage, catalog, request, cover,
+                                            state=watch.state)
                 if cover.coverable:
                     yield _event({
                         "status": "success",
@@ -99,7 +119,7 @@ class PartitionCoverageTrigger(BaseTrigger):
                         "deadline": self.deadline,
                     })
                     return
-            if deadline is not None and pendulum.now("UTC") >= deadline:
+            if deadline_at is not None and time.time() >= deadline_at:
                 yield _event({
                     "status": "timeout",
                     "missing": missing_list(watch.cover) or ["the catalog was never reached"],

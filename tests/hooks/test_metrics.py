@@ -143,6 +143,7 @@ def metrics_on(listener: Listener, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     for key, value in listener.env().items():
         monkeypatch.setenv(key, value)
     monkeypatch.setattr(publisher, "_initialized", False)
+    monkeypatch.setattr(publisher, "_settings", None)  # read once per process: read them again
     yield listener
     monkeypatch.undo()
     from airflow.sdk.observability.metrics.stats_utils import get_stats_factory
@@ -183,9 +184,52 @@ def test_the_sensor_sends_nothing_with_metrics_off(events: Catalog, listener: Li
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIRFLOW__METRICS__STATSD_PORT", str(listener.port))
     monkeypatch.setenv("AIRFLOW__METRICS__STATSD_ON", "False")
+    monkeypatch.setattr(publisher, "_settings", None)
     register_hours(events, 0, 3)
     assert sensor().poke({})
     assert listener.gauges(quiet=0.5) == []
+
+
+def test_the_metrics_settings_are_read_once_per_process(
+        events: Catalog, listener: Listener, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: an idle poke with metrics off used to read four ``[metrics]`` settings; they
+    are read once, and a change needs a restart (as for Airflow's own ``Stats``)."""
+    monkeypatch.setattr(publisher, "_settings", None)
+    reads: list[int] = []
+    conf = publisher._conf
+
+    def counting() -> Any:
+        reads.append(1)
+        return conf()
+
+    monkeypatch.setattr(publisher, "_conf", counting)
+    register_hours(events, 0, 1)
+    task = sensor()
+    for _ in range(5):
+        assert task.poke({}) is False
+    assert len(reads) == 1
+    for key, value in listener.env().items():  # turned on in the middle: not seen
+        monkeypatch.setenv(key, value)
+    assert task.poke({}) is False
+    assert len(reads) == 1 and listener.gauges(quiet=0.3) == []
+    publisher.forget_settings()  # what a restart does
+    assert publisher.metrics_enabled() and len(reads) == 2
+
+
+def test_with_metrics_on_an_idle_poke_is_still_one_round_trip(
+        events: Catalog, metrics_on: Listener) -> None:
+    """The gauges are measured from the fact state the poke just read, not read again; they
+    are sent at every poke (the lateness grows while nothing changes)."""
+    register_hours(events, 0, 1)
+    task = sensor()
+    assert task.poke({}) is False
+    events.stats.reset()
+    assert task.poke({}) is False
+    assert task.poke({}) is False
+    assert events.stats.round_trips == 2
+    lateness = [v for n, t, v in metrics_on.gauges()
+                if n == "airflow.partitions.lateness_seconds" and t]
+    assert len(lateness) == 3 and lateness == sorted(lateness)
 
 
 def test_the_trigger_publishes_when_the_picture_changes(events: Catalog,
