@@ -9,40 +9,56 @@ sees it fixes it); either way the cover is recomputed, never returned wrong.
 from __future__ import annotations
 
 import logging
-import posixpath
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from airflow_partitions.catalog import writer
 from airflow_partitions.catalog.fresh_cover import fresh_sources
 from airflow_partitions.catalog.model import Partition, StorageDef
-from airflow_partitions.catalog.row_decode import PartitionDecoder
-from airflow_partitions.cover import Cover, CoverPartition, CoverSource, compute_cover
+from airflow_partitions.catalog.run_rows import RunRows, read_run
+from airflow_partitions.cover import Cover, CoverRun, CoverSource, compute_cover
+from airflow_partitions.cover.model import RunLocator
 from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.cover.skipped import SkippedPartition
 from airflow_partitions.errors import InvalidInput, PartitionsError
-from airflow_partitions.keys import prefix_successor
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.facade import Catalog
-    from airflow_partitions.catalog.model import Partition
 
 log = logging.getLogger(__name__)
 MAX_VERIFY_ROUNDS = 3
-PartKey = tuple[str, str, str]  # (storage, period name, time value)
 
 
 class CoverVerificationError(PartitionsError):
     """The cached timelines and the partition rows kept disagreeing."""
 
 
-@dataclass(frozen=True)
 class VerifiedCover:
-    """A cover plus every registered partition row behind it, in cover order."""
+    """A cover plus every registered partition row behind it, in cover order.
 
-    cover: Cover
-    partitions: tuple[Partition, ...]
+    The rows are kept as read (:class:`.run_rows.RunRows`); :attr:`partitions` decodes them on
+    first access, O(rows), so a caller that only needs the cover (a sensor, a status line)
+    never pays for one object per partition.
+    """
+
+    __slots__ = ("_built", "_runs", "cover")
+
+    def __init__(self, cover: Cover, partitions: Iterable[Partition] | None = None, *,
+                 runs: Sequence[RunRows] = ()) -> None:
+        self.cover = cover
+        self._runs = tuple(runs)
+        self._built = None if partitions is None else tuple(partitions)
+
+    @property
+    def partitions(self) -> tuple[Partition, ...]:
+        """Every registered row behind the cover, in cover order (built once, O(rows))."""
+        if self._built is None:
+            self._built = tuple(p for rows in self._runs for p in rows.partitions())
+        return self._built
+
+    def __repr__(self) -> str:
+        return f"VerifiedCover({self.cover!r}, rows={sum(len(r.rows) for r in self._runs)})"
 
 
 def verified_cover(
@@ -50,8 +66,9 @@ def verified_cover(
 ) -> VerifiedCover:
     """The best cover of the request from every storage of its fact, checked against the rows.
 
-    Cost: one generation read when the cache is warm, the cover itself, and one batched read of
-    the chosen partitions' rows (``verify=False`` skips it, for diagnostics only). A
+    Cost: one generation read when the cache is warm, the cover itself (O(runs)), and one
+    projected scan of each run's rows, checked in O(rows) with no object per partition
+    (:mod:`.run_rows`); ``verify=False`` skips the read, for diagnostics only. A
     ``fresh_only`` request also reads the lineage in the range (:mod:`.fresh_cover`).
     """
     fact = request.require_fact()
@@ -80,18 +97,20 @@ def verified_cover(
         defs = {name: s.definition for name, s in state.storages.items()}
         if not verify:
             return VerifiedCover(cover, ())
-        rows = _read_rows(catalog, defs, cover, column)
-        unbacked = [p for p in cover.partitions if not rows.get(_key(p))]
+        runs = [read_run(catalog.rows, defs[run.storage], run, column) for run in cover.runs]
+        unbacked = [(rows.run, ordinal) for rows in runs for ordinal in rows.missing]
         if not unbacked:
-            located = cover.with_locations({k: _common_location(v) for k, v in rows.items()})
-            ordered = tuple(part for p in cover.partitions for part in rows[_key(p)])
-            return VerifiedCover(located, ordered)
+            located = Cover(cover.start, cover.end, cover.runs, cover.missing, tz=cover.tz,
+                            fact=cover.fact, skipped=cover.skipped, locator=_locator(runs))
+            return VerifiedCover(located, runs=runs)
         if refresh:  # fresh timelines still advertise them: repair the over-report
             _repair(catalog, defs, column, unbacked)
+        run, ordinal = unbacked[0]
         log.warning(
             "cover of %s: %d partition(s) advertised without a registered row (e.g. %s %s %s); "
             "%s and recomputing",
-            fact, len(unbacked), unbacked[0].storage, unbacked[0].period.name, unbacked[0].value,
+            fact, len(unbacked), run.storage, run.period.name,
+            run.period.format_ordinal(ordinal, defs[run.storage].tz),
             "repairing the timeline" if refresh else "refreshing the cache",
         )
         refresh = True
@@ -101,55 +120,22 @@ def verified_cover(
     )
 
 
-def _key(part: CoverPartition) -> PartKey:
-    return (part.storage, part.period.name, part.value)
+def _locator(runs: Sequence[RunRows]) -> RunLocator:
+    """Each run's locations from its rows, computed when the cover's partitions are built."""
+    by_run = {rows.run: rows for rows in runs}
 
+    def locations(run: CoverRun) -> list[str]:
+        return by_run[run].locations()
 
-def _common_location(partitions: list[Partition]) -> str:
-    """One location for a time value: the row's, or the directory all its rows share."""
-    if len(partitions) == 1:
-        return partitions[0].location
-    return posixpath.commonpath([p.location for p in partitions])
-
-
-def _read_rows(
-    catalog: Catalog, defs: dict[str, StorageDef], cover: Cover, column: str
-) -> dict[PartKey, list[Partition]]:
-    """Every registered row behind the cover: one range scan per run of consecutive values
-    when the time column leads the key (a run's rows are adjacent), else a scan of the period.
-
-    Why scans, even when the key is the time value alone: a run's rows are one key range, and
-    a projected scan of it (:class:`.row_decode.PartitionDecoder`) costs far less than a get
-    per partition (issue 18: a month of hours is one scan, not 744 keys in IN lists).
-    """
-    found: dict[PartKey, list[Partition]] = {}
-    for run in cover.runs:
-        sdef = defs[run.storage]
-        decoder = PartitionDecoder(sdef, run.period)
-        if sdef.column_names[0] == column:
-            first = run.period.format_ordinal(run.first, sdef.tz)
-            last = run.period.format_ordinal(run.end - 1, sdef.tz)
-            low = catalog.rows.period_prefix(sdef, run.period, (first,))
-            high = prefix_successor(catalog.rows.period_prefix(sdef, run.period, (last,)))
-            parts = decoder.scan(catalog.rows.partitions, start=low, stop=high)
-        else:
-            parts = decoder.scan(catalog.rows.partitions,
-                                 prefix=catalog.rows.period_prefix(sdef, run.period))
-        for part in parts:
-            found.setdefault((sdef.name, run.period.name, part.values[column]), []).append(part)
-    return found
+    return locations
 
 
 def _repair(catalog: Catalog, defs: dict[str, StorageDef], column: str,
-            unbacked: list[CoverPartition]) -> None:
+            unbacked: list[tuple[CoverRun, int]]) -> None:
     """Un-advertise values that no row backs (the stored timeline over-reported)."""
     by_timeline: dict[tuple[str, UpdatePeriod], set[int]] = {}
-    for part in unbacked:
-        storage, period_name, value = _key(part)
-        period = UpdatePeriod.of(period_name)
-        by_timeline.setdefault((storage, period), set()).add(
-            period.parse_ordinal(value, defs[storage].tz)
-        )
+    for run, ordinal in unbacked:
+        by_timeline.setdefault((run.storage, run.period), set()).add(ordinal)
     for (storage, period), ordinals in by_timeline.items():
         sdef = defs[storage]
         values = {period.format_ordinal(o, sdef.tz) for o in ordinals}

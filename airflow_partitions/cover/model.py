@@ -9,7 +9,7 @@ locations keep explicit partitions instead.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -209,6 +209,9 @@ class MissingRange:
 Locations = (
     Mapping[tuple[str, str, str], str] | Callable[[CoverPartition], str | None]
 )
+#: One location per partition of a run, in order: how a verified cover attaches locations
+#: without building a partition object (called only when the partitions are built).
+RunLocator = Callable[[CoverRun], Sequence[str | None]]
 
 
 class Cover:
@@ -219,8 +222,8 @@ class Cover:
     returns a new cover.
     """
 
-    __slots__ = ("_end", "_fact", "_missing", "_partitions", "_runs", "_skipped", "_start",
-                 "_tz")
+    __slots__ = ("_end", "_fact", "_locator", "_missing", "_partitions", "_runs", "_skipped",
+                 "_start", "_tz")
 
     def __init__(
         self,
@@ -233,8 +236,12 @@ class Cover:
         fact: str | None = None,
         partitions: Iterable[CoverPartition] | None = None,
         skipped: Iterable[SkippedPartition] = (),
+        locator: RunLocator | None = None,
     ) -> None:
+        """``locator`` gives each run's locations when the partitions are first built (a
+        verified cover's rows); ``partitions`` given explicitly take precedence over runs."""
         self._fact = fact
+        self._locator = locator
         self._skipped: tuple[SkippedPartition, ...] = tuple(skipped)
         self._start = start
         self._end = end
@@ -277,7 +284,7 @@ class Cover:
         """A copy that reports these partitions as skipped."""
         return Cover(self.start, self.end, self._runs if self._partitions is None else (),
                      self.missing, tz=self.tz, fact=self.fact, partitions=self._partitions,
-                     skipped=skipped)
+                     skipped=skipped, locator=self._locator)
 
     # -- contents ---------------------------------------------------------------------------------
 
@@ -306,11 +313,13 @@ class Cover:
         tz = self.tz or "UTC"
         for run in self._runs:
             period = run.period
+            locations = self._locator(run) if self._locator is not None else None
             start = period.start_of(run.first, tz)
-            for ordinal in range(run.first, run.end):
+            for i, ordinal in enumerate(range(run.first, run.end)):
                 end = period.start_of(ordinal + 1, tz)
                 value = period.format_ordinal(ordinal, tz)
-                yield CoverPartition(run.storage, period, value, ordinal, start, end)
+                location = locations[i] if locations is not None else None
+                yield CoverPartition(run.storage, period, value, ordinal, start, end, location)
                 start = end
 
     def __len__(self) -> int:

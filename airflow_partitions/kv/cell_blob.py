@@ -299,6 +299,11 @@ class _PlannedReader(ABC, Generic[_P]):
             yield key, blob, plan, o
 
 
+def _unpack_nothing(blob: bytes, offset: int) -> tuple[Any, ...]:
+    """Stands for a directory's unpack before the first row (never called)."""
+    raise AssertionError("no directory yet")
+
+
 #: A projection's plan: the offset index of each wanted column (None: absent), and the same
 #: as plain ints when every wanted column is present (the common case), else None.
 _Slots = tuple[tuple[int | None, ...], tuple[int, ...] | None]
@@ -332,11 +337,44 @@ class Projection(_PlannedReader[_Slots]):
         """``(key, values)`` for each ``(key, blob)`` holding any wanted column, in order."""
         found: list[tuple[bytes, tuple[bytes | None, ...]]] = []
         append = found.append
-        for key, blob, (slots, every), o in self._planned(rows):
-            if every is not None:
-                append((key, tuple([blob[o[i] : o[i + 1]] for i in every])))
-            else:
+        plans = self._plans
+        last_head: bytes = b"\xff"  # no blob starts with 0xff
+        entry: tuple[_Directory, _Slots] | None = None
+        unpack: Callable[[bytes, int], tuple[Any, ...]] = _unpack_nothing
+        size = first = 0
+        slots: tuple[int | None, ...] = ()
+        every: tuple[int, ...] | None = None
+        for key, blob in rows:  # _planned's loop, inlined: a generator per row cost a fifth
+            if not blob.startswith(last_head):  # else the previous row's directory (its
+                try:                              # length is inside the head)
+                    head = blob[: blob[1] << 8 | blob[2]] if blob[0] == _NARROW else None
+                except IndexError:
+                    head = None
+                entry = plans.get(head, _UNKNOWN) if head is not None else _UNKNOWN
+                if entry is _UNKNOWN:
+                    entry = self._plan(blob)
+                last_head = head if head is not None and len(head) >= 3 and head in plans \
+                    else b"\xff"
+                if entry is not None:
+                    directory, (slots, every) = entry
+                    unpack, size, first = (directory.offsets.unpack_from, directory.size,
+                                           directory.first)
+            if entry is None:
+                continue
+            try:
+                o = unpack(blob, size)
+            except struct.error:
+                raise _corrupt(f"{len(blob)} bytes, too short for its offsets") from None
+            if o[0] != first or o[-1] != len(blob):
+                _offsets(blob, entry[0])  # raises, saying what is wrong
+            if every is None:
                 append((key, tuple([None if i is None else blob[o[i] : o[i + 1]] for i in slots])))
+            elif len(every) == 3:  # the catalog's partition lists: unrolled, a third faster
+                a, b, c = every
+                append((key, (blob[o[a] : o[a + 1]], blob[o[b] : o[b + 1]],
+                              blob[o[c] : o[c + 1]])))
+            else:
+                append((key, tuple([blob[o[i] : o[i + 1]] for i in every])))
         return found
 
     def values(self, blob: bytes) -> tuple[bytes | None, ...] | None:
