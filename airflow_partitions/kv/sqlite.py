@@ -178,11 +178,21 @@ class SQLiteStore(KVStore):
         *,
         write: bool,
         table: str | None = None,
+        one_statement: bool = False,
     ) -> T:
-        """One round trip: ``body`` inside one transaction, retried while the file is locked."""
+        """One round trip: ``body`` inside one transaction, retried while the file is locked.
+
+        ``one_statement``: ``body`` runs a single SELECT to its end, which SQLite already
+        reads from one snapshot, so it runs without BEGIN and COMMIT (an idle sensor's
+        generation read: two statements of three saved).
+        """
         with self._lock:
             try:
-                result = self._transaction(doing, body, write=write)
+                if one_statement and not write:
+                    conn = self._connection()
+                    result = self._retry_busy(doing, lambda: body(conn))
+                else:
+                    result = self._transaction(doing, body, write=write)
             except KVError as exc:
                 if table is not None and "no such table" in str(exc):
                     raise TableNotFound(table, self.url) from exc

@@ -72,9 +72,11 @@ class SQLiteTable(KVTable):
             "ON CONFLICT (row) DO UPDATE SET cells = kv_merge(cells, excluded.cells)"
         )
 
-    def _read(self, op: str, body: Callable[[sqlite3.Connection], T]) -> T:
+    def _read(self, op: str, body: Callable[[sqlite3.Connection], T], *,
+              one_statement: bool = False) -> T:
         self._store.ensure_layout(self.name)
-        return self._store.run(op, f"{op} on {self.name!r}", body, write=False, table=self.name)
+        return self._store.run(op, f"{op} on {self.name!r}", body, write=False, table=self.name,
+                               one_statement=one_statement)
 
     def _write(self, op: str, body: Callable[[sqlite3.Connection], T]) -> T:
         self._store.ensure_layout(self.name)
@@ -123,10 +125,10 @@ class SQLiteTable(KVTable):
         sql = f"SELECT cells FROM {self._sql} WHERE row = ?"
 
         def body(conn: sqlite3.Connection) -> bytes | None:
-            found = conn.execute(sql, (row,)).fetchone()
-            return None if found is None else bytes(found[0])
+            found = conn.execute(sql, (row,)).fetchall()  # stepped to its end: no open read
+            return None if not found else bytes(found[0][0])
 
-        blob = self._read("get", body)
+        blob = self._read("get", body, one_statement=True)
         return {} if blob is None else select_cells(blob, specs)
 
     def get_many(

@@ -1,0 +1,111 @@
+"""The verified cover kept as runs (issue 33) answers exactly what the per-partition one did.
+
+The oracle below is the old algorithm, written from public reads: every chosen partition's
+rows found by its time value in ``list_partitions`` (key order), its location the row's or the
+directory its rows share, and the manifest rows in cover order. Random catalogs (the time
+column first, second or alone in the key; several rows per hour; rollups) and random ranges,
+on every backend.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import posixpath
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.model import Partition
+from airflow_partitions.cover import Cover, CoverRequest
+from tests.hypothesis_budget import examples
+
+T0 = dt.datetime(2015, 3, 1, tzinfo=dt.UTC)
+HOURS = 72
+REGIONS = ("ap", "eu", "us")
+LAYOUTS = (["dt"], ["dt", "region"], ["region", "dt"])
+_names = itertools.count()
+
+
+def hour(h: int) -> str:
+    return (T0 + dt.timedelta(hours=h)).strftime("%Y-%m-%d-%H")
+
+
+@st.composite
+def catalogs(draw: st.DrawFn) -> tuple[list[str], dict[int, list[str]], list[int]]:
+    """A raw storage's key columns, its rows (hour -> regions) and the registered days."""
+    columns = draw(st.sampled_from(LAYOUTS))
+    hours = draw(st.sets(st.integers(0, HOURS - 1), max_size=HOURS))
+    regions = st.just(["eu"]) if "region" not in columns else st.lists(
+        st.sampled_from(REGIONS), min_size=1, max_size=3, unique=True)
+    rows = {h: draw(regions) for h in sorted(hours)}
+    days = sorted(draw(st.sets(st.integers(0, HOURS // 24 - 1))))
+    return columns, rows, days
+
+
+def build(catalog: Catalog, columns: list[str], rows: dict[int, list[str]],
+          days: list[int]) -> str:
+    fact = f"lazy{next(_names)}"
+    catalog.create_fact(fact)
+    catalog.create_storage(fact, f"{fact}_raw", ["HOURLY"], columns=columns)
+    catalog.create_storage(fact, f"{fact}_day", ["DAILY"], priority=5)
+    values = [{"dt": hour(h), **({"region": r} if "region" in columns else {})}
+              for h, regions in rows.items() for r in regions]
+    if values:
+        catalog.register(f"{fact}_raw", "HOURLY", values)
+    if days:
+        catalog.register(f"{fact}_day", "DAILY", [
+            {"dt": (T0 + dt.timedelta(days=d)).strftime("%Y-%m-%d")} for d in days])
+    return fact
+
+
+def oracle(catalog: Catalog, cover: Cover) -> tuple[list[tuple[object, ...]], list[Partition]]:
+    """Today's answer: (storage, period, value, start, end, location) per cover partition, and
+    the rows behind them in cover order."""
+    listed: dict[tuple[str, str, str], list[Partition]] = {}
+    for storage in {r.storage for r in cover.runs}:
+        for part in catalog.list_partitions(storage):
+            listed.setdefault((storage, part.period.name, part.values["dt"]), []).append(part)
+    parts, rows = [], []
+    for p in cover.partitions:
+        behind = listed[(p.storage, p.period.name, p.value)]
+        location = (behind[0].location if len(behind) == 1
+                    else posixpath.commonpath([r.location for r in behind]))
+        parts.append((p.storage, p.period, p.value, p.start, p.end, location))
+        rows.extend(behind)
+    return parts, rows
+
+
+@settings(max_examples=examples(60), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                 HealthCheck.too_slow])
+@given(drawn=catalogs(), bounds=st.tuples(st.integers(0, HOURS), st.integers(0, HOURS)))
+def test_the_lazy_verified_cover_equals_the_per_partition_one(
+        catalog: Catalog, drawn: tuple[list[str], dict[int, list[str]], list[int]],
+        bounds: tuple[int, int]) -> None:
+    fact = build(catalog, *drawn)
+    lo, hi = sorted(bounds)
+    request = CoverRequest.of(fact, T0 + dt.timedelta(hours=lo), T0 + dt.timedelta(hours=hi))
+    verified = catalog.cover_with_partitions(request)
+    unverified = catalog.cover_with_partitions(request, verify=False).cover
+    assert verified.cover.runs == unverified.runs
+    assert verified.cover.missing == unverified.missing
+    parts, rows = oracle(catalog, unverified)
+    assert [(p.storage, p.period, p.value, p.start, p.end, p.location)
+            for p in verified.cover.partitions] == parts
+    assert list(verified.partitions) == rows
+    assert verified.cover == Cover.from_json(verified.cover.to_json(), "UTC")
+
+
+def test_nothing_is_built_until_a_caller_iterates(catalog: Catalog) -> None:
+    """A sensor's question (coverable? what is missing?) builds no partition object."""
+    fact = build(catalog, ["dt", "region"], {h: ["eu", "us"] for h in range(48)}, [])
+    verified = catalog.cover_with_partitions(CoverRequest.of(
+        fact, T0, T0 + dt.timedelta(hours=48)))
+    assert verified.cover.coverable and len(verified.cover) == 48
+    assert verified.cover._partitions is None  # noqa: SLF001 - the laziness is the subject
+    assert verified._built is None  # noqa: SLF001
+    assert len(verified.partitions) == 96
+    assert verified.cover.partitions[0].location is not None
+    assert verified.cover.partitions[0].location.endswith(f"dt={hour(0)}")
