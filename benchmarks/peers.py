@@ -26,8 +26,10 @@ the tool's own Python: Luigi and Dagster live in their own virtual environments 
 clashes with Airflow's pins); in it each range is answered once (warm-up), then timed. A
 round's figure is the median of the timed calls; the table shows the median of ``--rounds``
 rounds, the tools interleaved in each. Every answer is checked against the expected missing
-hours and a wrong one stops the benchmark. Cost: about 10 minutes with 10 years (``--quick``:
-1 year, 3 rounds, under a minute once the data exist).
+hours and a wrong one stops the benchmark. Cost: about 20 minutes with 10 years on 2 cores (Luigi
+alone spends 15-20 s a call on the whole 10 years), plus a minute to build the 10-year data once
+(``--quick``: 1 year, 3 rounds, under 2 minutes). Our package is imported from the work tree:
+when its sources change during a run (each child hashes them), the report says so.
 
     python benchmarks/peers.py --write docs/benchmarks-peers.md   # or --quick
 
@@ -349,8 +351,10 @@ class Measured:
 
 
 def measure(all_cases: list[Case], all_tools: list[Tool], settings: Settings,
-            workdir: Path) -> tuple[dict[tuple[str, str], Measured], dict[str, str], list[str]]:
-    """Build the data, then run every tool in ``settings.rounds`` interleaved rounds."""
+            workdir: Path) -> tuple[dict[tuple[str, str], Measured], dict[str, set[str]],
+                                    list[str], list[str]]:
+    """Build the data, then run every tool in ``settings.rounds`` interleaved rounds; returns
+    the measures, each tool's versions, Luigi ``RangeHourly``'s answers and warnings."""
     groups: dict[str, list[Case]] = {}
     for c in all_cases:
         groups.setdefault(c.dataset.name, []).append(c)
@@ -359,14 +363,14 @@ def measure(all_cases: list[Case], all_tools: list[Tool], settings: Settings,
         print(f"data: {name} ({group[0].dataset.hours:,} hours) under {workdir}", flush=True)
         manifests[name] = materialise(group[0].dataset, workdir)
     results: dict[tuple[str, str], Measured] = {}
-    versions: dict[str, str] = {}
+    versions: dict[str, set[str]] = {}
     spec_path = workdir / "spec.json"
     for rnd in range(settings.rounds):
         order = all_tools[rnd % len(all_tools):] + all_tools[:rnd % len(all_tools)]
         for name, group in groups.items():
             for tool in order:
                 out = run_child(tool, manifests[name], group, settings, spec_path)
-                versions[tool.child_tool] = out["version"]
+                versions.setdefault(tool.label, set()).add(out["version"])
                 for c in group:
                     r = out["ranges"][c.key]
                     check(tool, c, r["missing"])
@@ -392,7 +396,15 @@ def measure(all_cases: list[Case], all_tools: list[Tool], settings: Settings,
             notes.append(f"{c.label}: `RangeHourly` reports {len(got):,} of {total:,} hours "
                          f"missing, expected {len(want):,} ({verdict})")
     spec_path.unlink(missing_ok=True)
-    return results, versions, notes
+    warnings = []
+    for tool_name, seen in versions.items():
+        if len(seen) > 1:
+            warning = (f"the code behind \"{tool_name}\" changed during the run "
+                       f"({'; '.join(sorted(seen))}): its rounds measured different code; "
+                       "re-run on a quiet work tree")
+            print(f"WARNING: {warning}", file=sys.stderr, flush=True)
+            warnings.append(warning)
+    return results, versions, notes, warnings
 
 
 # --- the report -----------------------------------------------------------------------------------
@@ -413,13 +425,15 @@ def mib(n: float) -> str:
 
 
 def render(command: str, all_cases: list[Case], results: dict[tuple[str, str], Measured],
-           versions: dict[str, str], notes: list[str], settings: Settings,
+           versions: dict[str, set[str]], notes: list[str], warnings: list[str],
+           settings: Settings,
            load: tuple[tuple[float, ...], tuple[float, ...]]) -> str:
     """The markdown fragment (docs/benchmarks-peers.md)."""
     def med(tool: str, case: Case) -> float:
         return statistics.median(results[(tool, case.key)].seconds)
 
     datasets = {c.dataset.name: c.dataset for c in all_cases}
+    shown_versions = {v.split(" (source ")[0] for seen in versions.values() for v in seen}
     data = "; ".join(
         f"{d.name}: {d.hours:,} hours from {d.start:%Y-%m-%d}, {len(d.holes)} holes, "
         f"daily rollups on {len(d.rollup_days):,} of {len(d.days()):,} days"
@@ -432,7 +446,7 @@ def render(command: str, all_cases: list[Case], results: dict[tuple[str, str], M
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}; load average {load[0][0]:.1f} at the start, "
         f"{load[1][0]:.1f} at the end (the machine is shared: compare ratios, measured in the "
-        f"same run). Versions: {', '.join(sorted(versions.values()))}.",
+        f"same run). Versions: {', '.join(sorted(shown_versions))}.",
         "",
         f"Data (seed {all_cases[0].dataset.seed}): {data}. Hour directories with a `_SUCCESS` "
         "file for Luigi and the loop, the same partitions in a SQLite catalog for us, their keys "
@@ -479,6 +493,7 @@ def render(command: str, all_cases: list[Case], results: dict[tuple[str, str], M
     lines += [
         "",
         "Notes:",
+        *(f"- **Warning**: {w}." for w in warnings),
         "- Luigi's `RangeHourly` (the bulk path, completeness inferred from a file-system "
         "listing) was run once per range, untimed: " + "; ".join(notes) + ". Each hour's "
         "output is its directory, so the glob Luigi derives from the output paths is their "
@@ -537,9 +552,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.workdir.mkdir(parents=True, exist_ok=True)
     load_start = os.getloadavg()
     all_cases = cases(args.seed, args.quick)
-    results, versions, notes = measure(all_cases, tools(args.luigi_python, args.dagster_python),
-                                       settings, args.workdir)
-    text = render(command.strip(), all_cases, results, versions, notes, settings,
+    results, versions, notes, warnings = measure(
+        all_cases, tools(args.luigi_python, args.dagster_python), settings, args.workdir)
+    text = render(command.strip(), all_cases, results, versions, notes, warnings, settings,
                   (load_start, os.getloadavg()))
     print(text)
     if args.write:

@@ -146,6 +146,21 @@ def setup_ours(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]
     return query, f"airflow-partitions {metadata.version('airflow-partitions')}"
 
 
+def source_fingerprint(package: str = "airflow_partitions") -> str:
+    """A short hash of the source files of ``package``'s modules this process imported: the
+    parent notes it when rounds ran different code (the work tree changed during the run).
+    Costs a read of those files, after the timings."""
+    import hashlib
+
+    files = sorted({Path(f) for name, module in list(sys.modules.items())
+                    if (name == package or name.startswith(package + "."))
+                    and (f := getattr(module, "__file__", None))})
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
 SETUPS: dict[str, Callable[[dict[str, Any], dict[str, Any]], tuple[Query, str]]] = {
     "exists": setup_exists,
     "luigi": setup_luigi,
@@ -203,6 +218,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             min_repeats=spec["min_repeats"], max_repeats=spec["max_repeats"],
             budget_s=spec["budget_s"], memory=bool(spec.get("memory")),
         )
+    if spec["tool"] == "ours":
+        version += f" (source {source_fingerprint()})"
     return {"tool": spec["tool"], "version": version, "setup_s": setup_s, "ranges": ranges}
 
 

@@ -107,3 +107,12 @@ def test_a_wrong_answer_stops_the_benchmark() -> None:
     peers.check(tool, case, right)
     with pytest.raises(SystemExit, match="WRONG ANSWER"):
         peers.check(tool, case, right[1:])
+
+
+def test_the_source_fingerprint_names_the_imported_code() -> None:
+    import airflow_partitions.catalog  # noqa: F401  (what the "ours" child imports)
+
+    first = peers_child.source_fingerprint()
+    assert len(first) == 12 and int(first, 16) >= 0
+    assert peers_child.source_fingerprint() == first
+    assert peers_child.source_fingerprint("no_such_package") != first
