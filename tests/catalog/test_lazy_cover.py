@@ -104,8 +104,8 @@ def test_nothing_is_built_until_a_caller_iterates(catalog: Catalog) -> None:
     verified = catalog.cover_with_partitions(CoverRequest.of(
         fact, T0, T0 + dt.timedelta(hours=48)))
     assert verified.cover.coverable and len(verified.cover) == 48
-    assert verified.cover._partitions is None  # noqa: SLF001 - the laziness is the subject
-    assert verified._built is None  # noqa: SLF001
+    assert verified.cover._partitions is None  # the laziness is the subject
+    assert verified._built is None
     assert len(verified.partitions) == 96
     assert verified.cover.partitions[0].location is not None
     assert verified.cover.partitions[0].location.endswith(f"dt={hour(0)}")
