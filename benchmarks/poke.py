@@ -15,11 +15,13 @@ Baselines, measured in the same run, interleaved with the pokes:
   on 24 ``LocalTarget`` s does.
 
 Each number is the median over ``--rounds`` rounds of the mean of ``--pokes`` consecutive calls
-(wall and CPU time; the CPU column counts the trigger's thread too). The trigger runs its real
-``run()`` loop with ``poke_interval=0`` in an event loop; its polls are counted at
-``CoverageWatch.check``. ``--before SRC`` also measures the package found in ``SRC`` (e.g. the
-previous commit, ``git archive HEAD airflow_partitions | tar -x -C SRC``) in a child process on
-the same catalog, rounds interleaved, so the table shows before and after from one run.
+(wall and CPU time; the CPU column counts every thread of the process, so the trigger's poller
+and reader threads too). The trigger runs its real ``run()`` loop with ``poke_interval=0`` in an
+event loop; its polls are the reads of the shared poller (``POLLER.reads``; before it, the calls
+of ``CoverageWatch.cover_if_unchanged`` or ``check``). ``--before SRC`` also measures the
+package found in ``SRC`` (e.g. the previous commit, ``git archive HEAD airflow_partitions | tar
+-x -C SRC``) in a child process on the same catalog, rounds interleaved, so the table shows
+before and after from one run.
 
     python benchmarks/poke.py [--years 10] [--rounds 7] [--pokes 2000] [--before SRC]
                               [--profile] [--write docs/benchmarks-poke.md]
@@ -131,17 +133,22 @@ class Bench:
         self.conn_catalog = PartitionCatalogHook("bench_catalog").get_conn()
         self.env_catalog = PartitionCatalogHook().get_conn()
         self.paths = [str(data / "hours" / f"dt={DAY}-{h:02d}") for h in range(24)]
-        self.polls = 0
-        watch_class = coverage_watch.CoverageWatch
-        # what one trigger poll calls once: the idle read (this code) or the check (before)
-        name = "cover_if_unchanged" if hasattr(watch_class, "cover_if_unchanged") else "check"
-        original = getattr(watch_class, name)
+        self._polls = 0
+        try:  # this code: the poller counts the idle reads it makes for triggers
+            from airflow_partitions.triggers.poller import POLLER
 
-        def counting(watch: Any, catalog: Any) -> Any:
-            self.polls += 1
-            return original(watch, catalog)
+            self.polls: Callable[[], int] = lambda: POLLER.reads
+        except ImportError:  # before it: what one trigger poll calls once
+            watch_class = coverage_watch.CoverageWatch
+            name = "cover_if_unchanged" if hasattr(watch_class, "cover_if_unchanged") else "check"
+            original = getattr(watch_class, name)
 
-        setattr(watch_class, name, counting)
+            def counting(watch: Any, catalog: Any) -> Any:
+                self._polls += 1
+                return original(watch, catalog)
+
+            setattr(watch_class, name, counting)
+            self.polls = lambda: self._polls
         for task in (self.sensor, self.sensor_env):  # cold: the first poke computes the cover
             assert task.poke({}) is False, "the day must stay uncoverable"
 
@@ -200,18 +207,18 @@ class Bench:
                                            poke_interval=0)
         run = trigger.run()
         waiting = asyncio.ensure_future(run.__anext__())
-        warm = self.polls + 3  # the first poll of a new trigger computes the cover
-        while self.polls < warm and not waiting.done():
+        warm = self.polls() + 3  # the first poll of a new trigger computes the cover
+        while self.polls() < warm and not waiting.done():
             await asyncio.sleep(0.005)
         gc.collect()
         gc.disable()
         try:
-            p0, t0 = self.polls, self.conn_catalog.stats.round_trips
+            p0, t0 = self.polls(), self.conn_catalog.stats.round_trips
             w0, c0 = time.perf_counter(), time.process_time()
-            while self.polls - p0 < polls and not waiting.done():
+            while self.polls() - p0 < polls and not waiting.done():
                 await asyncio.sleep(0.005)
             wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-            n, trips = self.polls - p0, self.conn_catalog.stats.round_trips - t0
+            n, trips = self.polls() - p0, self.conn_catalog.stats.round_trips - t0
         finally:
             gc.enable()
         assert not waiting.done(), waiting.result()
@@ -316,11 +323,15 @@ line is formatted and logged only when it changes. What is left is the store rea
 quarters of the poke: `BEGIN`, one `SELECT`, `COMMIT`) and the connection's fingerprint (three
 `os.environ` lookups).
 
-A trigger poll adds what a sensor poke does not have: a hand-off of the blocking read to a
+A trigger poll had what a sensor poke does not have: a hand-off of the blocking read to a
 thread and back to the event loop. `asyncio.to_thread` alone costs about three times the read
-here (its row). The trigger uses a few long-lived reader threads fed by a queue
-(`triggers/read_threads.py`), which costs about half as much, and computes a cover in
-`to_thread` only when the generation moved.
+here (its row); the reader threads of the previous version (a queue and `call_soon_threadsafe`)
+still cost about twice the read. Now a trigger registers its generation read with one shared
+poller per process (`triggers/poller.py`) and awaits a change: the poller's thread runs the read
+when it is due and wakes the trigger's event loop only when the generation moved or the read
+failed. An idle poll is the read, a heap pop and push under one lock and two clock reads, with
+no hand-off and no event-loop wake-up, so it costs about the bare read (its row). A moved
+generation computes the cover in `to_thread`, as before.
 """
 
 

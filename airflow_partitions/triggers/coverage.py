@@ -9,10 +9,16 @@ Events (a dict): ``{"status": "success", "covered_fraction", "partitions", "dead
 The sensor re-verifies the cover on ``success`` before it succeeds (DESIGN.md invariant 1).
 When the picture changes, the trigger logs it and publishes the coverage metrics (a no-op unless
 Airflow's metrics are on; docs/observability.md); an unchanged picture is logged again every 10
-minutes (``coverage_watch.REMINDER_SECONDS``). An idle poll is one generation read in a light
-reader thread (:mod:`.read_threads`, half the cost of ``asyncio.to_thread``) and nothing else
-(issue 33); a moved generation computes the cover in ``asyncio.to_thread``. The connection is
-resolved once per trigger run, and again after the store failed.
+minutes (``coverage_watch.REMINDER_SECONDS``).
+
+Idle polls (issue 33): after a check, the trigger registers the fact's generation read with the
+process's shared poller (:mod:`.poller`) and awaits a change. The poller's thread reads it every
+``poke_interval`` and wakes this trigger's event loop only when the generation moved or the
+read failed, so an idle poll is the read and a heap operation: no thread hand-off, no loop
+wake-up, no log line. A moved generation computes the cover in ``asyncio.to_thread``; a
+``fresh_only`` request is checked that way every interval (its answer can change without a
+generation moving). The connection is resolved once per trigger run, and again after the store
+failed; cancellation and :meth:`~PartitionCoverageTrigger.cleanup` unregister the watch.
 """
 
 from __future__ import annotations
@@ -34,7 +40,10 @@ from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook, shared_catalog
 from airflow_partitions.hooks.metrics import publish_coverage
 from airflow_partitions.kv import StoreUnavailable
-from airflow_partitions.triggers.read_threads import READ_THREADS
+from airflow_partitions.triggers.poller import POLLER, Watch
+
+#: What makes a poll retry after ``poke_interval``, resolving the connection again.
+_UNREACHABLE = (StoreUnavailable, AirflowNotFoundException, InvalidConnection)
 
 
 def _event(payload: dict[str, Any]) -> TriggerEvent:
@@ -63,6 +72,9 @@ class PartitionCoverageTrigger(BaseTrigger):
         self.catalog_conn_id = catalog_conn_id
         self.poke_interval = float(poke_interval)
         self.deadline = deadline
+        #: The poller's watch of the fact's generation in ``_polled`` (while run() waits).
+        self._polls: Watch[int] | None = None
+        self._polled: Catalog | None = None
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
@@ -88,42 +100,75 @@ class PartitionCoverageTrigger(BaseTrigger):
             return
         watch = CoverageWatch(request)
         catalog: Catalog | None = None
-        while True:
-            try:
-                if catalog is None:  # first poll, or the store failed: resolve again
-                    if url is None:
-                        url, data_root = await hook.aresolve()
-                    catalog = await asyncio.to_thread(shared_catalog, url, data_root)
-                # idle: one generation read in a reader thread; a change: the cover, in to_thread
-                cover = await READ_THREADS.run(partial(watch.cover_if_unchanged, catalog))
-                if cover is None:  # (not `or`: a cover of nothing is falsy)
+        try:
+            while True:
+                try:
+                    if catalog is None:  # first poll, or the store failed: resolve again
+                        if url is None:
+                            url, data_root = await hook.aresolve()
+                        catalog = await asyncio.to_thread(shared_catalog, url, data_root)
+                    elif not request.fresh_only:  # idle polls happen in the poller, not here
+                        await self._until_changed(catalog, watch, deadline_at)
                     cover = await asyncio.to_thread(watch.check, catalog)
-            except (StoreUnavailable, AirflowNotFoundException, InvalidConnection) as exc:
-                self.log.warning("partition catalog unreachable, will retry: %s", exc)
-                catalog = url = None  # the connection may have moved: ask Airflow next poll
-            except InvalidInput as exc:
-                yield _event({"status": "error", "message": str(exc)})
-                return
-            else:
-                news = watch.news()  # one line per change (and a reminder), not one per poll
-                if news is not None:
-                    self.log.info("%s", watch.line)
-                if news == "changed":
-                    await asyncio.to_thread(publish_coverage, catalog, request, cover,
-                                            state=watch.state)
-                if cover.coverable:
+                except _UNREACHABLE as exc:
+                    self.log.warning("partition catalog unreachable, will retry: %s", exc)
+                    catalog = url = None  # the connection may have moved: ask Airflow next poll
+                except InvalidInput as exc:
+                    self._unwatch()  # before the event: the triggerer may not resume us soon
+                    yield _event({"status": "error", "message": str(exc)})
+                    return
+                else:
+                    news = watch.news()  # one line per change (and a reminder), not per poll
+                    if news is not None:
+                        self.log.info("%s", watch.line)
+                    if news == "changed":
+                        await asyncio.to_thread(publish_coverage, catalog, request, cover,
+                                                state=watch.state)
+                    if cover.coverable:
+                        self._unwatch()
+                        yield _event({
+                            "status": "success",
+                            "covered_fraction": cover.covered_fraction,
+                            "partitions": len(cover),
+                            "deadline": self.deadline,
+                        })
+                        return
+                if deadline_at is not None and time.time() >= deadline_at:
+                    self._unwatch()
                     yield _event({
-                        "status": "success",
-                        "covered_fraction": cover.covered_fraction,
-                        "partitions": len(cover),
+                        "status": "timeout",
+                        "missing": missing_list(watch.cover) or ["the catalog was never reached"],
                         "deadline": self.deadline,
                     })
                     return
-            if deadline_at is not None and time.time() >= deadline_at:
-                yield _event({
-                    "status": "timeout",
-                    "missing": missing_list(watch.cover) or ["the catalog was never reached"],
-                    "deadline": self.deadline,
-                })
-                return
-            await asyncio.sleep(self.poke_interval)
+                if catalog is None or request.fresh_only:  # a retry, or a check every interval
+                    await asyncio.sleep(self.poke_interval)
+        finally:
+            self._unwatch()
+
+    async def _until_changed(self, catalog: Catalog, watch: CoverageWatch,
+                             deadline_at: float | None) -> None:
+        """Return once the fact's generation differs from the last check's (the poller reads
+        it every ``poke_interval``), or at the deadline; raise what a read raised."""
+        polls = self._polls
+        if polls is None or self._polled is not catalog:
+            self._unwatch()
+            polls = self._polls = POLLER.watch(partial(catalog.rows.read_generation, watch.fact),
+                                               self.poke_interval, name=f"{watch.fact} coverage")
+            self._polled = catalog
+        if deadline_at is None:
+            await polls.changed(watch.generation)
+            return
+        try:
+            await asyncio.wait_for(polls.changed(watch.generation), deadline_at - time.time())
+        except TimeoutError:  # the deadline: one last check decides
+            pass
+
+    def _unwatch(self) -> None:
+        if self._polls is not None:
+            self._polls.close()
+        self._polls = self._polled = None
+
+    async def cleanup(self) -> None:
+        """The triggerer removes this trigger: its poller watch goes (run() does it too)."""
+        self._unwatch()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,10 +18,8 @@ from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.coverage_watch import CoverageWatch
 from airflow_partitions.cover import CoverRequest, status_line
 from airflow_partitions.hooks.catalog import PartitionCatalogHook, forget_catalogs
-from airflow_partitions.kv import StoreUnavailable
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
-from airflow_partitions.triggers.read_threads import READ_THREADS
 from tests.helpers import T0, register_hours
 
 
@@ -275,22 +272,3 @@ def test_an_idle_trigger_computes_the_cover_once(my_catalog: Catalog,
 
     assert asyncio.run(scenario()).payload["status"] == "success"
     assert len(computed) == 2
-
-
-def test_the_read_threads_hand_back_results_and_errors() -> None:
-    def fails() -> int:
-        raise StoreUnavailable("hbase://h:9090", "reading the generation", "connection refused")
-
-    async def scenario() -> list[Any]:
-        out: list[Any] = [await READ_THREADS.run(lambda: 41 + 1)]
-        with pytest.raises(StoreUnavailable, match="connection refused"):
-            await READ_THREADS.run(fails)
-        gate = threading.Event()
-        slow = asyncio.ensure_future(READ_THREADS.run(gate.wait))
-        await asyncio.sleep(0.05)
-        slow.cancel()  # the waiting trigger went away; its read still finishes in the thread
-        gate.set()
-        out.append(await asyncio.gather(*(READ_THREADS.run(lambda: 7) for _ in range(20))))
-        return out
-
-    assert asyncio.run(scenario()) == [42, [7] * 20]
