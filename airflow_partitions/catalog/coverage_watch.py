@@ -67,16 +67,6 @@ class CoverageWatch:
             self._catalog = catalog
         return self.cover
 
-    def cover_if_unchanged(self, catalog: Catalog) -> Cover | None:
-        """One generation read: the last check's cover when it still answers, so the caller may
-        skip :meth:`check` (the trigger does this read in a light thread and only a change in
-        ``asyncio.to_thread``). None before any check, for another catalog, when the
-        generation moved, and always for ``fresh_only``."""
-        if (self.cover is None or catalog is not self._catalog or self.request.fresh_only
-                or catalog.rows.read_generation(self.fact) != self.generation):
-            return None
-        return self.cover
-
     @property
     def line(self) -> str:
         """The status line of the current cover, formatted once per cover ("" before any)."""
