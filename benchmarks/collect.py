@@ -12,7 +12,7 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 ORDER = ["timelines", "kv", "catalog", "catalog_scale", "sparse_history", "cover", "filters",
-         "pruning", "plan", "spark_read", "ui_view", "poke"]
+         "pruning", "plan", "spark_read", "ui_view", "poke", "peers"]
 HEADER = """# Benchmarks
 
 Measured on this project's machines (2 cores, shared and noisy): every ratio compares against a
