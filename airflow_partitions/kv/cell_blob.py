@@ -309,6 +309,10 @@ def _unpack_nothing(blob: bytes, offset: int) -> tuple[Any, ...]:
 _Slots = tuple[tuple[int | None, ...], tuple[int, ...] | None]
 
 
+#: wanted columns -> the directory plans of every Projection of them (see its __init__).
+_PROJECTION_PLANS: dict[tuple[bytes, ...], dict[bytes, Any]] = {}
+
+
 class Projection(_PlannedReader[_Slots]):
     """Reads a fixed tuple of whole columns out of blobs (the catalog's full scans).
 
@@ -323,6 +327,11 @@ class Projection(_PlannedReader[_Slots]):
     def __init__(self, wanted: tuple[bytes, ...]) -> None:
         super().__init__()
         self.wanted = wanted
+        # Projections of the same columns share their plans: a scan builds a new Projection,
+        # and working out a directory's plan again cost more than reading a day of rows.
+        if len(_PROJECTION_PLANS) >= _CACHE_MAX and wanted not in _PROJECTION_PLANS:
+            _PROJECTION_PLANS.clear()
+        self._plans = _PROJECTION_PLANS.setdefault(wanted, {})
 
     def _make(self, directory: _Directory) -> _Slots | None:
         index = {c: i for i, c in enumerate(directory.columns)}

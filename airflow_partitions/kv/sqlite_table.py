@@ -172,7 +172,7 @@ class SQLiteTable(KVTable):
             # Keys and blobs are bound as bytes, so SQLite hands back bytes: no copies.
             return conn.execute(sql, args).fetchall()
 
-        return self._read("scan_page", body)
+        return self._read("scan_page", body, one_statement=True)
 
     def _scan(
         self,
