@@ -87,19 +87,20 @@ LUIGI_STAMP     := $(PEERS)/luigi-venv/.installed-luigi-$(LUIGI_VERSION)
 DAGSTER_STAMP   := $(PEERS)/dagster-venv/.installed-dagster-$(DAGSTER_VERSION)
 BENCH_PEERS_ARGS ?=
 
-$(LUIGI_STAMP):
-	rm -rf $(PEERS)/luigi-venv
-	$(PYTHON) -m venv $(PEERS)/luigi-venv
-	$(PEERS)/luigi-venv/bin/python -m pip install --quiet --upgrade pip
-	$(PEERS)/luigi-venv/bin/python -m pip install --quiet 'luigi==$(LUIGI_VERSION)'
+# $(call peer_venv,TOOL,VERSION): a fresh virtual environment with only TOOL==VERSION in it.
+define peer_venv
+	rm -rf $(PEERS)/$(1)-venv
+	$(PYTHON) -m venv $(PEERS)/$(1)-venv
+	$(PEERS)/$(1)-venv/bin/python -m pip install --quiet --upgrade pip
+	$(PEERS)/$(1)-venv/bin/python -m pip install --quiet '$(1)==$(2)'
 	@touch $@
+endef
+
+$(LUIGI_STAMP):
+	$(call peer_venv,luigi,$(LUIGI_VERSION))
 
 $(DAGSTER_STAMP):
-	rm -rf $(PEERS)/dagster-venv
-	$(PYTHON) -m venv $(PEERS)/dagster-venv
-	$(PEERS)/dagster-venv/bin/python -m pip install --quiet --upgrade pip
-	$(PEERS)/dagster-venv/bin/python -m pip install --quiet 'dagster==$(DAGSTER_VERSION)'
-	@touch $@
+	$(call peer_venv,dagster,$(DAGSTER_VERSION))
 
 peer-venvs: $(LUIGI_STAMP) $(DAGSTER_STAMP)
 

@@ -272,21 +272,32 @@ class _PlannedReader(ABC, Generic[_P]):
             self._plans[blob[: directory.size]] = entry
         return entry
 
+    def _entry(self, blob: bytes) -> tuple[bytes | None, tuple[_Directory, _P] | None]:
+        """The plan of ``blob``'s directory, and the head bytes that a later row with the same
+        directory starts with (None when its plan is not cached: look it up again)."""
+        try:
+            head = blob[: blob[1] << 8 | blob[2]] if blob[0] == _NARROW else None
+        except IndexError:
+            head = None
+        plans = self._plans
+        entry = plans.get(head, _UNKNOWN) if head is not None else _UNKNOWN
+        if entry is _UNKNOWN:
+            entry = self._plan(blob)
+        cached = head is not None and len(head) >= 3 and head in plans
+        return (head if cached else None), entry
+
     def _planned(self, rows: Iterable[tuple[bytes, bytes]]
                  ) -> Iterator[tuple[bytes, bytes, _P, tuple[int, ...]]]:
         """``(key, blob, plan, offsets)`` of each row that holds something wanted.
 
-        Per row: one slice of the directory's bytes, one dict lookup, one unpack.
+        Per row: a prefix test against the previous row's directory (the plan is looked up
+        only when it differs), one unpack.
         """
-        plans = self._plans
+        head: bytes | None = None
+        entry: tuple[_Directory, _P] | None = None
         for key, blob in rows:
-            try:
-                head = blob[: blob[1] << 8 | blob[2]] if blob[0] == _NARROW else None
-            except IndexError:
-                head = None
-            entry = plans.get(head, _UNKNOWN) if head is not None else _UNKNOWN
-            if entry is _UNKNOWN:
-                entry = self._plan(blob)
+            if head is None or not blob.startswith(head):  # the head holds its own length
+                head, entry = self._entry(blob)
             if entry is None:
                 continue
             directory, plan = entry
@@ -346,24 +357,15 @@ class Projection(_PlannedReader[_Slots]):
         """``(key, values)`` for each ``(key, blob)`` holding any wanted column, in order."""
         found: list[tuple[bytes, tuple[bytes | None, ...]]] = []
         append = found.append
-        plans = self._plans
-        last_head: bytes = b"\xff"  # no blob starts with 0xff
+        head: bytes | None = None
         entry: tuple[_Directory, _Slots] | None = None
         unpack: Callable[[bytes, int], tuple[Any, ...]] = _unpack_nothing
         size = first = 0
         slots: tuple[int | None, ...] = ()
         every: tuple[int, ...] | None = None
         for key, blob in rows:  # _planned's loop, inlined: a generator per row cost a fifth
-            if not blob.startswith(last_head):  # else the previous row's directory (its
-                try:                              # length is inside the head)
-                    head = blob[: blob[1] << 8 | blob[2]] if blob[0] == _NARROW else None
-                except IndexError:
-                    head = None
-                entry = plans.get(head, _UNKNOWN) if head is not None else _UNKNOWN
-                if entry is _UNKNOWN:
-                    entry = self._plan(blob)
-                last_head = head if head is not None and len(head) >= 3 and head in plans \
-                    else b"\xff"
+            if head is None or not blob.startswith(head):  # else the previous row's directory
+                head, entry = self._entry(blob)
                 if entry is not None:
                     directory, (slots, every) = entry
                     unpack, size, first = (directory.offsets.unpack_from, directory.size,
