@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from airflow_partitions.catalog import writer
 from airflow_partitions.catalog.fresh_cover import fresh_sources
 from airflow_partitions.catalog.model import Partition, StorageDef
-from airflow_partitions.catalog.run_rows import RunRows, read_run
+from airflow_partitions.catalog.run_rows import RunRows, read_runs
 from airflow_partitions.cover import Cover, CoverRun, CoverSource, compute_cover
 from airflow_partitions.cover.model import RunLocator
 from airflow_partitions.cover.request import CoverRequest
@@ -97,7 +97,7 @@ def verified_cover(
         defs = {name: s.definition for name, s in state.storages.items()}
         if not verify:
             return VerifiedCover(cover, ())
-        runs = [read_run(catalog.rows, defs[run.storage], run, column) for run in cover.runs]
+        runs = read_runs(catalog.rows, defs, cover.runs, column, merge=not request.fresh_only)
         unbacked = [(rows.run, ordinal) for rows in runs for ordinal in rows.missing]
         if not unbacked:
             located = Cover(cover.start, cover.end, cover.runs, cover.missing, tz=cover.tz,
