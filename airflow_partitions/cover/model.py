@@ -15,8 +15,8 @@ from typing import Any, Final
 
 import pendulum
 
+from airflow_partitions.cover.instant_text import abbreviate, format_instant
 from airflow_partitions.cover.skipped import SkippedPartition
-from airflow_partitions.cover.text import abbreviate, format_instant
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod, zone
 
