@@ -44,7 +44,11 @@ from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.producers import Producer
 from airflow_partitions.demo.services.api import ADMIN, ApiClient, ApiError, admin_password
-from airflow_partitions.demo.services.environment import VENV_BIN
+from airflow_partitions.demo.services.environment import (
+    VENV_BIN,
+    airflow_environment,
+    overridden,
+)
 from airflow_partitions.demo.services.ports import choose_ports
 from airflow_partitions.demo.services.runner import AirflowServices, log_tail
 from airflow_partitions.spark.jobs import job_path
@@ -254,6 +258,13 @@ def write_hours(catalog: Catalog, data: Path) -> None:
     catalog.register("sevents_raw", "HOURLY", values)
 
 
+#: What a user exported before `make airflow` (issue 31): passed through, except the executor,
+#: which the harness needs to be LocalExecutor.
+CALLER_SETTINGS = {"AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+                   "AIRFLOW_PARTITIONS_E2E_CALLER": "passed through",
+                   "AIRFLOW__CORE__EXECUTOR": "SequentialExecutor"}
+
+
 @pytest.fixture(scope="module")
 def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scheduler]:
     home = make_airflow_home(tmp_path_factory.mktemp("scheduler_home"))
@@ -275,7 +286,9 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scheduler]:
                            location=f"{data}/rollup/dt={{dt}}")
     catalog.set_producers("sevents_rollup", {"DAILY": Producer("sched_rollup")})
     write_hours(catalog, data)
-    env = {**home.env, "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False"}
+    # built as `make airflow` builds it, from a caller who exported settings of their own
+    env = airflow_environment(home.home, home.dags, home.store_url, home.home / "data",
+                              spark_master="local[1]", base={**home.env, **CALLER_SETTINGS})
     services = AirflowServices(home.home, env, choose_ports(), parallelism=4)
     try:
         services.start()
@@ -332,6 +345,30 @@ def backfill(scheduler: Scheduler) -> Command:
     """``airflow-partitions backfill`` over two days of the rollup's producer, started first so
     its two Spark jobs overlap the sensor tests (the suite's longest wait)."""
     return Command(scheduler, "backfill", *backfill_args())
+
+
+def environ(pid: int) -> dict[str, str]:
+    """What a running process was started with (``/proc/<pid>/environ``)."""
+    raw = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
+    return dict(item.split("=", 1) for item in raw.split("\0") if "=" in item)
+
+
+def test_every_service_has_the_callers_settings_and_env_sh_gives_airflow(
+        scheduler: Scheduler) -> None:
+    """Issue 31: exported settings reach the services (the harness's required values win, and
+    it names the ones it replaced); ``source env.sh`` in a fresh shell finds the venv's
+    ``airflow`` and the same settings."""
+    services = scheduler.services
+    for name, proc in services.procs.items():
+        seen = environ(proc.pid)
+        assert seen["AIRFLOW_PARTITIONS_E2E_CALLER"] == "passed through", name
+        assert seen["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor", name
+    assert overridden(CALLER_SETTINGS, services.env) == ["AIRFLOW__CORE__EXECUTOR"]
+    shell = subprocess.run(
+        ["bash", "-c", f"source {services.state_dir / 'env.sh'}; command -v airflow; "
+                       "echo $AIRFLOW_PARTITIONS_E2E_CALLER"],
+        env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, check=True)
+    assert shell.stdout.splitlines() == [str(VENV_BIN / "airflow"), "passed through"]
 
 
 def test_deferrable_sensor_waits_in_the_triggerer(scheduler: Scheduler, backfill: Command) -> None:
