@@ -264,8 +264,9 @@ class Demo:
         if not all_match:
             raise DemoFailed("the report's totals differ from the raw events")
         self.console.print("[bold green]demo complete:[/] the report equals the raw data.")
-        self.console.print(f"the same in Airflow's UI: `make airflow`, then Browse > Partitions, "
-                           f"or <Airflow address>{VIEW_ROUTE}/facts/{FACT}")
+        self.console.print("the same in Airflow's UI: `make airflow`, then the Partitions "
+                           f"button in its navigation bar, or <Airflow address>{VIEW_ROUTE}"
+                           f"/facts/{FACT}")
 
     def run_all(self) -> dict[str, Any]:
         self.setup()

@@ -566,7 +566,7 @@ def test_the_plugin_is_registered_with_its_navigation_entry(ui: ApiClient) -> No
     assert ours["fastapi_apps"][0]["url_prefix"] == "/partitions"
     [view] = ours["external_views"]
     assert view["href"] == "/partitions/" and view["url_route"] == "partitions"
-    assert view["destination"] == "nav"
+    assert view["destination"] == "nav" and view["nav_top_level"] is True
 
 
 def test_the_json_the_page_is_drawn_from(ui: ApiClient, scheduler: Scheduler) -> None:

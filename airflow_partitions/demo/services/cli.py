@@ -105,7 +105,7 @@ Airflow {services.api_url}  (UI and REST API; only on {services.ports.host})
   data root {layout.data}
   DAGs      {layout.dags} (new DAGs start paused)
   logs      {layout.services}/<service>.log; task logs in {layout.home}/logs
-  view      {services.api_url}/partitions/  (the Partitions view; in the UI: Browse > Partitions)
+  view      {services.api_url}/partitions/  (the Partitions view; in the UI: its nav button)
   CLI       source {layout.services / ENV_FILE}   # then `airflow dags list`, ...
 stop with: make airflow-stop""")
     if not has_demo_data(layout):
