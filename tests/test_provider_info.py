@@ -80,7 +80,7 @@ def test_the_form_offers_the_valid_choices_as_dropdowns() -> None:
             url = store_url_from_fields("hb", 9090, {"backend": "hbase", "transport": transport,
                                                      "protocol": protocol})
             assert f"transport={transport}" in url and f"protocol={protocol}" in url
-    with pytest.raises(InvalidConnection, match="transport='fremed'.*buffered, framed"):
+    with pytest.raises(InvalidConnection, match=r"transport='fremed'.*buffered, framed"):
         store_url_from_fields("hb", 9090, {"backend": "hbase", "transport": "fremed"})
     with pytest.raises(InvalidConnection, match="backend 'hbse' is not sqlite or hbase"):
         store_url_from_fields("hb", 9090, {"backend": "hbse"})
