@@ -21,6 +21,7 @@ from airflow_partitions.demo.services.environment import (
     airflow_environment,
     overridden,
     override_notice,
+    passed_through,
     service_settings,
 )
 from airflow_partitions.demo.services.ports import (
@@ -146,6 +147,8 @@ def test_the_callers_settings_reach_the_services_and_the_harness_names_what_it_r
     assert notice is not None and "AIRFLOW__CORE__EXECUTOR" in notice
     assert "s3cret" not in notice and "CeleryExecutor" not in notice  # names, never values
     assert override_notice({"AIRFLOW__METRICS__STATSD_ON": "True"}, services.env) is None
+    assert passed_through(USER, services.env) == ["AIRFLOW_CONN_WAREHOUSE",
+                                                  "AIRFLOW__METRICS__STATSD_ON"]
 
 
 def test_env_sh_puts_the_venvs_airflow_first_on_path_in_a_fresh_shell(tmp_path: Path) -> None:

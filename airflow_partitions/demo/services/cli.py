@@ -14,7 +14,11 @@ from pathlib import Path
 
 from airflow_partitions.demo.layout import DemoLayout
 from airflow_partitions.demo.services.api import ADMIN, admin_password, password_file
-from airflow_partitions.demo.services.environment import VENV_BIN, override_notice
+from airflow_partitions.demo.services.environment import (
+    VENV_BIN,
+    override_notice,
+    passed_through,
+)
 from airflow_partitions.demo.services.ports import (
     LOOPBACK,
     choose_ports,
@@ -77,6 +81,9 @@ def start(args: argparse.Namespace) -> int:
     prepare(layout, env)
     services = AirflowServices(layout.home, env, choose_ports(args.host, port.port),
                                layout.services, parallelism=args.parallelism)
+    kept = passed_through(user, services.env)
+    if kept:
+        print(f"your settings passed to the services: {', '.join(kept)}")
     notice = override_notice(user, services.env)
     if notice:
         print(f"note: {notice}")

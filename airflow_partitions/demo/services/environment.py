@@ -77,6 +77,12 @@ def overridden(user: Mapping[str, str], env: Mapping[str, str]) -> list[str]:
                   if k not in EXTENDED and k in env and env[k] != v)
 
 
+def passed_through(user: Mapping[str, str], env: Mapping[str, str]) -> list[str]:
+    """Names of the caller's Airflow and provider settings that reach the services unchanged
+    (a metadata DB among them changes where the installation lives: worth a line)."""
+    return sorted(k for k, v in user.items() if k.startswith(USER_PREFIXES) and env.get(k) == v)
+
+
 def override_notice(user: Mapping[str, str], env: Mapping[str, str]) -> str | None:
     """One line for a person when the harness replaced some of their settings, else None."""
     names = overridden(user, env)
