@@ -188,7 +188,7 @@ def _check(sources: Sequence[SliceSource], required: Sequence[RequiredSlice]) ->
         seen.add(r.slice)
         columns.add(tuple(c for c, _ in r.slice))
         for span in r.spans:
-            if not (isinstance(span, tuple) and len(span) == 2 and span[0] < span[1]):
+            if not (isinstance(span, tuple) and len(span) == 2 and span[0] <= span[1]):
                 raise InvalidInput(f"slice {slice_text(r.slice)}: bad span {span!r}")
     if len(columns) > 1:
         raise InvalidInput(f"required slices name different columns: {sorted(columns)}")

@@ -146,7 +146,8 @@ class NestedSolver:
         return Plan(tuple(key), tuple(pieces))
 
     def take(self, option: Option, first: int, end: int, classes: Iterable[int]) -> Plan:
-        """Option's partitions ``[first, end)`` for ``classes`` (one per node if shared)."""
+        """Option's partitions ``[first, end)`` read by ``classes``; the cost is the option's
+        (one partition per node if shared, one per member slice if private)."""
         pieces = tuple(Use(k, option.index, first, end) for k in sorted(classes))
         per_node = 1 if option.shared else sum(self.classes[k].weight for k in option.classes)
         n = (end - first) * per_node
@@ -282,8 +283,12 @@ class NestedSolver:
         u, v = self.clock.start(period, ordinal), self.clock.start(period, ordinal + 1)
 
         def evaluate(chosen: Sequence[_Candidate]) -> Plan:
-            covered = frozenset().union(*(c.covers for c in chosen))
-            parts = [self.take(c.option, ordinal, ordinal + 1, c.covers) for c in chosen]
+            # A class two chosen partitions hold reads the first (best-ranked) one.
+            covered: frozenset[int] = frozenset()
+            parts = []
+            for c in chosen:
+                parts.append(self.take(c.option, ordinal, ordinal + 1, c.covers - covered))
+                covered |= c.covers
             parts.append(self.solve(u, v, level + 1, live - covered))
             return self.combine(parts)
 
