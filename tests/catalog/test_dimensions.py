@@ -230,7 +230,7 @@ def test_select_slices(where: str | None, kept: set[str]) -> None:
 def test_select_refuses_non_dimension_columns_and_bad_syntax() -> None:
     dims = parse_dimensions(["region=eu,us"])
     required = required_slices(dims, JUNE, JAN)
-    with pytest.raises(NotADimension, match="dt is not a declared dimension.*region"):
+    with pytest.raises(NotADimension, match=r"dt is not a declared dimension.*region"):
         select_slices(required, dims, "dt = '2025-06-01' AND region = 'eu'")
     with pytest.raises(FilterSyntaxError):
         select_slices(required, dims, "region IN ('eu'")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections.abc import Sequence
@@ -81,11 +82,11 @@ def check(cover: SliceCover, sources: Sequence[SliceSource],
         for a, b in answer.spans:
             cursor = a
             while cursor < b:
-                t0, t1, kind = next(tiles)
+                t0, t1, _kind = next(tiles)
                 assert t0 == cursor and t0 < t1 <= b
                 cursor = t1
         assert next(tiles, None) is None
-        for (_, b1, k1), (a2, _, k2) in zip(pieces, pieces[1:], strict=False):
+        for (_, b1, k1), (a2, _, k2) in itertools.pairwise(pieces):
             assert not (k1 == k2 == "m" and b1 == a2), "missing ranges are maximal"
     listed = {(r.storage, r.period, r.fixed, o) for r in cover.runs
               for o in range(r.first, r.end)}
