@@ -91,7 +91,7 @@ def build_problem(sources: Sequence[SliceSource], required: Sequence[RequiredSli
     wanted = [(r.slice, _align(clock, prepared.finest, r.spans, start, end)) for r in required]
     wanted = [(s, spans) for s, spans in wanted if spans]
     ordinals = [_ordinals(clock, s, start, end) for s in usable]
-    holders = [[i for i, s in enumerate(usable) if s.covers(sl)] for sl, _ in wanted]
+    holders = _holders(usable, [sl for sl, _ in wanted])
     count = [0] * len(usable)
     for found in holders:
         for i in found:
@@ -143,6 +143,24 @@ def build_problem(sources: Sequence[SliceSource], required: Sequence[RequiredSli
                         tuple(s for s, _ in wanted), usable, tuple(options), tuple(classes),
                         tuple(tuple(m) for m in keys.values()), tuple(class_options),
                         tuple(option_sources))
+
+
+def _holders(sources: Sequence[SliceSource], slices: Sequence[Slice]) -> list[list[int]]:
+    """Per slice, the sources holding it: sources are indexed by their fixed values, so the
+    cost is O(slices x distinct fixed column sets), not O(slices x sources)."""
+    table: dict[tuple[str, ...], dict[tuple[str, ...], list[int]]] = {}
+    for i, source in enumerate(sources):
+        columns = tuple(c for c, _ in source.fixed)
+        table.setdefault(columns, {}).setdefault(tuple(v for _, v in source.fixed), []).append(i)
+    out = []
+    for slice_ in slices:
+        values = dict(slice_)
+        found: list[int] = []
+        for columns, by_values in table.items():
+            if all(c in values for c in columns):
+                found += by_values.get(tuple(values[c] for c in columns), ())
+        out.append(sorted(found))
+    return out
 
 
 def _identity(source: SliceSource) -> tuple[str, str, tuple[str, ...]]:

@@ -113,9 +113,14 @@ class Plan:
 
 @dataclass(frozen=True, slots=True)
 class _Candidate:
-    option: Option
+    """Partitions of one node chosen together: one shared source, or the private sources of a
+    group of locally alike classes (all of them or none, see :meth:`NestedSolver.candidates`).
+    ``parts`` pairs each option with the classes it serves; ``order`` ranks candidates."""
+
+    parts: tuple[tuple[Option, frozenset[int]], ...]
     covers: frozenset[int]
     partitions: int
+    order: tuple[int, int]
 
 
 class NestedSolver:
@@ -236,10 +241,18 @@ class NestedSolver:
         ordered = sorted(points)
         return list(pairwise(ordered))
 
-    def candidates(self, period: UpdatePeriod, ordinal: int,
-                   full: frozenset[int]) -> list[_Candidate]:
+    def candidates(self, level: int, ordinal: int, full: frozenset[int]) -> list[_Candidate]:
         """Partitions of node ``ordinal`` that hold some class required on all of it: the
-        best-ranked shared source per distinct coverage, and each class's best private one."""
+        best-ranked shared source per distinct coverage, and per group of *locally alike*
+        classes (same spans, shared sources and private availability inside the node) their
+        best private sources, all together.
+
+        Why together: inside the node the exchange argument of
+        :mod:`airflow_partitions.cover.slices` applies to locally alike classes, so some
+        optimal plan gives them one layout; a thousand slices alike inside the node are one
+        candidate, not a thousand.
+        """
+        period = self.chain[level]
         by_cover: dict[frozenset[int], Option] = {}
         for option in self.shared:
             covers = option.classes & full
@@ -247,16 +260,40 @@ class NestedSolver:
                 known = by_cover.get(covers)
                 if known is None or (option.rank, option.index) < (known.rank, known.index):
                     by_cover[covers] = option
-        out = [_Candidate(o, c, 1) for c, o in sorted(by_cover.items(),
-                                                      key=lambda x: (x[1].rank, x[1].index))]
+        out = [_Candidate(((o, c),), c, 1, (o.rank, o.index)) for c, o in by_cover.items()]
+        groups: dict[tuple[object, ...], list[tuple[Option, int]]] = {}
         for k in sorted(full):
-            private = [self.options[i] for i in self.classes[k].private]
-            present = [o for o in private
-                       if o.period is period and o.ordinals.contains(ordinal)]
+            present = [o for i in self.classes[k].private
+                       if (o := self.options[i]).period is period and o.ordinals.contains(ordinal)]
             if present:
                 best = min(present, key=lambda o: (o.rank, o.index))
-                out.append(_Candidate(best, frozenset({k}), self.classes[k].weight))
-        return out
+                groups.setdefault(self.local_signature(k, level, ordinal), []).append((best, k))
+        for group in groups.values():
+            parts = tuple((o, frozenset({k})) for o, k in group)
+            weight = sum(self.classes[k].weight for _, k in group)
+            best_rank = min((o.rank, o.index) for o, _ in group)
+            out.append(_Candidate(parts, frozenset(k for _, k in group), weight, best_rank))
+        return sorted(out, key=lambda c: (c.order, sorted(c.covers)))
+
+    def local_signature(self, k: int, level: int, ordinal: int) -> tuple[object, ...]:
+        """What class ``k`` looks like inside node ``ordinal`` of ``chain[level]``."""
+        clock, cls = self.clock, self.classes[k]
+        u = clock.start(self.chain[level], ordinal)
+        v = clock.start(self.chain[level], ordinal + 1)
+        finer = self.chain[level:]
+        privates = []
+        for i in cls.private:
+            option = self.options[i]
+            if option.period in finer:
+                lo, hi = clock.ceil(option.period, u), clock.floor(option.period, v)
+                privates.append((option.period, option.rank, tuple(option.ordinals.pieces(lo, hi))))
+        shared = tuple(o.index for o in self.shared if k in o.classes)
+        return tuple(cls.clipped(u, v)), shared, tuple(privates)
+
+    def take_candidate(self, cand: _Candidate, first: int, end: int,
+                       classes: frozenset[int]) -> Plan:
+        """A candidate's partitions ``[first, end)``, read by those of ``classes`` it holds."""
+        return self.combine(self.take(o, first, end, served & classes) for o, served in cand.parts)
 
     def run(self, period: UpdatePeriod, level: int, a: int, b: int,
             need: frozenset[int]) -> Plan:
@@ -266,13 +303,13 @@ class NestedSolver:
         t0, t1 = n0, clock.start(period, b)
         live = frozenset(k for k in need if self.classes[k].required_in(n0, n1))
         full = frozenset(k for k in live if self.classes[k].holds(n0, n1))
-        cands = self.candidates(period, a, full) if full else []
+        cands = self.candidates(level, a, full) if full else []
         if not cands:
             return self.solve(t0, t1, level + 1, live)
         whole = [c for c in cands if c.covers == live and c.partitions == 1]
         if whole:
-            best = min(whole, key=lambda c: (c.option.rank, c.option.index))
-            return self.take(best.option, a, b, live)
+            best = min(whole, key=lambda c: c.order)
+            return self.take_candidate(best, a, b, live)
         if not self.shared_inside(t0, t1, level, live):
             return self.combine(self.single(t0, t1, level, k) for k in sorted(live))
         return self.combine(self.node(period, level, o, live, cands) for o in range(a, b))
@@ -287,7 +324,7 @@ class NestedSolver:
             covered: frozenset[int] = frozenset()
             parts = []
             for c in chosen:
-                parts.append(self.take(c.option, ordinal, ordinal + 1, c.covers - covered))
+                parts.append(self.take_candidate(c, ordinal, ordinal + 1, c.covers - covered))
                 covered |= c.covers
             parts.append(self.solve(u, v, level + 1, live - covered))
             return self.combine(parts)

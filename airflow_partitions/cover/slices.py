@@ -138,13 +138,17 @@ def _crossing(problem: SliceProblem) -> tuple[list[Use | Gap], bool]:
             request = CoverRequest(None, from_us(a, tz), from_us(b, tz), align="inner")
             cover = compute_cover(_distinct(plain), request, tz=tz)
             used: list[Span] = []
+            mine: list[Use] = []
             for run in cover.runs:
                 same = [o for o in options
                         if problem.storages[o.rank] == run.storage and o.period is run.period]
                 for o, first, end in _split(same, run.first, run.end):
-                    pieces.append(Use(cls.index, o.index, first, end))
+                    mine.append(Use(cls.index, o.index, first, end))
                 used.append((problem.clock.start(run.period, run.first),
                              problem.clock.start(run.period, run.end)))
+            mine.sort(key=lambda p: problem.clock.start(problem.options[p.option].period,
+                                                        p.first))
+            pieces += mine
             cursor = a
             for t0, t1 in sorted(used):
                 if t0 > cursor:
@@ -197,7 +201,7 @@ def _assemble(problem: SliceProblem, pieces: Sequence[Use | Gap], proven: bool) 
     distinct: dict[tuple[str, UpdatePeriod, Slice], list[tuple[int, int]]] = {}
     tz = problem.clock.tz
     for cls in problem.classes:
-        mine = sorted(by_class.get(cls.index, []), key=lambda p: _piece_start(problem, p))
+        mine = by_class.get(cls.index, [])  # in time order: the solvers emit them so
         missing = _missing(problem, cls.index, [p for p in mine if isinstance(p, Gap)])
         for member in problem.members[cls.index]:
             runs: list[SliceRun] = []
@@ -220,12 +224,6 @@ def _assemble(problem: SliceProblem, pieces: Sequence[Use | Gap], proven: bool) 
     answers.sort(key=lambda a: a.slice)
     return SliceCover(problem.start_us, problem.end_us, tz, tuple(answers),
                       _distinct_runs(problem.clock, distinct), proven, problem.fact)
-
-
-def _piece_start(problem: SliceProblem, piece: Use | Gap) -> int:
-    if isinstance(piece, Gap):
-        return piece.t0
-    return problem.clock.start(problem.options[piece.option].period, piece.first)
 
 
 def _distinct_runs(clock: Clock,
