@@ -6,8 +6,9 @@ pays). Workloads:
 
 1. **rollup lags**: every region has every hour; a global DAILY rollup (no region column) has
    all days but the last two (the rollup runs late);
-2. **one late hour each**: as 1, and each region misses a different hour of the last two days
-   (every slice answers differently: no two slices share a class);
+2. **one late hour each**: no rollup, and region ``i`` misses hour ``i mod 744`` of the month
+   (up to 744 slices answer differently: no two of them share a class, each has a missing
+   range);
 3. **regions only**: every region has every hour, no rollup.
 
 Ratios are against 1 slice of the same workload, measured in the same run. Timings are the
@@ -71,12 +72,12 @@ def workload(name: str, n: int) -> tuple[list[SliceSource], list[RequiredSlice]]
         hourly = new_timeline("EndsAndHoles", H)
         ranges = [(h0, h1)]
         if name == "one late hour each":
-            late = h1 - 48 + i % 48
+            late = h0 + i % (h1 - h0)
             ranges = [(h0, late), (late + 1, h1)]
         hourly.add_ordinal_ranges(ranges)
         sources.append(SliceSource("events_raw", 0, H, hourly, region))
         required.append(RequiredSlice(region, ((to_us(START), to_us(END)),)))
-    if name != "regions only":
+    if name == "rollup lags":
         daily = new_timeline("EndsAndHoles", D)
         daily.add_ordinal_ranges([(d0, d1 - 2)])
         sources.append(SliceSource("events_rollup", 10, D, daily))
@@ -136,9 +137,9 @@ def render(command: str, rows: list[tuple[str, int, float, float, SliceCover]]) 
     lines += [
         "",
         "Workloads: *rollup lags*: every region has every hour, a global DAILY rollup all days "
-        "but the last two; *one late hour each*: the same, and each region misses a different "
-        "hour of the last two days (no two slices alike); *regions only*: every hour of every "
-        "region, no rollup.",
+        "but the last two; *one late hour each*: no rollup, and region i misses hour i mod 744 "
+        "of the month (no two slices alike up to 744, each with a missing range); *regions "
+        "only*: every hour of every region, no rollup.",
     ]
     return "\n".join(lines) + "\n"
 

@@ -8,11 +8,12 @@ Everything here is an immutable value; the computation is :mod:`airflow_partitio
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, TypeAlias, TypedDict
 
 from airflow_partitions.cover.clock import from_us, to_us
 from airflow_partitions.cover.model import Cover, CoverRun, MissingRange
+from airflow_partitions.cover.slice_missing import NeededIndex
 from airflow_partitions.cover.text import format_instant
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
@@ -176,26 +177,37 @@ class SliceMissing:
 
 @dataclass(frozen=True)
 class SliceAnswer:
-    """One slice's part of a slice cover: its required spans, its runs, its missing ranges.
+    """One slice's part of a slice cover: its required spans, its runs, its missing stretches.
 
     Per slice the runs are disjoint, in time order, and their union is the spans minus the
-    missing ranges.
+    ``gaps`` (maximal, microseconds). :attr:`missing` builds the readable ranges on access.
     """
 
     slice: Slice
     spans: tuple[Span, ...]
     runs: tuple[SliceRun, ...]
-    missing: tuple[MissingRange, ...]
+    gaps: tuple[Span, ...] = ()
+    needed: NeededIndex | None = field(default=None, compare=False, repr=False)
 
     @property
     def coverable(self) -> bool:
         """Whether nothing of the slice's spans is missing."""
-        return not self.missing
+        return not self.gaps
 
     @property
     def uncovered_us(self) -> int:
         """The missing length in microseconds."""
-        return sum(to_us(m.end) - to_us(m.start) for m in self.missing)
+        return sum(b - a for a, b in self.gaps)
+
+    @property
+    def missing(self) -> tuple[MissingRange, ...]:
+        """The gaps as :class:`MissingRange` with what would fill them; built on each access:
+        O(gaps x periods)."""
+        if not self.gaps:
+            return ()
+        if self.needed is None:
+            return tuple(MissingRange(from_us(a, "UTC"), from_us(b, "UTC")) for a, b in self.gaps)
+        return self.needed.missing(self.gaps, self.spans)
 
     def covers(self, tz: str, fact: str | None = None) -> tuple[Cover, ...]:
         """One time-only :class:`Cover` per required span (the stretch between two spans is
@@ -204,12 +216,11 @@ class SliceAnswer:
         Cost: O(runs + missing) plus the spans' instants.
         """
         out = []
+        missing = self.missing
         for lo, hi in self.spans:
             runs = [r.cover_run() for r in self.runs if _run_in(r, lo, hi, tz)]
-            missing = [
-                m for m in self.missing if lo <= to_us(m.start) and to_us(m.end) <= hi
-            ]
-            out.append(Cover(from_us(lo, tz), from_us(hi, tz), runs, missing, tz=tz, fact=fact))
+            inside = [m for m in missing if lo <= to_us(m.start) and to_us(m.end) <= hi]
+            out.append(Cover(from_us(lo, tz), from_us(hi, tz), runs, inside, tz=tz, fact=fact))
         return tuple(out)
 
     def to_json(self, tz: str) -> SliceAnswerJson:
@@ -278,7 +289,8 @@ class SliceCover:
 
     @property
     def missing(self) -> tuple[SliceMissing, ...]:
-        """Every missing range with its slice, slice by slice, in time order."""
+        """Every missing range with its slice, slice by slice, in time order (built on
+        access: O(gaps x periods))."""
         return tuple(SliceMissing(a.slice, m) for a in self.answers for m in a.missing)
 
     def answer(self, slice_: Slice) -> SliceAnswer:

@@ -51,9 +51,9 @@ from collections.abc import Sequence
 
 from airflow_partitions.cover.clock import Clock, from_us
 from airflow_partitions.cover.compute import compute_cover
-from airflow_partitions.cover.model import MAX_NEEDED_RUNS, MissingRange, NeededPartitions, ValueRun
 from airflow_partitions.cover.ordinal_sets import OrdinalSet
 from airflow_partitions.cover.request import CoverRequest
+from airflow_partitions.cover.slice_missing import NeededIndex, merge_gaps
 from airflow_partitions.cover.slice_model import (
     RequiredSlice,
     Slice,
@@ -202,7 +202,8 @@ def _assemble(problem: SliceProblem, pieces: Sequence[Use | Gap], proven: bool) 
     tz = problem.clock.tz
     for cls in problem.classes:
         mine = by_class.get(cls.index, [])  # in time order: the solvers emit them so
-        missing = _missing(problem, cls.index, [p for p in mine if isinstance(p, Gap)])
+        gaps = merge_gaps([(p.t0, p.t1) for p in mine if isinstance(p, Gap)])
+        needed = NeededIndex(problem.clock, tuple(sorted(problem.availability(cls.index).items())))
         for member in problem.members[cls.index]:
             runs: list[SliceRun] = []
             for piece in mine:
@@ -220,7 +221,7 @@ def _assemble(problem: SliceProblem, pieces: Sequence[Use | Gap], proven: bool) 
                 distinct.setdefault((run.storage, run.period, run.fixed), []).append(
                     (piece.first, piece.end))
             answers.append(SliceAnswer(problem.slices[member], cls.spans, tuple(runs),
-                                       missing))
+                                       gaps, needed))
     answers.sort(key=lambda a: a.slice)
     return SliceCover(problem.start_us, problem.end_us, tz, tuple(answers),
                       _distinct_runs(problem.clock, distinct), proven, problem.fact)
@@ -237,40 +238,3 @@ def _distinct_runs(clock: Clock,
             runs.append((clock.start(period, first), run))
     runs.sort(key=lambda x: (x[0], x[1].storage, x[1].period, x[1].fixed))
     return tuple(run for _, run in runs)
-
-
-def _missing(problem: SliceProblem, k: int, gaps: Sequence[Gap]) -> tuple[MissingRange, ...]:
-    """Maximal gaps with, per period (finest first), the absent partitions that could fill
-    them inside the slice's span (what ``compute_cover`` lists, for the slice's sources)."""
-    merged: list[list[int]] = []
-    for gap in gaps:
-        if merged and merged[-1][1] == gap.t0:
-            merged[-1][1] = gap.t1
-        else:
-            merged.append([gap.t0, gap.t1])
-    if not merged:
-        return ()
-    clock, tz = problem.clock, problem.clock.tz
-    available = problem.availability(k)
-    spans = problem.classes[k].spans
-    out = []
-    for t0, t1 in merged:
-        span_lo, span_hi = next((a, b) for a, b in spans if a <= t0 and t1 <= b)
-        needed = []
-        for period in sorted(available):
-            inside_lo, inside_hi = clock.ceil(period, span_lo), clock.floor(period, span_hi)
-            lo = max(clock.floor(period, t0), inside_lo)
-            hi = min(clock.ceil(period, t1), inside_hi)
-            if lo >= hi:
-                continue
-            total = hi - lo - available[period].count(lo, hi)
-            if not total:
-                continue
-            runs = tuple(
-                ValueRun(period.format_ordinal(b, tz), period.format_ordinal(e - 1, tz), e - b)
-                for b, e in available[period].absent_runs(lo, hi, MAX_NEEDED_RUNS)
-            )
-            needed.append(NeededPartitions(period, runs, total))
-        out.append(MissingRange(from_us(t0, tz), from_us(t1, tz), tuple(needed)))
-    return tuple(out)
-
