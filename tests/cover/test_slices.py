@@ -220,6 +220,44 @@ def test_slices_alike_inside_a_day_are_decided_together() -> None:
     assert cover.proven_minimal and cover.partition_count == 48 and cover.coverable
 
 
+def test_weeks_next_to_months_cover_each_slice_exactly() -> None:
+    """WEEKLY with MONTHLY: each slice is covered by compute_cover; a storage holding a slice
+    through two timelines (its rollup's and its own) is split back per timeline; with a
+    shared source the partition count is not claimed minimal."""
+    start, end = pendulum.datetime(2015, 1, 26), pendulum.datetime(2015, 3, 2)
+    d0, d1 = D.ordinal(start, "UTC"), D.ordinal(end, "UTC")
+    middle = d0 + 17
+    sources = [
+        SliceSource("raw", 0, D, tl(D, range(d0, middle))),
+        SliceSource("raw", 0, D, tl(D, range(middle, d1)), EU),
+        SliceSource("roll", 5, W, tl(W, [W.ordinal(start, "UTC")])),
+        SliceSource("roll", 5, M, tl(M, [])),
+    ]
+    required = whole([EU, US], start, end)
+    cover = compute_slice_cover(sources, required, CoverRequest(None, start, end))
+    check(cover, sources, required, "UTC")
+    assert cover.answer(EU).coverable and not cover.answer(US).coverable
+    assert cover.answer(US).uncovered_us == (d1 - middle) * 86_400 * 10**6
+    assert {r.fixed for r in cover.answer(EU).runs} == {(), EU}
+    assert not cover.proven_minimal
+    assert cover.partition_count == 1 + (middle - d0 - 7) + (d1 - middle)
+
+
+def test_the_request_restricts_periods_and_storages_and_aligns_bounds() -> None:
+    start, end = day()
+    sources = [SliceSource("raw", 0, H, tl(H, hours(start, 24)), EU),
+               SliceSource("rollup", 9, D, tl(D, [D.ordinal(start, "UTC")]))]
+    required = whole([EU], start, end)
+    assert compute_slice_cover(sources, required, CoverRequest(None, start, end)
+                               ).runs[0].storage == "rollup"
+    hourly = CoverRequest.of(None, start, end, periods="HOURLY")
+    assert compute_slice_cover(sources, required, hourly).partition_count == 24
+    raw = CoverRequest.of(None, start, end, storages="raw")
+    assert compute_slice_cover(sources, required, raw).partition_count == 24
+    loose = CoverRequest.of(None, start.add(minutes=30), end, align="outer")
+    assert compute_slice_cover(sources, required, loose).start_us == to_us(start)
+
+
 def test_bad_input_is_refused() -> None:
     start, end = day()
     req = CoverRequest(None, start, end)
