@@ -372,3 +372,54 @@ def test_slice_cover_matches_the_oracle(
     expected = SliceOracle(sources, required, tz).best(to_us(start), to_us(end))
     assert cover.proven_minimal
     assert key == expected
+
+
+@st.composite
+def alike_scenarios(draw: st.DrawFn) -> tuple[list[SliceSource], list[RequiredSlice],
+                                              pendulum.DateTime, pendulum.DateTime, str]:
+    """Five regions whose own timelines follow two templates (so slices form classes of
+    several members) next to global sources: the case classes exist for."""
+    chain = draw(st.sampled_from([(H, D), (D, W)]))
+    tz = draw(st.sampled_from(["UTC", "Europe/Berlin"]))
+    finest = min(chain)
+    begin = pendulum.parse("2015-03-28" if finest is H else "2015-02-23", tz=tz)
+    assert isinstance(begin, pendulum.DateTime)
+    lo = finest.ordinal(begin, tz)
+    units = draw(st.integers(1, 40 if finest is H else 16))
+    start, end = finest.start_of(lo, tz), finest.start_of(lo + units, tz)
+    rng = random.Random(draw(st.integers(0, 2**16)))
+    regions = [slice_of({"region": f"r{i}"}) for i in range(5)]
+    template_of = [draw(st.integers(0, 1)) for _ in regions]
+    sources = []
+    for period in chain:
+        o_lo, o_hi = period.ordinal(start, tz) - 1, period.ordinal(end, tz) + 2
+        templates = [[o for o in range(o_lo, o_hi) if rng.random() < rng.choice([0.5, 0.9])]
+                     for _ in range(2)]
+        if rng.random() < 0.7:
+            for region, t in zip(regions, template_of, strict=True):
+                sources.append(SliceSource("raw", 0, period, tl(period, templates[t], tz),
+                                           region))
+        if rng.random() < 0.6:
+            held = [o for o in range(o_lo, o_hi) if rng.random() < 0.8]
+            sources.append(SliceSource("roll", 1, period, tl(period, held, tz)))
+    if not any(s.period is finest for s in sources):
+        sources.append(SliceSource("raw", 0, finest, tl(finest, [], tz)))
+    late = draw(st.integers(0, units - 1))
+    required = [RequiredSlice(r, ((to_us(finest.start_of(lo + (late if i == 4 else 0), tz)),
+                                   to_us(end)),)) for i, r in enumerate(regions)]
+    return sources, required, start, end, tz
+
+
+@settings(max_examples=examples(40), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(alike_scenarios())
+def test_classes_of_alike_slices_match_the_oracle(
+    scenario: tuple[list[SliceSource], list[RequiredSlice], pendulum.DateTime,
+                    pendulum.DateTime, str],
+) -> None:
+    sources, required, start, end, tz = scenario
+    cover = compute_slice_cover(sources, required, CoverRequest(None, start, end), tz=tz)
+    check(cover, sources, required, tz)
+    key = slice_cover_key(cover, ranked(sources))
+    assert cover.proven_minimal
+    assert key == SliceOracle(sources, required, tz).best(to_us(start), to_us(end))
