@@ -17,8 +17,10 @@ At each period the whole partitions inside ``[u, v)`` are cut into runs where no
 * otherwise the node is *contested*: every subset of the candidates is tried (a subset with a
   redundant member is skipped: it costs more and covers nothing more), each with the children
   solved for what the subset leaves; up to :data:`EXACT_LIMIT` candidates this is exhaustive.
-  Beyond it a local search from "all" and from "none" (remove one candidate while the vector
-  improves) decides, and the answer is marked not proven minimal.
+  A candidate is one shared source (the best-ranked per distinct coverage) or the private
+  sources of a group of classes alike inside the node (all or none). Beyond the limit a local
+  search from "all" and from "none" (toggle one candidate while the vector improves) decides,
+  and the answer is marked not proven minimal.
 
 Plans are compared by the objective vector of :mod:`airflow_partitions.cover.slices`.
 Results are memoised on ``(u, v, level, need)``.

@@ -26,14 +26,16 @@ data needs the 12:00 partition (conservative: a cover never claims less than req
 Where the minimum is proven:
 
 * **Nested periods** (every pair of usable periods nests): exact, by the DP of
-  :mod:`airflow_partitions.cover.slice_solver` on the period tree. It is exhaustive at every
-  contested node with at most ``EXACT_LIMIT`` candidates, and exact for any number of slices
-  because slices are first grouped into *classes* (same spans, same shared sources, equal
-  private availability): in some optimal cover all slices of a class have the same layout
-  (take an optimal cover, pick the class member with the fewest private partitions and give
-  every other member the same layout with its own private sources: the shared partitions are
-  already paid, the privates can only get fewer, and coverage is the same). Beyond the limit
-  a local search decides and ``SliceCover.proven_minimal`` is False.
+  :mod:`airflow_partitions.cover.slice_solver` on the period tree, and exhaustive at every
+  contested node with at most ``EXACT_LIMIT`` candidates. Slices are first grouped into
+  *classes* (same spans, same shared sources, equal private availability), and some optimal
+  cover gives all slices of a class the same layout: take an optimal cover, pick the class
+  member with the fewest private partitions and give every other member the same layout with
+  its own private sources; the shared partitions are already paid, the privates can only get
+  fewer, and coverage is the same. The argument holds inside one node too, so classes alike
+  inside a contested node are one candidate there (all of them or none): the candidate count
+  is the number of distinct shared coverages plus distinct local pictures, not of slices.
+  Beyond the limit a local search decides and ``SliceCover.proven_minimal`` is False.
 * **WEEKLY with MONTHLY/QUARTERLY/YEARLY**: each class is covered exactly with
   ``compute_cover``; this is exact when no source is shared by two required slices, and
   otherwise rule 1 is still exact (it is a sum over slices) but rule 2 is a heuristic
