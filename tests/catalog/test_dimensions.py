@@ -205,6 +205,35 @@ def test_required_slices_match_a_pointwise_recount(
         assert found == expected
 
 
+@settings(max_examples=examples(40), deadline=None)
+@given(st.sampled_from(["UTC", "Europe/Berlin", "Asia/Kolkata"]),
+       st.sampled_from([UpdatePeriod.HOURLY, UpdatePeriod.DAILY]),
+       st.lists(st.integers(0, 4 * 24 * 60), min_size=2, max_size=2), st.integers(0, 3))
+def test_spans_are_widened_to_the_nearest_whole_partitions(
+    tz: str, finest: UpdatePeriod, minutes: list[int], first_day: int
+) -> None:
+    """Across Berlin's spring change: each required span grows to the finest period's
+    boundaries around it (at most one partition on each side), clipped to the range."""
+    start = pendulum.datetime(2015, 3, 27, tz=tz).add(days=first_day)
+    end = start.add(days=4)
+    since, until = (start.add(minutes=m) for m in sorted(minutes))
+    if since >= until:
+        return
+    dims = [Dimension("region", (DomainValue("eu", since, until),))]
+    timeline = new_timeline("Ranges", finest, tz=tz)
+    cover = compute_slice_cover([SliceSource("raw", 0, finest, timeline)],
+                                required_slices(dims, start, end),
+                                CoverRequest(None, start, end), tz=tz)
+    (answer,) = cover.answers
+    ((a, b),) = answer.spans
+    lo = finest.start_of(finest.ordinal(since, tz), tz)
+    hi_ordinal = finest.ordinal(until, tz)
+    hi_start = finest.start_of(hi_ordinal, tz)
+    hi = hi_start if to_us(hi_start) == to_us(until) else finest.start_of(hi_ordinal + 1, tz)
+    assert (a, b) == (max(to_us(lo), to_us(start)), min(to_us(hi), to_us(end)))
+    assert answer.uncovered_us == b - a  # nothing registered: all of it missing
+
+
 # -- selection ------------------------------------------------------------------------------------
 
 
