@@ -33,6 +33,7 @@ from airflow_partitions.catalog.cache import (
     UnknownFact,
     UnknownStorage,
 )
+from airflow_partitions.catalog.dimensions import parse_dimensions
 from airflow_partitions.catalog.lineage import check_not_own_input, encode_inputs, parse_inputs
 from airflow_partitions.catalog.model import (
     FactDef,
@@ -174,11 +175,14 @@ class Catalog:
         timeline_classes: Mapping[str, str] | None = None,
         exist_ok: bool = False,
         producers: Mapping[str, Producer] | None = None,
+        dimensions: Iterable[str] = (),
     ) -> StorageDef:
         """Create a storage table of ``fact``; its time columns and zone come from the fact.
 
         ``producers`` name the DAG producing each period (docs/backfill.md); with ``exist_ok``
         and no ``producers``, an existing storage's producers are not compared.
+        ``dimensions`` declare non-time columns whose values must all be present, in the
+        ``--dimension`` spelling (``["region=eu,us"]``; docs/dimensions.md).
         """
         require_text("storage name", name)
         periods = period_list("periods", periods)
@@ -212,6 +216,7 @@ class Catalog:
             priority=priority,
             timeline_classes=dict(timeline_classes or {}),
             producers=dict(producers or {}),
+            dimensions=parse_dimensions(require_names("dimensions", dimensions)),
         )
         body = encode_json(sdef.to_json())
         row = storage_row(name)
@@ -254,6 +259,14 @@ class Catalog:
         """
         sdef = definition_update.set_producers(self.rows, require_text("storage", storage),
                                                producers)
+        self._defs[storage] = sdef
+        return sdef
+
+    def set_dimension(self, storage: str, spec: str) -> StorageDef:
+        """Add to a dimension's domain (``region=apac@2025-06-01T00:00:00Z``) or retire a value
+        (``region=apac@..2026-01-01T00:00:00Z``), with check-and-put as :meth:`set_producers`."""
+        sdef = definition_update.set_dimension(self.rows, require_text("storage", storage),
+                                               require_text("dimension", spec))
         self._defs[storage] = sdef
         return sdef
 
@@ -416,6 +429,7 @@ class Catalog:
         align: str | None = None,
         verify: bool = True,
         fresh_only: bool = False,
+        where: str | None = None,
     ) -> Cover:
         """The fewest existing partitions whose union is ``[start, end)``, or what is missing.
 
@@ -424,13 +438,12 @@ class Catalog:
         partition is checked against its rows in one batched read first; see
         :mod:`airflow_partitions.catalog.verified_cover`. With ``fresh_only`` stale partitions
         (:meth:`stale`) are not used; the cover falls back to fresh ones and says which it
-        skipped (``Cover.skipped``).
+        skipped (``Cover.skipped``). ``where`` picks the required slices (docs/dimensions.md).
         """
         verify = require_flag("verify", verify)
         request = CoverRequest.of(
             fact, start, end, time_column=time_column, periods=periods, storages=storages,
-            align=align, fresh_only=require_flag("fresh_only", fresh_only),
-        )
+            align=align, fresh_only=require_flag("fresh_only", fresh_only), where=where)
         return self.cover_with_partitions(request, verify=verify).cover
 
     def stale(

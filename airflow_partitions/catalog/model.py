@@ -17,6 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from airflow_partitions.arguments import control_character, require_text, shown
+from airflow_partitions.catalog.dimensions import (
+    Dimension,
+    dimensions_from_json,
+    dimensions_to_json,
+)
 from airflow_partitions.catalog.producers import Producer, check_producers
 from airflow_partitions.cover.request import to_instant
 from airflow_partitions.defaults import MAX_RANGE_PARTITIONS
@@ -80,6 +85,31 @@ class FactDef:
         return cls(data["name"], tuple(data["time_columns"]), data["tz"])
 
 
+def check_dimensions(storage: str, columns: tuple[tuple[str, ColumnType], ...],
+                     time_columns: tuple[str, ...], dimensions: tuple[Dimension, ...]) -> None:
+    """A dimension must be a string partition column of the storage, not a time column, and
+    declared once."""
+    if not isinstance(dimensions, tuple) or not all(isinstance(d, Dimension)
+                                                    for d in dimensions):
+        raise InvalidDefinition(f"storage {storage!r}: dimensions must be a tuple of Dimension, "
+                                f"not {shown(dimensions)}")
+    kinds = dict(columns)
+    seen: set[str] = set()
+    for d in dimensions:
+        if d.column in seen:
+            raise InvalidDefinition(f"storage {storage!r} declares dimension {d.column!r} twice")
+        seen.add(d.column)
+        if d.column in time_columns:
+            raise InvalidDefinition(f"{d.column!r} is a time column of {storage!r}; a dimension "
+                                    "is a non-time partition column")
+        if kinds.get(d.column) is not ColumnType.STRING:
+            known = ", ".join(c for c, t in columns if c not in time_columns
+                              and t is ColumnType.STRING) or "none"
+            raise InvalidDefinition(
+                f"dimension {d.column!r} is not a string partition column of {storage!r} "
+                f"(its non-time string columns: {known})")
+
+
 @dataclass(frozen=True)
 class StorageDef:
     """A storage table of a fact: partition columns, update periods, location template."""
@@ -95,6 +125,10 @@ class StorageDef:
     timeline_classes: Mapping[str, str] = field(default_factory=dict)
     #: period name -> the DAG that produces its partitions (docs/backfill.md, "Producers").
     producers: Mapping[str, Producer] = field(default_factory=dict)
+    #: Declared dimensions: non-time partition columns whose domain values must all be
+    #: present for a time partition to count (docs/dimensions.md). Undeclared columns: any
+    #: value counts.
+    dimensions: tuple[Dimension, ...] = ()
 
     def __post_init__(self) -> None:
         check_name("storage", self.name)
@@ -122,6 +156,7 @@ class StorageDef:
         check_template(self.location, names)
         object.__setattr__(self, "producers",
                            check_producers(self.name, self.periods, self.producers))
+        check_dimensions(self.name, self.columns, self.time_columns, self.dimensions)
 
     # Cached (definitions are immutable): every partition of a bulk register asks for them.
     @functools.cached_property
@@ -157,6 +192,7 @@ class StorageDef:
             # Only when set: definitions without producers keep their stored bytes.
             **({"producers": {k: p.to_json() for k, p in self.producers.items()}}
                if self.producers else {}),
+            **({"dimensions": dimensions_to_json(self.dimensions)} if self.dimensions else {}),
         }
 
     @classmethod
@@ -172,7 +208,15 @@ class StorageDef:
             priority=int(data["priority"]),
             timeline_classes=dict(data["timeline_classes"]),
             producers={k: Producer.from_json(v) for k, v in data.get("producers", {}).items()},
+            dimensions=dimensions_from_json(data.get("dimensions", [])),
         )
+
+    @property
+    def undeclared_columns(self) -> tuple[str, ...]:
+        """Non-time partition columns that are not dimensions: any of their values counts."""
+        declared = {d.column for d in self.dimensions}
+        return tuple(c for c in self.column_names
+                     if c not in self.time_columns and c not in declared)
 
 
 def encode_json(data: Mapping[str, Any]) -> bytes:

@@ -57,6 +57,15 @@ class RunRows:
             self._partitions.append(tuple(p for v in self.rows if (p := decode(v)) is not None))
         return self._partitions[0]
 
+    def by_ordinal(self) -> list[tuple[int, tuple[RowValues, ...]]]:
+        """Each backed ordinal of the run with its rows, in order: O(rows)."""
+        if self.starts is None:
+            return [(self.run.first + i, (v,)) for i, v in enumerate(self.rows)]
+        missing = set(self.missing)
+        backed = [o for o in range(self.run.first, self.run.end) if o not in missing]
+        return [(o, self.rows[lo:hi])
+                for o, lo, hi in zip(backed, self.starts, self.starts[1:], strict=False)]
+
     def locations(self) -> list[str]:
         """One location per ordinal of the run: its row's, or the directory its rows share.
 

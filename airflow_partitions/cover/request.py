@@ -103,6 +103,10 @@ class CoverRequest:
     align: str | None = None
     #: Leave out stale partitions (the catalog's ``stale``); the cover falls back to fresh ones.
     fresh_only: bool = False
+    #: Which slices of the declared dimensions are required, as a filter over dimension
+    #: columns (``region IN ('eu','us')``); None: every value each domain requires
+    #: (docs/dimensions.md).
+    where: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("start", "end"):
@@ -122,6 +126,8 @@ class CoverRequest:
             raise InvalidInput(f"align must be None, 'outer' or 'inner', not {self.align!r}")
         if not isinstance(self.fresh_only, bool):
             raise WrongType(f"fresh_only must be True or False, not {shown(self.fresh_only)}")
+        if self.where is not None and not isinstance(self.where, str):
+            raise WrongType(f"where must be filter text or None, not {shown(self.where)}")
 
     @classmethod
     def of(
@@ -136,6 +142,7 @@ class CoverRequest:
         align: str | None = None,
         allow_empty: bool = True,
         fresh_only: bool = False,
+        where: str | None = None,
     ) -> CoverRequest:
         """Validate loose input: datetimes or ISO text, names as lists or comma-separated text.
 
@@ -166,6 +173,7 @@ class CoverRequest:
             storages=_names("storages", storages),
             align=align or None,
             fresh_only=fresh_only,
+            where=where.strip() or None if isinstance(where, str) else where,
         )
 
     def require_fact(self) -> str:
@@ -190,6 +198,7 @@ class CoverRequest:
             "storages": list(self.storages) if self.storages is not None else None,
             "align": self.align,
             "fresh_only": self.fresh_only,
+            **({"where": self.where} if self.where is not None else {}),
         }
 
     @classmethod
@@ -200,5 +209,5 @@ class CoverRequest:
         return cls.of(
             data.get("fact"), data["start"], data["end"], time_column=data.get("time_column"),
             periods=data.get("periods"), storages=data.get("storages"), align=data.get("align"),
-            fresh_only=data.get("fresh_only", False),
+            fresh_only=data.get("fresh_only", False), where=data.get("where"),
         )
