@@ -64,7 +64,9 @@ class DimensionJson(TypedDict):
     values: list[DomainValueJson]
 
 
-def _instant(text: str, what: str) -> dt.datetime:
+def _instant(text: object, what: str) -> dt.datetime:
+    if not isinstance(text, str):
+        raise DimensionError(f"{what} must be ISO-8601 text, not {shown(text)}")
     try:
         parsed = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
@@ -149,6 +151,10 @@ class Dimension:
         if not isinstance(self.column, str) or not _COLUMN.fullmatch(self.column):
             raise DimensionError(f"a dimension column must be an identifier, not "
                                  f"{shown(self.column)}")
+        if not isinstance(self.values, tuple) or not all(
+                isinstance(v, DomainValue) for v in self.values):
+            raise DimensionError(f"dimension {self.column}: values must be a tuple of "
+                                 f"DomainValue, not {shown(self.values)}")
         if not self.values:
             raise DimensionError(f"dimension {self.column} declares no value")
         for a, b in itertools.combinations(self.values, 2):

@@ -105,6 +105,10 @@ def test_json_round_trip() -> None:
         dimensions_from_json({"column": "region"})
     with pytest.raises(DimensionError):
         dimensions_from_json([{"column": "region", "values": [{"value": ""}]}])
+    with pytest.raises(DimensionError, match="ISO-8601 text"):
+        dimensions_from_json([{"column": "region", "values": [{"value": "eu", "since": 5}]}])
+    with pytest.raises(DimensionError, match="tuple of DomainValue"):
+        Dimension("region", ["eu"])  # type: ignore[arg-type]
 
 
 # -- required slices ------------------------------------------------------------------------------
