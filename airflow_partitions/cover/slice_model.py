@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Final, TypeAlias, TypedDict
 
 from airflow_partitions.cover.clock import from_us, to_us
+from airflow_partitions.cover.instant_text import format_instant
 from airflow_partitions.cover.model import Cover, CoverRun, MissingRange
 from airflow_partitions.cover.slice_missing import NeededIndex
-from airflow_partitions.cover.instant_text import format_instant
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines.base import PartitionTimeline
