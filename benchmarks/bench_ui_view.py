@@ -35,12 +35,12 @@ from fastapi.testclient import TestClient
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.coverage_view import (
+from airflow_partitions.catalog.coverage_view import forget_covers
+from airflow_partitions.catalog.view_stretches import (
     MISSING,
     NOT_APPLICABLE,
     REGISTERED,
     Stretch,
-    forget_covers,
 )
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import RangesTimeline
