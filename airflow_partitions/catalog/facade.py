@@ -49,11 +49,7 @@ from airflow_partitions.catalog.repair import ReconcileReport
 from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.rows import (
     DEF,
-    LOC,
-    STATE,
-    VERSION,
     CatalogRows,
-    decode_version,
     fact_row,
     member_column,
     storage_row,
@@ -68,6 +64,7 @@ from airflow_partitions.filters import Explain, QueryStats
 from airflow_partitions.keys import ColumnType
 from airflow_partitions.kv import open_store
 from airflow_partitions.kv.base import KVStore
+from airflow_partitions.kv.errors import CorruptCell
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import PartitionTimeline
 
@@ -332,11 +329,18 @@ class Catalog:
         if not isinstance(values, Mapping):
             raise WrongType(f"values must map each column to its value, not {shown(values)}")
         [(spec, key)] = self.keyed_specs(sdef, period, values)
-        cells = self.rows.partitions.get(key, [LOC, STATE, VERSION])
-        if LOC not in cells:
+        decoder = PartitionDecoder(sdef, spec.period)
+        try:
+            cells = self.rows.partitions.get(key, list(decoder.columns))
+        except CorruptCell as exc:
+            raise decoder.check.report(key, str(exc)) from None
+        if not cells:
             return None
-        return Partition(storage, spec.period, spec.value_map, cells[LOC].decode(),
-                         decode_version(cells.get(VERSION)))
+        row = tuple(map(cells.get, decoder.columns))
+        reason = decoder.check.damage(key, row)
+        if reason is not None:  # never used; named (issue 29)
+            raise decoder.check.report(key, reason)
+        return decoder.decode(row)
 
     def list_partitions(
         self, storage: str, period: UpdatePeriod | str | None = None
@@ -393,9 +397,14 @@ class Catalog:
         """Recompute every timeline of a storage from its partition rows and store them."""
         return catalog_repair.rebuild(self, self.get_storage(storage))[1]
 
-    def reconcile(self, storage: str) -> ReconcileReport:
-        """Rebuild from the rows, report what the stored timelines got wrong, finish drops."""
-        return catalog_repair.reconcile(self, self.get_storage(storage))
+    def reconcile(self, storage: str, *, drop_corrupt: bool = False) -> ReconcileReport:
+        """Rebuild from the rows, report what the stored timelines got wrong, finish drops.
+
+        Rows it cannot use are reported in ``corrupt_rows`` and kept, unless ``drop_corrupt``
+        (then deleted, so that the partition can be registered again).
+        """
+        return catalog_repair.reconcile(self, self.get_storage(storage),
+                                        drop_corrupt=drop_corrupt is True)
 
     def migrate_timeline(self, storage: str, period: UpdatePeriod | str, column: str | None,
                          to: str) -> PartitionTimeline:

@@ -19,9 +19,10 @@ from airflow_partitions.catalog.cache import (
     timeline_from_cell,
 )
 from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.row_decode import PartitionDecoder
+from airflow_partitions.catalog.row_scan import scan_row_cells
 from airflow_partitions.catalog.rows import (
     DROPPING,
-    LIVE,
     MAX_SWAP_ATTEMPTS,
     STATE,
     TimelineCell,
@@ -33,6 +34,7 @@ from airflow_partitions.catalog.rows import (
 )
 from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptTimeline, InvalidInput
+from airflow_partitions.keys import KeyEncodingError, decode_key
 from airflow_partitions.kv.base import Cells
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import (
@@ -91,10 +93,12 @@ class CorruptRow:
     period: UpdatePeriod
     values: dict[str, str]
     reason: str
+    key: bytes = b""  # the row key (what ``--drop-corrupt`` deletes)
+    dropped: bool = False  # deleted by ``reconcile --drop-corrupt``
 
     def to_json(self) -> dict[str, Any]:
         return {"storage": self.storage, "period": self.period.name,
-                "values": dict(self.values), "reason": self.reason}
+                "values": dict(self.values), "reason": self.reason, "dropped": self.dropped}
 
 
 @dataclass
@@ -210,43 +214,54 @@ def stored_timelines(
 def timelines_from_rows(catalog: Catalog, sdef: StorageDef) -> RowScan:
     """Time ordinals of every live row, the interrupted drops, and the unreadable rows.
 
-    A row whose state is neither live nor dropping, or whose time value does not parse, is
-    corrupt: it is not counted (a timeline under-reports rather than advertise it) and it is
-    kept, for a person to look at.
+    A row that is not whole (:mod:`.row_check`: a state neither live nor dropping, no or an
+    undecodable location, value cells that are not its key, a blob that does not decode),
+    or whose time value does not parse, is corrupt: it is not counted (a timeline
+    under-reports rather than advertise it) and it is kept (quarantined), for a person to
+    look at or for ``reconcile --drop-corrupt`` to remove.
     """
     found: dict[TimelineKey, set[int]] = {
         (p, c): set() for p in sdef.periods for c in sdef.time_columns
     }
     scan = RowScan(found, [], [])
     for period in sdef.periods:
+        decoder = PartitionDecoder(sdef, period)
+
+        def damaged(key: bytes, reason: str, period: UpdatePeriod = period) -> None:
+            scan.corrupt.append(CorruptRow(sdef.name, period, _key_values(sdef, key),
+                                           reason, key))
+
         prefix = catalog.rows.period_prefix(sdef, period)
-        for _, cells in catalog.rows.partitions.scan(prefix=prefix):
-            values = {c: cells.get(value_cell_column(c), b"").decode(errors="replace")
-                      for c in sdef.column_names}
-            state = cells.get(STATE)
-            if state == DROPPING:
+        for key, cells in scan_row_cells(catalog.rows.partitions, prefix=prefix,
+                                         on_damaged=damaged):
+            row = tuple(map(cells.get, decoder.columns))
+            reason = decoder.check.damage(key, row)
+            if reason is not None:
+                damaged(key, reason)
+                continue
+            values = {c: cells[value_cell_column(c)].decode() for c in sdef.column_names}
+            if cells.get(STATE) == DROPPING:
                 scan.dropping.append((period, values))
                 continue
-            if state != LIVE:
-                shown = "no state" if state is None else f"state {state!r}"
-                scan.corrupt.append(CorruptRow(
-                    sdef.name, period, values,
-                    f"{shown}, neither {LIVE.decode()} nor {DROPPING.decode()}"))
-                continue
             try:
-                ordinals = {column: period.parse_ordinal(
-                    cells[value_cell_column(column)].decode(), sdef.tz)
-                    for column in sdef.time_columns}
-            except KeyError as exc:
-                scan.corrupt.append(CorruptRow(sdef.name, period, values,
-                                               f"the cell {exc.args[0]!r} is missing"))
-                continue
-            except ValueError as exc:  # InvalidPartitionValue, UnicodeDecodeError
-                scan.corrupt.append(CorruptRow(sdef.name, period, values, str(exc)))
+                ordinals = {column: period.parse_ordinal(values[column], sdef.tz)
+                            for column in sdef.time_columns}
+            except ValueError as exc:  # InvalidPartitionValue
+                damaged(key, str(exc))
                 continue
             for column, ordinal in ordinals.items():
                 found[(period, column)].add(ordinal)
     return scan
+
+
+def _key_values(sdef: StorageDef, key: bytes) -> dict[str, str]:
+    """The values a row key names (``{"key": <hex>}`` when it does not decode)."""
+    try:
+        _, _, typed = decode_key(sdef.key_schema, key)
+    except KeyEncodingError:
+        return {"key": key.hex()}
+    return {c: "" if v is None else str(v) for c, v in zip(sdef.column_names, typed,
+                                                           strict=True)}
 
 
 def _kind_to_store(sdef: StorageDef, key: TimelineKey, stored: StoredTimeline) -> str:
@@ -342,16 +357,24 @@ def _log_corruption(sdef: StorageDef, stored: dict[TimelineKey, StoredTimeline],
                     row.reason)
 
 
-def reconcile(catalog: Catalog, sdef: StorageDef) -> ReconcileReport:
+def reconcile(catalog: Catalog, sdef: StorageDef, *, drop_corrupt: bool = False
+              ) -> ReconcileReport:
     """Rebuild, finish interrupted drops, and report what the stored timelines got wrong.
 
     Rebuild goes first, so a corrupt timeline is replaced before the drops update it. The
     rows reconcile cannot read (an unknown state, a time value that does not parse) are
     reported and kept: deleting them as if they were interrupted drops would lose data.
+    ``drop_corrupt`` deletes them (they were never counted, so no timeline changes); the
+    partition can then be registered again.
     """
     storage = sdef.name
     stored, rebuilt, scan = rebuild(catalog, sdef)
     corrupt_rows = list(scan.corrupt)
+    if drop_corrupt:
+        for row in corrupt_rows:
+            if row.key:
+                catalog.rows.partitions.delete(row.key)
+                row.dropped = True
     finished = 0
     for period, values in scan.dropping:  # drops are idempotent: running one again completes it
         try:

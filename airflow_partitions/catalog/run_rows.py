@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from airflow_partitions.catalog.model import Partition, StorageDef
 from airflow_partitions.catalog.row_decode import LIST_BATCH, PartitionDecoder
+from airflow_partitions.catalog.row_scan import scan_whole_rows
 from airflow_partitions.cover import CoverRun
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import prefix_successor
@@ -54,7 +55,7 @@ class RunRows:
         """Every row as a :class:`Partition`, in cover order; built once, O(rows)."""
         if not self._partitions:
             decode = self.decoder.decode
-            self._partitions.append(tuple(p for v in self.rows if (p := decode(v)) is not None))
+            self._partitions.append(tuple(decode(v) for v in self.rows))
         return self._partitions[0]
 
     def locations(self) -> list[str]:
@@ -78,6 +79,9 @@ def read_run(rows: CatalogRows, sdef: StorageDef, run: CoverRun, column: str) ->
     (a run's rows are adjacent), else of the period's rows; then O(rows) to check them, with
     one parse per distinct time value. A time value that does not parse strictly (a damaged
     or non-canonical cell) backs nothing, as before: the strict value is what a cover names.
+    So does a damaged row (:mod:`.row_check`: a state not positively registered, a location
+    that does not decode, value cells that are not its key): checked in bulk, with one
+    ``startswith`` per row, and row by row only when the bulk check fails.
     """
     period = run.period
     decoder = PartitionDecoder(sdef, period)
@@ -86,14 +90,17 @@ def read_run(rows: CatalogRows, sdef: StorageDef, run: CoverRun, column: str) ->
     if leading:
         first = period.format_ordinal(run.first, sdef.tz)
         last = period.format_ordinal(run.end - 1, sdef.tz)
-        scan = rows.partitions.scan_columns(
-            decoder.columns, rows.period_prefix(sdef, period, (first,)),
-            prefix_successor(rows.period_prefix(sdef, period, (last,))),
-            batch_size=LIST_BATCH)
+        low = rows.period_prefix(sdef, period, (first,))
+        high = prefix_successor(rows.period_prefix(sdef, period, (last,)))
     else:
-        scan = rows.partitions.scan_columns(decoder.columns, prefix=rows.period_prefix(
-            sdef, period), batch_size=LIST_BATCH)
-    found = [v for _, v in scan if v[0] is not None]  # no location: not a partition
+        low = rows.period_prefix(sdef, period)
+        high = prefix_successor(low)
+    scanned = list(scan_whole_rows(rows.partitions, decoder.columns, low, high,
+                                   batch_size=LIST_BATCH, on_damaged=decoder.check.skip))
+    keys = [k for k, _ in scanned]
+    found = [v for _, v in scanned]
+    if not decoder.check.whole(keys, found):  # a damaged row backs nothing (issue 29)
+        found = [v for _, v in decoder.whole(scanned)]
     texts = [v[at] for v in found]
     if leading and len(found) == run.count:  # the common case: one row a value, in order
         expected = fast_value_bytes(period.value, run.first, run.end, zone(sdef.tz))

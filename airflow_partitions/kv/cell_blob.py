@@ -166,8 +166,22 @@ def _encode_wide(columns: tuple[bytes, ...], values: tuple[bytes, ...]) -> bytes
     return b"".join((head, names, struct.pack(f">{n + 1}I", *ends), *values))
 
 
-def _corrupt(why: str) -> CorruptCell:
-    return CorruptCell(f"corrupt cell blob ({why})")
+def _corrupt(why: str, row: bytes | None = None) -> CorruptCell:
+    exc = CorruptCell(f"corrupt cell blob ({why})")
+    exc.row = row
+    return exc
+
+
+_R = TypeVar("_R")
+
+
+def _located(read: Callable[..., _R], key: bytes, *args: Any) -> _R:
+    """``read(*args)``, a CorruptCell naming the row ``key`` (off the fast path)."""
+    try:
+        return read(*args)
+    except CorruptCell as exc:
+        exc.row = key
+        raise
 
 
 def _directory(blob: bytes) -> _Directory:
@@ -295,19 +309,24 @@ class _PlannedReader(ABC, Generic[_P]):
         """
         head: bytes | None = None
         entry: tuple[_Directory, _P] | None = None
-        for key, blob in rows:
-            if head is None or not blob.startswith(head):  # the head holds its own length
-                head, entry = self._entry(blob)
-            if entry is None:
-                continue
-            directory, plan = entry
-            try:
-                o = directory.offsets.unpack_from(blob, directory.size)
-            except struct.error:
-                raise _corrupt(f"{len(blob)} bytes, too short for its offsets") from None
-            if o[0] != directory.first or o[-1] != len(blob):
-                _offsets(blob, directory)  # raises, saying what is wrong
-            yield key, blob, plan, o
+        key = b""
+        try:
+            for key, blob in rows:
+                if head is None or not blob.startswith(head):  # the head holds its length
+                    head, entry = self._entry(blob)
+                if entry is None:
+                    continue
+                directory, plan = entry
+                try:
+                    o = directory.offsets.unpack_from(blob, directory.size)
+                except struct.error:
+                    raise _corrupt(f"{len(blob)} bytes, too short for its offsets") from None
+                if o[0] != directory.first or o[-1] != len(blob):
+                    _offsets(blob, directory)  # raises, saying what is wrong
+                yield key, blob, plan, o
+        except CorruptCell as exc:
+            exc.row = key  # the row a caller names and reads on past
+            raise
 
 
 def _unpack_nothing(blob: bytes, offset: int) -> tuple[Any, ...]:
@@ -363,9 +382,10 @@ class Projection(_PlannedReader[_Slots]):
         size = first = 0
         slots: tuple[int | None, ...] = ()
         every: tuple[int, ...] | None = None
+        key = b""
         for key, blob in rows:  # _planned's loop, inlined: a generator per row cost a fifth
             if head is None or not blob.startswith(head):  # else the previous row's directory
-                head, entry = self._entry(blob)
+                head, entry = _located(self._entry, key, blob)
                 if entry is not None:
                     directory, (slots, every) = entry
                     unpack, size, first = (directory.offsets.unpack_from, directory.size,
@@ -375,9 +395,9 @@ class Projection(_PlannedReader[_Slots]):
             try:
                 o = unpack(blob, size)
             except struct.error:
-                raise _corrupt(f"{len(blob)} bytes, too short for its offsets") from None
+                raise _corrupt(f"{len(blob)} bytes, too short for its offsets", key) from None
             if o[0] != first or o[-1] != len(blob):
-                _offsets(blob, entry[0])  # raises, saying what is wrong
+                _located(_offsets, key, blob, entry[0])  # raises, saying what is wrong
             if every is None:
                 append((key, tuple([None if i is None else blob[o[i] : o[i + 1]] for i in slots])))
             elif len(every) == 3:  # the catalog's partition lists: unrolled, a third faster

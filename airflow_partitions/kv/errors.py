@@ -56,4 +56,10 @@ class InvalidScan(InvalidArgument):
 
 
 class CorruptCell(KVError):
-    """A cell holds bytes that the operation cannot interpret (e.g. a counter not 8 bytes)."""
+    """A cell holds bytes that the operation cannot interpret (e.g. a counter not 8 bytes).
+
+    ``row`` is the key of the row whose stored bytes do not decode, when a read found it (a
+    scan sets it, so that a caller can name the row, leave it out and read on past it).
+    """
+
+    row: bytes | None = None

@@ -1,0 +1,167 @@
+"""Whether a partition row is whole: the one rule every reader applies before using a row.
+
+Why (DESIGN.md invariant 6, issue 29): a row is used (listed, put in a cover, counted in a
+timeline) only when it is positively registered and every cell a partition is built from
+decodes and agrees with the row key. Before, a row in an unknown state, with a location of
+swapped bytes, with invalid UTF-8, or whose ``p:v.<col>`` text named another partition than
+its key was listed and covered. A damaged row is never used: readers skip it (an
+under-report) and log it by name; ``reconcile`` reports it under ``corrupt_rows`` and keeps it,
+and ``reconcile --drop-corrupt`` deletes it so that ``partition add`` can register it again.
+
+Cost: :func:`RowCheck.whole` checks a run of projected rows with list operations and one
+``startswith`` per row (the row key against the texts); :func:`RowCheck.damage` says what is
+wrong with one row, a few microseconds, and runs only on rows the bulk check refused.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from airflow_partitions.catalog.model import StorageDef, typed_value
+from airflow_partitions.catalog.rows import DROPPING, LIVE
+from airflow_partitions.errors import CorruptPartitionRow, InvalidInput
+from airflow_partitions.keys import (
+    ColumnType,
+    KeyEncodingError,
+    decode_key,
+    encode_value,
+    key_prefix,
+    string_field,
+)
+from airflow_partitions.periods import UpdatePeriod
+
+log = logging.getLogger(__name__)
+
+#: The states of a registered row: ``dropping`` is still registered until its row is deleted.
+REGISTERED: Final = (LIVE, DROPPING)
+#: A location never holds control characters (``check_location`` refuses them on input).
+_CONTROL: Final = re.compile(rb"[\x00-\x1f\x7f]")
+
+RowValues = tuple[bytes | None, ...]
+
+
+class DamagedPartitionRow(CorruptPartitionRow):
+    """One partition row cannot be used; the message names its storage, period and key."""
+
+    def __init__(self, storage: str, period: UpdatePeriod, row: str, reason: str) -> None:
+        self.storage, self.period, self.row, self.reason = storage, period, row, reason
+        super().__init__(
+            f"the {period.name} partition row ({row}) of storage {storage!r} is damaged: "
+            f"{reason}; run 'airflow-partitions reconcile {storage}' to list it, and "
+            f"'airflow-partitions reconcile {storage} --drop-corrupt' to remove it before "
+            "registering it again"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return type(self), (self.storage, self.period, self.row, self.reason)
+
+
+def describe_key(sdef: StorageDef, key: bytes) -> str:
+    """``dt=2015-01-01-03, region=us`` from a row key (its hex when the key does not decode)."""
+    try:
+        _, _, values = decode_key(sdef.key_schema, key)
+    except KeyEncodingError:
+        return f"key {key.hex()}"
+    return ", ".join(f"{c}={v}" for c, v in zip(sdef.column_names, values, strict=True))
+
+
+class RowCheck:
+    """The checks of one (storage, period) over rows projected as (location, version, each
+    value as text, ..., state): :class:`.row_decode.PartitionDecoder`'s columns."""
+
+    def __init__(self, sdef: StorageDef, period: UpdatePeriod) -> None:
+        self.sdef = sdef
+        self.period = period
+        self.base = key_prefix(sdef.key_schema, sdef.name, period.name, ())
+        self.strings = all(t is ColumnType.STRING for _, t in sdef.columns)
+        self.width = len(sdef.columns)
+
+    def key_head(self, texts: Sequence[bytes | None]) -> bytes | None:
+        """The key bytes before the trailer that ``texts`` (one per column) encode, or None."""
+        if self.strings:
+            if None in texts:
+                return None
+            return self.base + b"".join([string_field(t) for t in texts if t is not None])
+        parts = [self.base]
+        for (name, ctype), raw in zip(self.sdef.columns, texts, strict=True):
+            if raw is None:
+                return None
+            try:
+                parts.append(encode_value(ctype, typed_value(name, ctype, raw.decode())))
+            except (InvalidInput, UnicodeDecodeError):
+                return None
+        return b"".join(parts)
+
+    def whole(self, keys: Sequence[bytes], rows: Sequence[RowValues]) -> bool:
+        """Whether every row is whole (cheap, in bulk); False means: check them one by one."""
+        states = [v[-1] for v in rows]
+        if states.count(LIVE) + states.count(DROPPING) != len(states):
+            return False
+        locs = [v[0] for v in rows]
+        if None in locs or b"" in locs:
+            return False
+        joined = b"\n".join([v for v in locs if v is not None])
+        if _CONTROL.search(joined) is not None or not _utf8(joined):
+            return False
+        if any(v[1] is not None and len(v[1]) != 8 for v in rows):
+            return False
+        width = self.width
+        heads = [self.key_head(v[2:2 + width]) for v in rows]
+        if None in heads:
+            return False
+        return all(map(bytes.startswith, keys, heads))  # type: ignore[arg-type]
+
+    def damage(self, key: bytes, values: RowValues) -> str | None:
+        """What is wrong with one row, or None when it is whole."""
+        state = values[-1]
+        if state is None:
+            return "no state (no p:state cell)"
+        if state not in REGISTERED:
+            return f"state {state!r}, neither live nor dropping"
+        loc = values[0]
+        if loc is None:
+            return "it has no location cell p:loc"
+        if not loc:
+            return "its location is empty"
+        if not _utf8(loc):
+            return "its location is not UTF-8"
+        if _CONTROL.search(loc) is not None:
+            return "its location holds control characters"
+        version = values[1]
+        if version is not None and len(version) != 8:
+            return f"its version cell p:ver holds {len(version)} bytes, not 8"
+        texts = values[2:2 + self.width]
+        for name, raw in zip(self.sdef.column_names, texts, strict=True):
+            if raw is None:
+                return f"it has no p:v.{name} cell"
+            if not _utf8(raw):
+                return f"its p:v.{name} cell is not UTF-8"
+        head = self.key_head(texts)
+        if head is None or not key.startswith(head):
+            said = ", ".join(f"{c}={(t or b'').decode()}"
+                             for c, t in zip(self.sdef.column_names, texts, strict=True))
+            return f"its value cells say {said}, which is not its key"
+        return None
+
+    def report(self, key: bytes, reason: str) -> DamagedPartitionRow:
+        """The typed error naming the row (readers log it; point reads raise it)."""
+        return DamagedPartitionRow(self.sdef.name, self.period, describe_key(self.sdef, key),
+                                   reason)
+
+    def skip(self, key: bytes, reason: str) -> None:
+        """A reader leaves a damaged row out: say so in the log, by name."""
+        log.warning("%s (left out)", self.report(key, reason))
+
+
+def _utf8(raw: bytes) -> bool:
+    try:
+        raw.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+__all__ = ["REGISTERED", "DamagedPartitionRow", "RowCheck", "describe_key"]
