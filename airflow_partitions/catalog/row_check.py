@@ -18,6 +18,8 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from itertools import repeat
+from operator import itemgetter
 from typing import Final
 
 from airflow_partitions.catalog.model import StorageDef, typed_value
@@ -39,6 +41,7 @@ log = logging.getLogger(__name__)
 REGISTERED: Final = (LIVE, DROPPING)
 #: A location never holds control characters (``check_location`` refuses them on input).
 _CONTROL: Final = re.compile(rb"[\x00-\x1f\x7f]")
+_CONTROL_BYTES: Final = bytes([*range(0x20), 0x7F])
 
 RowValues = tuple[bytes | None, ...]
 
@@ -95,24 +98,45 @@ class RowCheck:
                 return None
         return b"".join(parts)
 
-    def whole(self, keys: Sequence[bytes], rows: Sequence[RowValues]) -> bool:
-        """Whether every row is whole (cheap, in bulk); False means: check them one by one."""
-        states = [v[-1] for v in rows]
+    def whole(self, rows: Sequence[RowValues], keys: Sequence[bytes] | None) -> bool:
+        """Whether every row is whole (cheap, in bulk); False means: check them one by one.
+
+        Each check is a C-level pass over one projected column: the states counted, the
+        locations joined and checked for UTF-8 and control characters, the version lengths
+        collected, and (unless ``keys`` is None: the caller proved the keys otherwise) each
+        key compared with the key bytes its value texts make. About 0.3 µs a row.
+        """
+        states = list(map(itemgetter(-1), rows))
         if states.count(LIVE) + states.count(DROPPING) != len(states):
             return False
-        locs = [v[0] for v in rows]
-        if None in locs or b"" in locs:
+        locs = list(map(itemgetter(0), rows))
+        try:
+            joined = b"/".join(locs)
+            if b"" in locs or not set(map(len, map(itemgetter(1), rows))) <= {8}:
+                return False
+        except TypeError:  # a location or version is missing: row by row
             return False
-        joined = b"\n".join([v for v in locs if v is not None])
-        if _CONTROL.search(joined) is not None or not _utf8(joined):
+        if len(joined.translate(None, _CONTROL_BYTES)) != len(joined) or not (
+                joined.isascii() or _utf8(joined)):
             return False
-        if any(v[1] is not None and len(v[1]) != 8 for v in rows):
-            return False
+        if keys is None:
+            return True
         width = self.width
-        heads = [self.key_head(v[2:2 + width]) for v in rows]
-        if None in heads:
+        if not self.strings:
+            heads = [self.key_head(v[2:2 + width]) for v in rows]
+            return None not in heads and all(map(bytes.startswith, keys, heads))  # type: ignore[arg-type]
+        try:  # string fields: 01 text 00 01 each (a text holding 00 is checked row by row)
+            texts = (list(map(itemgetter(2), rows)) if width == 1
+                     else list(map(b"\x00\x01\x01".join, map(itemgetter(
+                         slice(2, 2 + width)), rows))))
+            every = b"/".join(texts)
+        except TypeError:  # a value cell is missing
             return False
-        return all(map(bytes.startswith, keys, heads))  # type: ignore[arg-type]
+        if b"\x00" in every or not (every.isascii() or _utf8(every)):
+            return False
+        made = map(bytes.__add__, map((self.base + b"\x01").__add__, texts),
+                   repeat(b"\x00\x01"))
+        return all(map(bytes.startswith, keys, made))
 
     def damage(self, key: bytes, values: RowValues) -> str | None:
         """What is wrong with one row, or None when it is whole."""

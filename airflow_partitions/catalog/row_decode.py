@@ -74,7 +74,7 @@ class PartitionDecoder:
               ) -> list[tuple[bytes, tuple[bytes | None, ...]]]:
         """The rows of ``page`` that are whole; the others are logged by name."""
         check = self.check
-        if check.whole([k for k, _ in page], [v for _, v in page]):
+        if check.whole([v for _, v in page], [k for k, _ in page]):
             return page
         kept = []
         for key, values in page:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from airflow_partitions.catalog.model import Partition, StorageDef
 from airflow_partitions.catalog.row_decode import LIST_BATCH, PartitionDecoder
-from airflow_partitions.catalog.row_scan import scan_whole_rows
+from airflow_partitions.catalog.row_scan import list_whole_rows
 from airflow_partitions.cover import CoverRun
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import prefix_successor
@@ -95,17 +95,22 @@ def read_run(rows: CatalogRows, sdef: StorageDef, run: CoverRun, column: str) ->
     else:
         low = rows.period_prefix(sdef, period)
         high = prefix_successor(low)
-    scanned = list(scan_whole_rows(rows.partitions, decoder.columns, low, high,
-                                   batch_size=LIST_BATCH, on_damaged=decoder.check.skip))
-    keys = [k for k, _ in scanned]
+    scanned = list_whole_rows(rows.partitions, decoder.columns, low, high,
+                              batch_size=LIST_BATCH, on_damaged=decoder.check.skip)
     found = [v for _, v in scanned]
-    if not decoder.check.whole(keys, found):  # a damaged row backs nothing (issue 29)
-        found = [v for _, v in decoder.whole(scanned)]
     texts = [v[at] for v in found]
+    check = decoder.check
     if leading and len(found) == run.count:  # the common case: one row a value, in order
         expected = fast_value_bytes(period.value, run.first, run.end, zone(sdef.tz))
-        if expected is not None and texts == expected:
+        # With one column, the keys need no check here: the run's key range holds exactly
+        # run.count distinct keys and their texts are its values in order, so each key is
+        # its text (the catalog writes canonical keys only).
+        if expected is not None and texts == expected and check.whole(
+                found, None if check.width == 1 else [k for k, _ in scanned]):
             return RunRows(run, decoder, tuple(found), None)
+    if not check.whole(found, [k for k, _ in scanned]):  # damaged rows back nothing
+        found = [v for _, v in decoder.whole(scanned)]
+        texts = [v[at] for v in found]
     distinct = list(dict.fromkeys(texts))
     ordinals = _ordinals(period, distinct, sdef.tz)
     if leading and len(found) == len(distinct) and ordinals == list(range(run.first, run.end)):

@@ -69,7 +69,7 @@ def swap_offsets(blob: bytes) -> bytes:
     """Swap the offsets of ``p:loc`` and the cell after it (``p:state``)."""
     columns = list(decode_cells(blob))
     assert encode_cells(decode_cells(blob)) == blob
-    size, n = struct.unpack_from(">HH", blob, 1)
+    [size] = struct.unpack_from(">H", blob, 1)
     at = size + 2 * columns.index(LOC)
     raw = bytearray(blob)
     raw[at:at + 2], raw[at + 2:at + 4] = blob[at + 2:at + 4], blob[at:at + 2]

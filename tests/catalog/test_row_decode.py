@@ -61,7 +61,7 @@ def test_decoder_equals_partition_from_cells(sdef: StorageDef, cells: dict[bytes
     values = tuple(cells.get(c) for c in decoder.columns)
     key = _key_of(sdef, cells)
     reason = decoder.check.damage(key, values)
-    whole = decoder.check.whole([key], [values])
+    whole = decoder.check.whole([values], [key])
     assert whole == (reason is None)
     if reason is not None:
         return
