@@ -194,8 +194,10 @@ def reconcile_storage(args: argparse.Namespace, ctx: Context) -> int:
             continue
         lines.append(
             f"repaired the {diff.period.name} {diff.column} timeline: "
-            f"{len(diff.under_reported)} under-reported{_sample(diff.under_reported)}, "
-            f"{len(diff.over_reported)} over-reported{_sample(diff.over_reported)}"
+            f"{diff.under_count} under-reported"
+            f"{_sample(diff.values(diff.under_ranges, 5), diff.under_count)}, "
+            f"{diff.over_count} over-reported"
+            f"{_sample(diff.values(diff.over_ranges, 5), diff.over_count)}"
         )
     if report.finished_drops:
         lines.append(f"finished {plural(report.finished_drops, 'half-done drop')}")
@@ -220,8 +222,9 @@ def reconcile_storage(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _sample(values: list[str], shown: int = 5) -> str:
+def _sample(values: list[str], count: int, shown: int = 5) -> str:
+    """The first values of a difference and how many more (the values are cut already)."""
     if not values:
         return ""
-    more = f", ... {len(values) - shown} more" if len(values) > shown else ""
+    more = f", ... {count - shown} more" if count > shown else ""
     return " (" + ", ".join(values[:shown]) + more + ")"
