@@ -295,7 +295,7 @@ class Catalog:
         overwrite = require_flag("overwrite", overwrite)
         restate = require_flag("restate", restate)
         if location is not None:
-            check_location(location)
+            location = check_location(location)
         with bulk_specs.collector_paused():
             specs = self.keyed_specs(sdef, period, values)
             if location is not None and len(specs) != 1:
@@ -420,8 +420,8 @@ class Catalog:
         end: dt.datetime | str,
         *,
         time_column: str | None = None,
-        periods: Iterable[UpdatePeriod | str] | str | None = None,
-        storages: Iterable[str] | str | None = None,
+        periods: Iterable[UpdatePeriod | str] | None = None,
+        storages: Iterable[str] | None = None,
         align: str | None = None,
         verify: bool = True,
         fresh_only: bool = False,
@@ -436,6 +436,10 @@ class Catalog:
         skipped (``Cover.skipped``).
         """
         verify = require_flag("verify", verify)
+        for name, given in (("periods", periods), ("storages", storages)):
+            if isinstance(given, str):  # one string where a list is meant (docs/catalog.md)
+                raise WrongType(f"{name} must be a list of names, not the one string "
+                                f"{shown(given)}; e.g. {name}=[{given!r}]")
         request = CoverRequest.of(
             fact, start, end, time_column=time_column, periods=periods, storages=storages,
             align=align, fresh_only=require_flag("fresh_only", fresh_only),

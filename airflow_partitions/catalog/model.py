@@ -237,7 +237,39 @@ def check_location(location: object) -> str:
     control = control_character(location)
     if control is not None:
         raise UnsafeLocation(f"location {shown(location)} holds the control character {control}")
-    return location
+    return normal_location(location)
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/]*")
+
+
+def normal_location(location: str) -> str:
+    """``location`` with ``.`` segments and repeated or trailing slashes removed; a ``..``
+    segment is refused (issue 29, F13: ``/data/ev/raw/../../../../etc`` was registered as
+    given, and Spark read ``/etc``). A ``scheme://authority`` prefix is kept as it is.
+
+    >>> normal_location("s3://bucket//ev/./raw/")
+    's3://bucket/ev/raw'
+    >>> normal_location("/data/ev/raw/../../etc")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    airflow_partitions.catalog.model.UnsafeLocation: location '/data/ev/raw/../../etc' ...
+    """
+    scheme = _SCHEME.match(location)
+    head = scheme[0] if scheme else ""
+    path = location[len(head):]
+    segments = path.split("/")
+    if ".." in segments:
+        raise UnsafeLocation(f"location {shown(location)} holds a '..' segment: a partition's "
+                             "location names its directory itself, never one above it")
+    kept = [seg for seg in segments if seg not in ("", ".")]
+    if head:
+        normal = head + "".join("/" + seg for seg in kept)
+    else:
+        normal = ("/" if path.startswith("/") else "") + "/".join(kept)
+    if not normal:
+        raise UnsafeLocation(f"location {shown(location)} names no directory")
+    return normal
 
 
 def render_location(
