@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from itertools import islice
+from typing import TYPE_CHECKING, Final
 
 from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.row_scan import OnDamaged, scan_row_cells, scan_whole_rows
@@ -92,13 +93,13 @@ def execute_plan(
         for pplan in plan.periods:
             if not needs_client:  # no residual: project the partition's cells, decode tuples
                 decoder = PartitionDecoder(sdef, pplan.period)
-                for key, values in _projected_rows(catalog, pplan, stats, _batch_size(limit),
-                                                   decoder.columns, decoder.check.skip):
-                    if limit is not None and len(out) >= limit:
-                        return out
-                    stats.rows_fetched += 1
-                    if _whole(decoder, key, values):
-                        out.append(decoder.decode(values))
+                rows = _projected_rows(catalog, pplan, stats, _batch_size(limit),
+                                       decoder.columns, decoder.check.skip)
+                while page := _page(rows, limit, len(out)):  # checked a page at a time
+                    stats.rows_fetched += len(page)
+                    out.extend(decoder.decode(values) for _, values in decoder.whole(page))
+                if limit is not None and len(out) >= limit:
+                    return out
                 continue
             decoder = PartitionDecoder(sdef, pplan.period)
             for key, cells in _rows(catalog, pplan, stats, _batch_size(limit),
@@ -107,18 +108,27 @@ def execute_plan(
                     return out
                 stats.rows_fetched += 1
                 values = tuple(map(cells.get, decoder.columns))
-                if not _whole(decoder, key, values):
-                    continue
                 if needs_client:
                     row = {n: typed_from_text(t, cells.get(c, b"").decode("utf-8", "replace"))
                            for n, t, c in columns}
                     if not check(row):
                         continue
-                out.append(decoder.decode(values))
+                if _whole(decoder, key, values):
+                    out.append(decoder.decode(values))
         return out
     finally:
         stats.rows_returned = len(out)
         stats.round_trips += catalog.stats.round_trips - before
+
+
+def _page(rows: Iterator[RowValues], limit: int | None, have: int) -> list[RowValues]:
+    """The next rows to check together: a page, or what the limit still wants."""
+    size = _CHECK_PAGE if limit is None else max(0, min(_CHECK_PAGE, limit - have))
+    return list(islice(rows, size))
+
+
+#: Rows checked together (:meth:`.row_check.RowCheck.whole`).
+_CHECK_PAGE: Final = 1000
 
 
 def _whole(decoder: PartitionDecoder, key: bytes, values: tuple[bytes | None, ...]) -> bool:

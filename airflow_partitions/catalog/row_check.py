@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import repeat
 from operator import itemgetter
 from typing import Final
@@ -81,6 +81,9 @@ class RowCheck:
         self.base = key_prefix(sdef.key_schema, sdef.name, period.name, ())
         self.strings = all(t is ColumnType.STRING for _, t in sdef.columns)
         self.width = len(sdef.columns)
+        #: Per column: None for a string, else the cache of its texts' key fields.
+        self.fields: tuple[_FieldCache | None, ...] = tuple(
+            None if t is ColumnType.STRING else _FieldCache(c, t) for c, t in sdef.columns)
 
     def key_head(self, texts: Sequence[bytes | None]) -> bytes | None:
         """The key bytes before the trailer that ``texts`` (one per column) encode, or None."""
@@ -112,31 +115,36 @@ class RowCheck:
         locs = list(map(itemgetter(0), rows))
         try:
             joined = b"/".join(locs)
-            if b"" in locs or not set(map(len, map(itemgetter(1), rows))) <= {8}:
-                return False
-        except TypeError:  # a location or version is missing: row by row
+        except TypeError:  # a location is missing: row by row
+            return False
+        if b"" in locs:
+            return False
+        versions = list(map(itemgetter(1), rows))
+        if versions.count(None):  # rows from before versions read as version 1
+            versions = [v for v in versions if v is not None]
+        if not set(map(len, versions)) <= {8}:
             return False
         if len(joined.translate(None, _CONTROL_BYTES)) != len(joined) or not (
                 joined.isascii() or _utf8(joined)):
             return False
         if keys is None:
             return True
-        width = self.width
-        if not self.strings:
-            heads = [self.key_head(v[2:2 + width]) for v in rows]
-            return None not in heads and all(map(bytes.startswith, keys, heads))  # type: ignore[arg-type]
-        try:  # string fields: 01 text 00 01 each (a text holding 00 is checked row by row)
-            texts = (list(map(itemgetter(2), rows)) if width == 1
-                     else list(map(b"\x00\x01\x01".join, map(itemgetter(
-                         slice(2, 2 + width)), rows))))
-            every = b"/".join(texts)
-        except TypeError:  # a value cell is missing
+        fields: list[Iterable[bytes | None]] = [repeat(self.base)]
+        try:
+            for at, cache in enumerate(self.fields, 2):
+                texts = list(map(itemgetter(at), rows))
+                if cache is None:  # a string: 01 text 00 01 (a text holding 00: row by row)
+                    every = b"/".join(texts)
+                    if b"\x00" in every or not (every.isascii() or _utf8(every)):
+                        return False
+                    fields.append(map(bytes.__add__, map(b"\x01".__add__, texts),
+                                      repeat(b"\x00\x01")))
+                else:  # a typed column: its few distinct texts encoded once each
+                    fields.append(map(cache.__getitem__, texts))
+            heads = map(b"".join, zip(*fields, strict=False))  # repeat() is endless
+            return all(map(bytes.startswith, keys, heads))
+        except TypeError:  # a value cell is missing, or a text names no value
             return False
-        if b"\x00" in every or not (every.isascii() or _utf8(every)):
-            return False
-        made = map(bytes.__add__, map((self.base + b"\x01").__add__, texts),
-                   repeat(b"\x00\x01"))
-        return all(map(bytes.startswith, keys, made))
 
     def damage(self, key: bytes, values: RowValues) -> str | None:
         """What is wrong with one row, or None when it is whole."""
@@ -178,6 +186,33 @@ class RowCheck:
     def skip(self, key: bytes, reason: str) -> None:
         """A reader leaves a damaged row out: say so in the log, by name."""
         log.warning("%s (left out)", self.report(key, reason))
+
+
+class _FieldCache(dict[bytes, bytes | None]):
+    """A typed column's value texts -> their key fields (None: no value), each computed once.
+
+    Why: an int, date or timestamp column has few distinct values (a year, a month), and
+    encoding one costs a few microseconds; the bulk check reads the cache with a C-level map.
+    Bounded: cleared once it holds :data:`_FIELDS_MAX` texts.
+    """
+
+    def __init__(self, column: str, ctype: ColumnType) -> None:
+        super().__init__()
+        self.column, self.ctype = column, ctype
+
+    def __missing__(self, raw: bytes) -> bytes | None:
+        try:
+            field: bytes | None = encode_value(
+                self.ctype, typed_value(self.column, self.ctype, raw.decode()))
+        except (InvalidInput, UnicodeDecodeError, AttributeError):
+            field = None
+        if len(self) >= _FIELDS_MAX:
+            self.clear()
+        self[raw] = field
+        return field
+
+
+_FIELDS_MAX: Final = 65_536
 
 
 def _utf8(raw: bytes) -> bool:

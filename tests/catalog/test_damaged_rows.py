@@ -23,7 +23,7 @@ import pytest
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.row_check import DamagedPartitionRow
-from airflow_partitions.catalog.rows import LOC, STATE, value_cell_column
+from airflow_partitions.catalog.rows import LOC, STATE, VERSION, value_cell_column
 from airflow_partitions.cli import main
 from airflow_partitions.errors import CorruptPartitionRow
 from airflow_partitions.kv.cell_blob import decode_cells, encode_cells
@@ -76,6 +76,15 @@ def swap_offsets(blob: bytes) -> bytes:
     return bytes(raw)
 
 
+def flip_version(blob: bytes) -> bytes:
+    """Silent damage before the checksum: the version read as another number."""
+    at = len(blob) - 4 - 8  # p:ver sorts last: its 8 bytes end where the CRC-32 starts
+    assert blob[at:at + 8] == decode_cells(blob)[VERSION]
+    raw = bytearray(blob)
+    raw[at + 7] ^= 0x01
+    return bytes(raw)
+
+
 def put_cells(cells: dict[bytes, bytes]) -> Callable[[Catalog], None]:
     return lambda cat: cat.rows.partitions.put(key_of(cat, 3), cells)
 
@@ -95,7 +104,9 @@ DAMAGES = [
     Damage("F1 unknown state", put_cells({STATE: b"weird"}), "state b'weird'"),
     Damage("F1 no state", delete_cell(STATE), "no state"),
     Damage("F3 swapped offsets", lambda cat: _sqlite_blob(cat, swap_offsets),
-           r"offsets out of order|state b'|location"),
+           r"checksum does not match"),
+    Damage("a flipped byte in the version", lambda cat: _sqlite_blob(cat, flip_version),
+           r"checksum does not match"),
     Damage("F6 text is not the key", put_cells({value_cell_column("dt"): b"2015-01-01-09"}),
            "dt=2015-01-01-09, region=us, which is not its key"),
     Damage("F6 region text is not the key", put_cells({value_cell_column("region"): b"eu"}),
