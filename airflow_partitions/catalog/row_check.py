@@ -15,15 +15,16 @@ wrong with one row, a few microseconds, and runs only on rows the bulk check ref
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 from operator import itemgetter
-from typing import Final
+from typing import Concatenate, Final, ParamSpec, TypeVar
 
 from airflow_partitions.catalog.model import StorageDef, typed_value
-from airflow_partitions.catalog.rows import DROPPING, LIVE
+from airflow_partitions.catalog.rows import DROPPING, LIVE, CatalogRows
 from airflow_partitions.errors import CorruptPartitionRow, InvalidInput
 from airflow_partitions.keys import (
     ColumnType,
@@ -33,6 +34,7 @@ from airflow_partitions.keys import (
     key_prefix,
     string_field,
 )
+from airflow_partitions.kv.errors import CorruptCell
 from airflow_partitions.periods import UpdatePeriod
 
 log = logging.getLogger(__name__)
@@ -215,6 +217,27 @@ class _FieldCache(dict[bytes, bytes | None]):
 _FIELDS_MAX: Final = 65_536
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_Writer = Callable[Concatenate[CatalogRows, StorageDef, UpdatePeriod, _P], _R]
+
+
+def names_damaged_rows(write: _Writer[_P, _R]) -> _Writer[_P, _R]:
+    """A writer whose rows' blobs do not decode raises :class:`DamagedPartitionRow` naming the
+    row (storage, period, key) and the repair, not a bare ``corrupt cell blob`` (issue 29)."""
+    @functools.wraps(write)
+    def named(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, /,
+              *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return write(rows, sdef, period, *args, **kwargs)
+        except CorruptCell as exc:
+            if exc.row is None:
+                raise
+            raise RowCheck(sdef, period).report(exc.row, str(exc)) from None
+
+    return named
+
+
 def _utf8(raw: bytes) -> bool:
     try:
         raw.decode()
@@ -223,4 +246,5 @@ def _utf8(raw: bytes) -> bool:
     return True
 
 
-__all__ = ["REGISTERED", "DamagedPartitionRow", "RowCheck", "describe_key"]
+__all__ = ["REGISTERED", "DamagedPartitionRow", "RowCheck", "describe_key",
+           "names_damaged_rows"]

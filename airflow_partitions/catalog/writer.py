@@ -35,6 +35,7 @@ from typing import Final
 from airflow_partitions.catalog.bulk_specs import KeyedSpec, Locate
 from airflow_partitions.catalog.cache import timeline_from_cell
 from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.row_check import names_damaged_rows
 from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.row_scan import scan_row_cells
 from airflow_partitions.catalog.row_states import read_rows
@@ -122,6 +123,7 @@ def crash_point(step: str) -> None:
         os._exit(86)
 
 
+@names_damaged_rows
 def register(
     rows: CatalogRows,
     sdef: StorageDef,
@@ -238,6 +240,7 @@ def _register_chunk(
     return WriteResult(len(writes), len(specs) - len(writes), tuple(restated))
 
 
+@names_damaged_rows
 def drop(
     rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, specs: Sequence[KeyedSpec]
 ) -> WriteResult:

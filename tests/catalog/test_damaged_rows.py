@@ -191,3 +191,16 @@ def test_the_cli_lists_and_drops_a_damaged_row(ev: Catalog,
     code, out = cli("cover", "ev", "--start", at(0), "--end", at(9), "--periods", "HOURLY",
                     "--json")
     assert code == 0 and '"coverable": true' in out
+
+
+def test_partition_add_over_an_undecodable_row_names_it(ev: Catalog) -> None:
+    """F2: ``partition add`` of a truncated row said only ``corrupt cell blob``."""
+    _sqlite_blob(ev, truncate)
+    for write in (lambda: ev.register("raw", "HOURLY", {"dt": HOURS[3], "region": "us"}),
+                  lambda: ev.drop("raw", "HOURLY", {"dt": HOURS[3], "region": "us"})):
+        with pytest.raises(DamagedPartitionRow, match=r"\(dt=2015-01-01-03, region=us\).*"
+                           r"--drop-corrupt"):
+            write()
+    ev.reconcile("raw", drop_corrupt=True)
+    ev.register("raw", "HOURLY", {"dt": HOURS[3], "region": "us"})
+    assert ev.cover("ev", at(0), at(9), periods=["HOURLY"]).coverable
