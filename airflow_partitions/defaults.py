@@ -26,6 +26,11 @@ ENV_MANIFEST_DIR: Final = "AIRFLOW_PARTITIONS_MANIFEST_DIR"
 ENV_MANIFEST_RETENTION: Final = "AIRFLOW_PARTITIONS_MANIFEST_RETENTION_DAYS"
 MANIFEST_RETENTION_DAYS: Final = 7.0
 #: Row keys per ``get_many`` call: bounds one Thrift message and SQLite's bound-parameter count.
+#: The catalog's backends, and an HBase Thrift server's transports and protocols: what a store
+#: URL accepts and what the connection form offers (its dropdowns), defined once.
+BACKENDS: Final = ("sqlite", "hbase")
+HBASE_TRANSPORTS: Final = ("buffered", "framed")
+HBASE_PROTOCOLS: Final = ("binary", "compact")
 GET_BATCH: Final = 1000
 #: Partitions a range may hold before adding or dropping it is refused (87.6 million hours run
 #: from year 1 to 9999: a typo away). Raised per command with ``--max-partitions``.

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from airflow_partitions import __version__
+from airflow_partitions.defaults import BACKENDS, HBASE_PROTOCOLS, HBASE_TRANSPORTS
 
 INTEGRATION = "Airflow Partitions"
 #: Also ``[project.urls] Documentation`` in pyproject.toml, which Airflow's provider page links.
@@ -22,10 +23,15 @@ PLUGIN_NAME = "airflow_partitions"
 _STRING_OR_NULL = {"type": ["string", "null"]}
 
 
-def _field(label: str, description: str, default: str | None = None) -> dict[str, Any]:
+def _field(label: str, description: str, default: str | None = None,
+           choices: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One form field. With ``choices``, the schema's ``enum`` makes Airflow 3.3's connection
+    form draw a dropdown of exactly those values instead of a free-text box (issue 31)."""
     schema: dict[str, Any] = dict(_STRING_OR_NULL)
     if default is not None:
         schema["default"] = default
+    if choices:
+        schema["enum"] = list(choices)
     return {"label": label, "description": description, "schema": schema}
 
 
@@ -35,6 +41,7 @@ CONN_FIELDS: dict[str, dict[str, Any]] = {
         "Backend",
         "sqlite (embedded, the default) or hbase (an HBase Thrift1 server: Host and Port).",
         "sqlite",
+        BACKENDS,
     ),
     "sqlite_path": _field(
         "SQLite path",
@@ -44,8 +51,10 @@ CONN_FIELDS: dict[str, dict[str, Any]] = {
     "table_prefix": _field(
         "HBase table prefix", "Prefix of the catalog's HBase tables (namespacing).",
     ),
-    "transport": _field("HBase Thrift transport", "buffered or framed.", "buffered"),
-    "protocol": _field("HBase Thrift protocol", "binary or compact.", "binary"),
+    "transport": _field("HBase Thrift transport", "buffered or framed: as the Thrift server "
+                        "runs.", "buffered", HBASE_TRANSPORTS),
+    "protocol": _field("HBase Thrift protocol", "binary or compact: as the Thrift server runs.",
+                       "binary", HBASE_PROTOCOLS),
     "store_url": _field(
         "Store URL",
         "A full store URL (sqlite:///path.db or hbase://host:9090?...); overrides the fields "

@@ -35,7 +35,13 @@ from fastapi.testclient import TestClient
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.coverage_view import MISSING, REGISTERED, Stretch, forget_covers
+from airflow_partitions.catalog.coverage_view import (
+    MISSING,
+    NOT_APPLICABLE,
+    REGISTERED,
+    Stretch,
+    forget_covers,
+)
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import RangesTimeline
 from airflow_partitions.timelines.lens import PRESENT_KEY
@@ -89,6 +95,9 @@ def naive_lanes(catalog: Catalog, fact: str, start: Any, end: Any) -> list[list[
             lane: list[Stretch] = []
             for o in range(lo, hi):
                 state_ = REGISTERED if timeline.exists_ordinal(o) else MISSING
+                if state_ == MISSING and not (start <= period.start_of(o, tz)
+                                              and period.start_of(o + 1, tz) <= end):
+                    state_ = NOT_APPLICABLE  # sticks out of the window: no cover can use it
                 if lane and lane[-1].state == state_ and lane[-1].end == o:
                     lane[-1] = Stretch(state_, lane[-1].first, o + 1)
                 else:

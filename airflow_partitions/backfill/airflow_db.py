@@ -1,5 +1,6 @@
 """Airflow's side of a backfill: its metadata DB, read and written the way ``airflow backfill
-create`` does (that command, too, calls :func:`airflow.models.backfill._create_backfill`).
+create`` does (that command, too, calls Airflow's private ``_create_backfill``, which
+:mod:`.airflow_private` wraps).
 
 Why not the REST API: it needs a user's credentials, and the command runs where Airflow's
 own CLI runs, next to the metadata DB. Why not ``airflow backfill create`` in a subprocess:
@@ -22,6 +23,7 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 
+from airflow_partitions.backfill.airflow_private import create_backfill, dry_run_dates
 from airflow_partitions.defaults import airflow_home
 from airflow_partitions.errors import InvalidInput, PartitionsError
 
@@ -136,16 +138,13 @@ class AirflowBackfills:
                  ) -> list[dt.datetime]:
         """Every logical date a backfill over ``[first, last]`` would create a run for,
         re-running completed runs (Airflow's own dry run)."""
-        from airflow.models.backfill import ReprocessBehavior, _do_dry_run
-
         try:
             with _session() as session:
-                infos = list(_do_dry_run(
-                    dag_id=dag_id, from_date=first, to_date=last, reverse=False,
-                    reprocess_behavior=ReprocessBehavior.COMPLETED, session=session))
+                return dry_run_dates(dag_id, first, last, session)
+        except MetadataDbMissing:
+            raise
         except Exception as exc:  # Airflow's refusals are plain AirflowExceptions
             raise BackfillRefused(f"Airflow refuses a backfill of {dag_id}: {exc}") from exc
-        return [info.logical_date for info in infos if info.logical_date is not None]
 
     def create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
                max_active_runs: int) -> int:
@@ -181,17 +180,11 @@ class AirflowBackfills:
 
     def _create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
                 max_active_runs: int) -> int:
-        from airflow.models.backfill import (
-            AlreadyRunningBackfill,
-            ReprocessBehavior,
-            _create_backfill,
-        )
+        from airflow.models.backfill import AlreadyRunningBackfill
 
         try:
-            backfill = _create_backfill(
-                dag_id=dag_id, from_date=first, to_date=last, max_active_runs=max_active_runs,
-                reverse=False, dag_run_conf=None, triggering_user_name=_user(),
-                reprocess_behavior=ReprocessBehavior.COMPLETED)
+            backfill = create_backfill(dag_id, first, last, max_active_runs=max_active_runs,
+                                       triggering_user_name=_user())
         except AlreadyRunningBackfill as exc:
             raise BackfillRefused(
                 f"another backfill of {dag_id} is running, and Airflow runs one per DAG: "

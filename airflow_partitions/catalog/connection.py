@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import quote, urlencode
 
-from airflow_partitions.defaults import ENV_STORE, default_store_url
+from airflow_partitions.defaults import BACKENDS, ENV_STORE, default_store_url
 from airflow_partitions.kv import parse_store_url
 
 CONN_TYPE: Final = "partition_catalog"
@@ -68,7 +68,8 @@ def store_url_from_fields(
             url = f"hbase://{quote(host.strip(), safe='.-_[]:')}:{int(port or 9090)}{query}"
         else:
             raise InvalidConnection(
-                f"{CONN_TYPE} connection: backend {backend!r} is not sqlite or hbase")
+                f"{CONN_TYPE} connection: backend {backend!r} is not "
+                f"{' or '.join(BACKENDS)}")
     try:
         parse_store_url(url)  # fail here, naming the bad part, rather than at the first read
     except ValueError as exc:

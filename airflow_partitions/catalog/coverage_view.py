@@ -1,8 +1,10 @@
 """What the Partitions view draws: per (storage, period) lane, the stretches of a window.
 
-A *stretch* is a maximal run of partitions in one state, ``registered``, ``missing`` or
-``stale`` (registered, but built from inputs that changed since: :mod:`.staleness`). The
-stretches of a lane tile the partitions overlapping the window, in time order.
+A *stretch* is a maximal run of partitions in one state, ``registered``, ``missing``,
+``stale`` (registered, but built from inputs that changed since: :mod:`.staleness`) or
+``not_applicable`` (absent, but sticking out of the window, so no cover of the window could use
+it: a MONTHLY partition over three days is not a gap worth a red bar; issue 31). The stretches
+of a lane tile the partitions overlapping the window, in time order.
 
 Why ranges: everything here is computed from the timelines' maximal ranges
 (``ordinal_ranges(lo, hi)``), so a window over a million hourly partitions with a thousand holes
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 REGISTERED: Final = "registered"
 MISSING: Final = "missing"
 STALE: Final = "stale"
+NOT_APPLICABLE: Final = "not_applicable"
 #: The window shown when a fact has no partition at all: the last day (UTC) before ``now``.
 EMPTY_WINDOW: Final = dt.timedelta(days=1)
 #: How many missing ranges of the cover carry their text (the status line shows three).
@@ -125,27 +128,65 @@ class LaneView:
             "registered": self.count(REGISTERED),
             "missing": self.count(MISSING),
             "stale": self.count(STALE),
+            "not_applicable": self.count(NOT_APPLICABLE),
             "stretches": [s.to_json(at) for s in self.stretches],
         }
 
 
 def lane_stretches(present: Iterable[OrdinalRange], stale: Iterable[OrdinalRange],
-                   lo: int, hi: int) -> list[Stretch]:
-    """Tile ``[lo, hi)``: present ranges (minus stale ones) registered, the rest missing.
+                   lo: int, hi: int, inside: OrdinalRange | None = None) -> list[Stretch]:
+    """Tile ``[lo, hi)``: present ranges (minus stale ones) registered, the rest missing, or
+    not applicable where it lies outside ``inside`` (the partitions wholly in the window).
 
     >>> [(s.state, s.first, s.end) for s in lane_stretches([(2, 5)], [(3, 4)], 0, 6)]
     [('missing', 0, 2), ('registered', 2, 3), ('stale', 3, 4), ('registered', 4, 5), \
 ('missing', 5, 6)]
+    >>> [(s.state, s.first, s.end) for s in lane_stretches([], [], 0, 3, inside=(1, 3))]
+    [('not_applicable', 0, 1), ('missing', 1, 3)]
     """
     have = list(present)
-    absent = difference_ranges([(lo, hi)], have)
+    gaps = difference_ranges([(lo, hi)], have)
+    usable = [(lo, hi)] if inside is None else [inside] if inside[0] < inside[1] else []
+    absent = difference_ranges(gaps, difference_ranges(gaps, usable))  # gaps ∩ usable
+    beside = difference_ranges(gaps, usable)
     # stale is a kind of registered: a stale row the timeline does not advertise stays missing
     stale_in = difference_ranges([(max(b, lo), min(e, hi)) for b, e in stale
                                   if b < hi and e > lo], absent)
     out = [Stretch(REGISTERED, b, e) for b, e in difference_ranges(have, stale_in)]
     out += [Stretch(STALE, b, e) for b, e in stale_in]
     out += [Stretch(MISSING, b, e) for b, e in absent]
+    out += [Stretch(NOT_APPLICABLE, b, e) for b, e in beside]
     return sorted(out, key=lambda s: s.first)
+
+
+def inside_window(period: UpdatePeriod, tz: str, start: dt.datetime, end: dt.datetime,
+                  lo: int, hi: int) -> OrdinalRange:
+    """Of the partitions ``[lo, hi)`` overlapping ``[start, end)``, those wholly inside it:
+    the only ones a cover of the window can use (empty, ``(lo, lo)``, when none fits)."""
+    first = lo if period.start_of(lo, tz) >= start else lo + 1
+    last = hi if period.start_of(hi, tz) <= end else hi - 1
+    return (first, max(first, last))
+
+
+def stale_used(cover: Cover, stale: Mapping[tuple[str, UpdatePeriod], list[OrdinalRange]]
+               ) -> int:
+    """How many of the cover's partitions are stale: O(runs times stale ranges), no row read."""
+    used = 0
+    for run in cover.runs:
+        for b, e in stale.get((run.storage, run.period), ()):
+            used += max(0, min(e, run.end) - max(b, run.first))
+    return used
+
+
+def with_stale_used(status: str, coverable: bool, used: int) -> str:
+    """The sensor's status line, plus how many stale partitions the cover uses (issue 31).
+
+    >>> with_stale_used("ev [00:00, 01:00): 100.0% covered by 1 partition(s), coverable", True, 1)
+    'ev [00:00, 01:00): 100.0% covered by 1 partition(s), coverable, 1 stale partition used'
+    """
+    if not used:
+        return status
+    return f"{status}{', ' if coverable else '; '}{used} stale partition{'s' * (used != 1)} used"
 
 
 def fact_extent(state: FactState, column: str) -> tuple[pendulum.DateTime, pendulum.DateTime]:
@@ -206,9 +247,10 @@ def lanes(state: FactState, column: str, start: dt.datetime, end: dt.datetime,
             lo, hi = overlap_window(period, tz, start, end)
             assert lo is not None and hi is not None
             present = storage.timelines[(period, column)].ordinal_ranges(lo, hi)
+            inside = inside_window(period, tz, start, end, lo, hi)
             out.append(LaneView(name, period, sdef.priority,
                                 tuple(lane_stretches(present, stale.get((name, period), ()),
-                                                     lo, hi))))
+                                                     lo, hi, inside))))
     return out
 
 
@@ -277,8 +319,10 @@ def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *
 
     The cover is the one the sensor computes from the cached timelines, not re-verified
     against the partition rows (the sensor does that before it succeeds); its status line is
-    the sensor's, word for word. It is reused while the fact's generation stands
-    (:func:`cached_cover`); the stale check and the lanes are computed on every call.
+    the sensor's, word for word, plus how many stale partitions the cover uses when it uses
+    any (``coverable, 1 stale partition used``: the sensor would succeed on them). The cover
+    is reused while the fact's generation stands (:func:`cached_cover`); the stale check and
+    the lanes are computed on every call.
     """
     state = catalog.fact_state(fact)
     fdef = state.definition
@@ -293,7 +337,9 @@ def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *
     cover, status, cover_doc = cached_cover(catalog, request, state.generation, fdef.tz)
     stale = catalog.stale(fact, cover.start, cover.end, time_column=column) \
         if with_stale else []
-    views = lanes(state, column, cover.start, cover.end, stale_runs(stale, column, fdef.tz))
+    stale_by_lane = stale_runs(stale, column, fdef.tz)
+    views = lanes(state, column, cover.start, cover.end, stale_by_lane)
+    used = stale_used(cover, stale_by_lane)
     return {
         "fact": fact,
         "tz": fdef.tz,
@@ -302,8 +348,9 @@ def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *
         "start": cover.start.isoformat(),
         "end": cover.end.isoformat(),
         "extent": {"start": extent[0].isoformat(), "end": extent[1].isoformat()},
-        "status": status,
+        "status": with_stale_used(status, cover.coverable, used),
         "coverable": cover.coverable,
+        "stale_used": used,
         "covered_fraction": covered_fraction(cover),
         "stale_checked": with_stale,
         "cover": cover_doc,

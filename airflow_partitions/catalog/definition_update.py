@@ -1,6 +1,6 @@
-"""Changing a stored storage definition: today only its producers.
+"""Changing a stored storage definition: its producers and its declared dimensions.
 
-Why a module: every other part of a definition is immutable, so the one mutable part gets one
+Why a module: every other part of a definition is immutable, so the mutable parts get one
 safe write path. The definition is one cell (``m:def``), so an update is a read, a change and a
 check-and-put against the bytes read; a lost race re-reads and re-applies the change, so two
 concurrent ``set_producers`` of different periods both land. The fact's generation is bumped
@@ -10,10 +10,11 @@ afterwards so warm caches (sensors, planners) see the new producers at their nex
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from airflow_partitions.arguments import shown
 from airflow_partitions.catalog.cache import UnknownStorage
+from airflow_partitions.catalog.dimensions import Dimension, parse_dimension
 from airflow_partitions.catalog.model import StorageDef, encode_json
 from airflow_partitions.catalog.producers import InvalidProducer, Producer, check_producers
 from airflow_partitions.catalog.rows import (
@@ -62,13 +63,47 @@ def set_producers(rows: CatalogRows, storage: str,
     Returns the definition as stored. Cost: two round trips, plus two per lost race, plus the
     generation bump (skipped when nothing changed).
     """
+    return update_definition(
+        rows, storage, lambda current: apply_changes(current, producer_changes(current, changes)))
+
+
+def add_dimension_values(current: StorageDef, spec: str) -> StorageDef:
+    """The definition with the values of ``spec`` (``region=apac@2025-06-01T00:00:00Z``)
+    added to its column's domain, declaring the column if it was not yet a dimension; a
+    ``value@..UNTIL`` retires an existing value from that instant instead."""
+    change = parse_dimension(spec)
+    dimensions = {d.column: d for d in current.dimensions}
+    dimension = dimensions.get(change.column)
+    for value in change.values:
+        if value.since is None and value.until is not None and dimension is not None and any(
+                v.value == value.value for v in dimension.values):
+            dimension = dimension.retired(value.value, value.until)
+        elif dimension is None:
+            dimension = Dimension(change.column, (value,))
+        else:
+            dimension = dimension.with_value(value)
+    assert dimension is not None  # parse_dimension refuses a spec without values
+    dimensions[change.column] = dimension
+    return dataclasses.replace(current, dimensions=tuple(dimensions.values()))
+
+
+def set_dimension(rows: CatalogRows, storage: str, spec: str) -> StorageDef:
+    """``storage set-dimension``: :func:`add_dimension_values` with check-and-put, as
+    :func:`set_producers`. Cost: the same."""
+    return update_definition(rows, storage, lambda current: add_dimension_values(current, spec))
+
+
+def update_definition(rows: CatalogRows, storage: str,
+                      change: Callable[[StorageDef], StorageDef]) -> StorageDef:
+    """Apply ``change`` to the stored definition with check-and-put, retrying lost races
+    (``change`` runs again on the definition re-read). Returns the definition as stored."""
     row = storage_row(storage)
     for _ in range(MAX_SWAP_ATTEMPTS):
         raw = rows.catalog.get(row, [DEF]).get(DEF)
         if raw is None:
             raise UnknownStorage(f"storage {shown(storage)} is not in the catalog")
         current = decode_storage(storage, raw)
-        updated = apply_changes(current, producer_changes(current, changes))
+        updated = change(current)
         if updated == current:
             return current
         if rows.catalog.check_and_put(row, DEF, raw, encode_json(updated.to_json())):

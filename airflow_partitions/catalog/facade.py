@@ -33,6 +33,7 @@ from airflow_partitions.catalog.cache import (
     UnknownFact,
     UnknownStorage,
 )
+from airflow_partitions.catalog.dimensions import parse_dimensions
 from airflow_partitions.catalog.lineage import check_not_own_input, encode_inputs, parse_inputs
 from airflow_partitions.catalog.model import (
     FactDef,
@@ -64,7 +65,6 @@ from airflow_partitions.filters import Explain, QueryStats
 from airflow_partitions.keys import ColumnType
 from airflow_partitions.kv import open_store
 from airflow_partitions.kv.base import KVStore
-from airflow_partitions.kv.errors import CorruptCell
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import PartitionTimeline
 
@@ -171,11 +171,14 @@ class Catalog:
         timeline_classes: Mapping[str, str] | None = None,
         exist_ok: bool = False,
         producers: Mapping[str, Producer] | None = None,
+        dimensions: Iterable[str] = (),
     ) -> StorageDef:
         """Create a storage table of ``fact``; its time columns and zone come from the fact.
 
         ``producers`` name the DAG producing each period (docs/backfill.md); with ``exist_ok``
         and no ``producers``, an existing storage's producers are not compared.
+        ``dimensions`` declare non-time columns whose values must all be present, in the
+        ``--dimension`` spelling (``["region=eu,us"]``; docs/dimensions.md).
         """
         require_text("storage name", name)
         periods = period_list("periods", periods)
@@ -209,6 +212,7 @@ class Catalog:
             priority=priority,
             timeline_classes=dict(timeline_classes or {}),
             producers=dict(producers or {}),
+            dimensions=parse_dimensions(require_names("dimensions", dimensions)),
         )
         body = encode_json(sdef.to_json())
         row = storage_row(name)
@@ -251,6 +255,14 @@ class Catalog:
         """
         sdef = definition_update.set_producers(self.rows, require_text("storage", storage),
                                                producers)
+        self._defs[storage] = sdef
+        return sdef
+
+    def set_dimension(self, storage: str, spec: str) -> StorageDef:
+        """Add to a dimension's domain (``region=apac@2025-06-01T00:00:00Z``) or retire a value
+        (``region=apac@..2026-01-01T00:00:00Z``), with check-and-put as :meth:`set_producers`."""
+        sdef = definition_update.set_dimension(self.rows, require_text("storage", storage),
+                                               require_text("dimension", spec))
         self._defs[storage] = sdef
         return sdef
 
@@ -329,18 +341,7 @@ class Catalog:
         if not isinstance(values, Mapping):
             raise WrongType(f"values must map each column to its value, not {shown(values)}")
         [(spec, key)] = self.keyed_specs(sdef, period, values)
-        decoder = PartitionDecoder(sdef, spec.period)
-        try:
-            cells = self.rows.partitions.get(key, list(decoder.columns))
-        except CorruptCell as exc:
-            raise decoder.check.report(key, str(exc)) from None
-        if not cells:
-            return None
-        row = tuple(map(cells.get, decoder.columns))
-        reason = decoder.check.damage(key, row)
-        if reason is not None:  # never used; named (issue 29)
-            raise decoder.check.report(key, reason)
-        return decoder.decode(row)
+        return PartitionDecoder(sdef, spec.period).get(self.rows.partitions, key)
 
     def list_partitions(
         self, storage: str, period: UpdatePeriod | str | None = None
@@ -398,11 +399,8 @@ class Catalog:
         return catalog_repair.rebuild(self, self.get_storage(storage))[1]
 
     def reconcile(self, storage: str, *, drop_corrupt: bool = False) -> ReconcileReport:
-        """Rebuild from the rows, report what the stored timelines got wrong, finish drops.
-
-        Rows it cannot use are reported in ``corrupt_rows`` and kept, unless ``drop_corrupt``
-        (then deleted, so that the partition can be registered again).
-        """
+        """Rebuild from the rows, report what the stored timelines got wrong, finish drops;
+        damaged rows are reported and kept (deleted with ``drop_corrupt``)."""
         return catalog_repair.reconcile(self, self.get_storage(storage),
                                         drop_corrupt=drop_corrupt is True)
 
@@ -425,6 +423,7 @@ class Catalog:
         align: str | None = None,
         verify: bool = True,
         fresh_only: bool = False,
+        where: str | None = None,
     ) -> Cover:
         """The fewest existing partitions whose union is ``[start, end)``, or what is missing.
 
@@ -433,17 +432,15 @@ class Catalog:
         partition is checked against its rows in one batched read first; see
         :mod:`airflow_partitions.catalog.verified_cover`. With ``fresh_only`` stale partitions
         (:meth:`stale`) are not used; the cover falls back to fresh ones and says which it
-        skipped (``Cover.skipped``).
+        skipped (``Cover.skipped``). ``where`` picks the required slices (docs/dimensions.md).
         """
         verify = require_flag("verify", verify)
-        for name, given in (("periods", periods), ("storages", storages)):
-            if isinstance(given, str):  # one string where a list is meant (docs/catalog.md)
-                raise WrongType(f"{name} must be a list of names, not the one string "
-                                f"{shown(given)}; e.g. {name}=[{given!r}]")
+        if isinstance(periods, str) or isinstance(storages, str):  # docs/catalog.md
+            raise WrongType(f"periods and storages must be lists of names, not the one string "
+                            f"{shown(periods if isinstance(periods, str) else storages)}")
         request = CoverRequest.of(
             fact, start, end, time_column=time_column, periods=periods, storages=storages,
-            align=align, fresh_only=require_flag("fresh_only", fresh_only),
-        )
+            align=align, fresh_only=require_flag("fresh_only", fresh_only), where=where)
         return self.cover_with_partitions(request, verify=verify).cover
 
     def stale(

@@ -16,7 +16,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from airflow_partitions.arguments import control_character, require_text, shown
+from airflow_partitions.arguments import control_character, shown
+from airflow_partitions.catalog.dimensions import (
+    Dimension,
+    dimensions_from_json,
+    dimensions_to_json,
+)
+from airflow_partitions.catalog.location_check import InvalidPartitionSpec as InvalidPartitionSpec
+from airflow_partitions.catalog.location_check import UnsafeLocation as UnsafeLocation
+from airflow_partitions.catalog.location_check import check_location as check_location
 from airflow_partitions.catalog.producers import Producer, check_producers
 from airflow_partitions.cover.request import to_instant
 from airflow_partitions.defaults import MAX_RANGE_PARTITIONS
@@ -37,14 +45,6 @@ _TEMPLATE_FIELDS: Final = frozenset({"fact", "storage", "period"})
 
 class InvalidDefinition(InvalidInput):
     """A fact or storage definition is malformed."""
-
-
-class InvalidPartitionSpec(InvalidInput):
-    """A partition's values are missing, extra, mistyped or unsafe."""
-
-
-class UnsafeLocation(InvalidPartitionSpec):
-    """A value would make the partition's location escape its table root."""
 
 
 def check_name(kind: str, name: str) -> str:
@@ -80,6 +80,31 @@ class FactDef:
         return cls(data["name"], tuple(data["time_columns"]), data["tz"])
 
 
+def check_dimensions(storage: str, columns: tuple[tuple[str, ColumnType], ...],
+                     time_columns: tuple[str, ...], dimensions: tuple[Dimension, ...]) -> None:
+    """A dimension must be a string partition column of the storage, not a time column, and
+    declared once."""
+    if not isinstance(dimensions, tuple) or not all(isinstance(d, Dimension)
+                                                    for d in dimensions):
+        raise InvalidDefinition(f"storage {storage!r}: dimensions must be a tuple of Dimension, "
+                                f"not {shown(dimensions)}")
+    kinds = dict(columns)
+    seen: set[str] = set()
+    for d in dimensions:
+        if d.column in seen:
+            raise InvalidDefinition(f"storage {storage!r} declares dimension {d.column!r} twice")
+        seen.add(d.column)
+        if d.column in time_columns:
+            raise InvalidDefinition(f"{d.column!r} is a time column of {storage!r}; a dimension "
+                                    "is a non-time partition column")
+        if kinds.get(d.column) is not ColumnType.STRING:
+            known = ", ".join(c for c, t in columns if c not in time_columns
+                              and t is ColumnType.STRING) or "none"
+            raise InvalidDefinition(
+                f"dimension {d.column!r} is not a string partition column of {storage!r} "
+                f"(its non-time string columns: {known})")
+
+
 @dataclass(frozen=True)
 class StorageDef:
     """A storage table of a fact: partition columns, update periods, location template."""
@@ -95,6 +120,10 @@ class StorageDef:
     timeline_classes: Mapping[str, str] = field(default_factory=dict)
     #: period name -> the DAG that produces its partitions (docs/backfill.md, "Producers").
     producers: Mapping[str, Producer] = field(default_factory=dict)
+    #: Declared dimensions: non-time partition columns whose domain values must all be
+    #: present for a time partition to count (docs/dimensions.md). Undeclared columns: any
+    #: value counts.
+    dimensions: tuple[Dimension, ...] = ()
 
     def __post_init__(self) -> None:
         check_name("storage", self.name)
@@ -122,6 +151,7 @@ class StorageDef:
         check_template(self.location, names)
         object.__setattr__(self, "producers",
                            check_producers(self.name, self.periods, self.producers))
+        check_dimensions(self.name, self.columns, self.time_columns, self.dimensions)
 
     # Cached (definitions are immutable): every partition of a bulk register asks for them.
     @functools.cached_property
@@ -157,6 +187,7 @@ class StorageDef:
             # Only when set: definitions without producers keep their stored bytes.
             **({"producers": {k: p.to_json() for k, p in self.producers.items()}}
                if self.producers else {}),
+            **({"dimensions": dimensions_to_json(self.dimensions)} if self.dimensions else {}),
         }
 
     @classmethod
@@ -172,7 +203,15 @@ class StorageDef:
             priority=int(data["priority"]),
             timeline_classes=dict(data["timeline_classes"]),
             producers={k: Producer.from_json(v) for k, v in data.get("producers", {}).items()},
+            dimensions=dimensions_from_json(data.get("dimensions", [])),
         )
+
+    @property
+    def undeclared_columns(self) -> tuple[str, ...]:
+        """Non-time partition columns that are not dimensions: any of their values counts."""
+        declared = {d.column for d in self.dimensions}
+        return tuple(c for c in self.column_names
+                     if c not in self.time_columns and c not in declared)
 
 
 def encode_json(data: Mapping[str, Any]) -> bytes:
@@ -220,56 +259,6 @@ def check_safe_value(column: str, value: str) -> None:
             "no '/', '\\', control characters (NUL, newline, ...), '.', '..', leading '~' "
             "or empty values"
         )
-
-
-def check_location(location: object) -> str:
-    """An explicit partition location: text without control characters, which would corrupt
-    manifests, logs and the paths Spark is handed.
-
-    >>> check_location("/data/a\\tb")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    airflow_partitions.catalog.model.UnsafeLocation: location '/data/a\\tb' holds the ...
-    """
-    location = require_text("location", location)
-    if not location.strip():
-        raise UnsafeLocation("location is empty")
-    control = control_character(location)
-    if control is not None:
-        raise UnsafeLocation(f"location {shown(location)} holds the control character {control}")
-    return normal_location(location)
-
-
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/]*")
-
-
-def normal_location(location: str) -> str:
-    """``location`` with ``.`` segments and repeated or trailing slashes removed; a ``..``
-    segment is refused (issue 29, F13: ``/data/ev/raw/../../../../etc`` was registered as
-    given, and Spark read ``/etc``). A ``scheme://authority`` prefix is kept as it is.
-
-    >>> normal_location("s3://bucket//ev/./raw/")
-    's3://bucket/ev/raw'
-    >>> normal_location("/data/ev/raw/../../etc")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    airflow_partitions.catalog.model.UnsafeLocation: location '/data/ev/raw/../../etc' ...
-    """
-    scheme = _SCHEME.match(location)
-    head = scheme[0] if scheme else ""
-    path = location[len(head):]
-    segments = path.split("/")
-    if ".." in segments:
-        raise UnsafeLocation(f"location {shown(location)} holds a '..' segment: a partition's "
-                             "location names its directory itself, never one above it")
-    kept = [seg for seg in segments if seg not in ("", ".")]
-    if head:
-        normal = head + "".join("/" + seg for seg in kept)
-    else:
-        normal = ("/" if path.startswith("/") else "") + "/".join(kept)
-    if not normal:
-        raise UnsafeLocation(f"location {shown(location)} names no directory")
-    return normal
 
 
 def render_location(

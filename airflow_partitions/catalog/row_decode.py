@@ -19,6 +19,7 @@ from airflow_partitions.catalog.row_check import RowCheck
 from airflow_partitions.catalog.row_scan import scan_whole_rows
 from airflow_partitions.catalog.rows import LOC, STATE, VERSION, decode_version, value_cell_column
 from airflow_partitions.kv.base import KVTable
+from airflow_partitions.kv.errors import CorruptCell
 from airflow_partitions.periods import UpdatePeriod
 
 #: Rows per page of a projected scan (one round trip each).
@@ -49,6 +50,21 @@ class PartitionDecoder:
         version = (int.from_bytes(raw, "big", signed=True) if raw is not None and len(raw) == 8
                    else decode_version(raw))
         return Partition(self.storage, self.period, texts, location, version)
+
+    def get(self, table: KVTable, key: bytes) -> Partition | None:
+        """The partition of one row key, None when there is no row; a damaged row raises
+        :class:`.row_check.DamagedPartitionRow` naming it, never a half-read partition."""
+        try:
+            cells = table.get(key, list(self.columns))
+        except CorruptCell as exc:
+            raise self.check.report(key, str(exc)) from None
+        if not cells:
+            return None
+        row = tuple(map(cells.get, self.columns))
+        reason = self.check.damage(key, row)
+        if reason is not None:
+            raise self.check.report(key, reason)
+        return self.decode(row)
 
     def scan(self, table: KVTable, start: bytes | None = None, stop: bytes | None = None,
              prefix: bytes | None = None, batch_size: int = LIST_BATCH) -> Iterator[Partition]:

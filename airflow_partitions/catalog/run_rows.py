@@ -13,7 +13,7 @@ lists every partition; a sensor, a status line and ``missing`` never do).
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -22,7 +22,7 @@ from airflow_partitions.catalog.row_decode import LIST_BATCH, PartitionDecoder
 from airflow_partitions.catalog.row_scan import list_whole_rows
 from airflow_partitions.cover import CoverRun
 from airflow_partitions.errors import InvalidInput
-from airflow_partitions.keys import prefix_successor
+from airflow_partitions.keys import encode_value, prefix_successor
 from airflow_partitions.periods import UpdatePeriod, zone
 from airflow_partitions.periods.fast_parse import fast_ordinals, fast_value_bytes
 
@@ -58,6 +58,15 @@ class RunRows:
             self._partitions.append(tuple(decode(v) for v in self.rows))
         return self._partitions[0]
 
+    def by_ordinal(self) -> list[tuple[int, tuple[RowValues, ...]]]:
+        """Each backed ordinal of the run with its rows, in order: O(rows)."""
+        if self.starts is None:
+            return [(self.run.first + i, (v,)) for i, v in enumerate(self.rows)]
+        missing = set(self.missing)
+        backed = [o for o in range(self.run.first, self.run.end) if o not in missing]
+        return [(o, self.rows[lo:hi])
+                for o, lo, hi in zip(backed, self.starts, self.starts[1:], strict=False)]
+
     def locations(self) -> list[str]:
         """One location per ordinal of the run: its row's, or the directory its rows share.
 
@@ -72,26 +81,59 @@ class RunRows:
         return out
 
 
-def read_run(rows: CatalogRows, sdef: StorageDef, run: CoverRun, column: str) -> RunRows:
-    """The rows behind ``run``, and which of its ordinals none backs.
+def read_runs(rows: CatalogRows, defs: Mapping[str, StorageDef], runs: Sequence[CoverRun],
+              column: str, *, merge: bool = True) -> list[RunRows]:
+    """The rows behind each of ``runs`` (in order), and which of their ordinals none backs.
 
-    Cost: one projected scan of the run's key range when ``column`` leads the storage's key
-    (a run's rows are adjacent), else of the period's rows; then O(rows) to check them, with
-    one parse per distinct time value. A time value that does not parse strictly (a damaged
-    or non-canonical cell) backs nothing, as before: the strict value is what a cover names.
-    So does a damaged row (:mod:`.row_check`: a state not positively registered, a location
-    that does not decode, value cells that are not its key): checked in bulk, with one
-    ``startswith`` per row, and row by row only when the bulk check fails.
+    With ``merge``, runs of one storage and period that follow each other in ``runs`` are read
+    by one scan: in a cover's time order nothing but missing ranges separates them, and the
+    timelines hold no partition there, so the scan reads exactly the runs' rows (a day with
+    one hole is one round trip, not two). Pass ``merge=False`` when the gaps may hold rows
+    the cover left out on purpose (a ``fresh_only`` cover skips stale partitions).
+
+    Cost: one projected scan per group of runs (of their key range when ``column`` leads the
+    storage's key, else of the period's rows), then O(rows) to check them, with one parse per
+    distinct time value. A time value that does not parse strictly (a damaged or
+    non-canonical cell) backs nothing: the strict value is what a cover names. So does a
+    damaged row (:mod:`.row_check`: a state not positively registered, a location that does
+    not decode, value cells that are not its key, a blob that does not decode): checked in
+    bulk, and row by row only when the bulk check fails.
     """
-    period = run.period
+    out: list[RunRows] = []
+    i = 0
+    while i < len(runs):
+        head = runs[i]
+        j = i + 1
+        while (merge and j < len(runs) and runs[j].storage == head.storage
+               and runs[j].period is head.period):
+            j += 1
+        out += _read_group(rows, defs[head.storage], runs[i:j], column)
+        i = j
+    return out
+
+
+def read_run(rows: CatalogRows, sdef: StorageDef, run: CoverRun, column: str) -> RunRows:
+    """The rows behind one ``run``: :func:`read_runs` of a single run."""
+    return _read_group(rows, sdef, [run], column)[0]
+
+
+def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
+                column: str) -> list[RunRows]:
+    """One scan for runs of one storage and period, in time order."""
+    period = group[0].period
     decoder = PartitionDecoder(sdef, period)
     at = 2 + sdef.column_names.index(column)
     leading = sdef.column_names[0] == column
+    expected = _expected_values(period, group, sdef.tz) if leading else None
     if leading:
-        first = period.format_ordinal(run.first, sdef.tz)
-        last = period.format_ordinal(run.end - 1, sdef.tz)
-        low = rows.period_prefix(sdef, period, (first,))
-        high = prefix_successor(rows.period_prefix(sdef, period, (last,)))
+        first, last = ((expected[0].decode(), expected[-1].decode()) if expected else (
+            period.format_ordinal(group[0].first, sdef.tz),
+            period.format_ordinal(group[-1].end - 1, sdef.tz)))
+        # The period's key prefix once, then the leading value: what period_prefix(sdef,
+        # period, (value,)) returns, for two values.
+        base, (name, ctype) = rows.period_prefix(sdef, period), sdef.columns[0]
+        low = base + encode_value(ctype, first, column=name)
+        high = prefix_successor(base + encode_value(ctype, last, column=name))
     else:
         low = rows.period_prefix(sdef, period)
         high = prefix_successor(low)
@@ -100,32 +142,37 @@ def read_run(rows: CatalogRows, sdef: StorageDef, run: CoverRun, column: str) ->
     found = [v for _, v in scanned]
     texts = [v[at] for v in found]
     check = decoder.check
-    if leading and len(found) == run.count:  # the common case: one row a value, in order
-        expected = fast_value_bytes(period.value, run.first, run.end, zone(sdef.tz))
-        # With one column, the keys need no check here: the run's key range holds exactly
-        # run.count distinct keys and their texts are its values in order, so each key is
-        # its text (the catalog writes canonical keys only).
-        if expected is not None and texts == expected and check.whole(
-                found, None if check.width == 1 else [k for k, _ in scanned]):
-            return RunRows(run, decoder, tuple(found), None)
+    # The common case: one row a value, in order. With one column the keys need no check
+    # here: the scan's key range holds exactly len(expected) distinct keys whose texts are
+    # the expected values in order, so each key is its text (the catalog writes canonical
+    # keys only); the rest of the row is checked in bulk (issue 29).
+    if expected is not None and texts == expected and check.whole(
+            found, None if check.width == 1 else [k for k, _ in scanned]):
+        out, lo = [], 0
+        for run in group:
+            out.append(RunRows(run, decoder, tuple(found[lo:lo + run.count]), None))
+            lo += run.count
+        return out
     if not check.whole(found, [k for k, _ in scanned]):  # damaged rows back nothing
         found = [v for _, v in decoder.whole(scanned)]
         texts = [v[at] for v in found]
     distinct = list(dict.fromkeys(texts))
     ordinals = _ordinals(period, distinct, sdef.tz)
-    if leading and len(found) == len(distinct) and ordinals == list(range(run.first, run.end)):
-        return RunRows(run, decoder, tuple(found), None)
-    return _grouped(run, decoder, found, texts, dict(zip(distinct, ordinals, strict=True)))
-
-
-def _grouped(run: CoverRun, decoder: PartitionDecoder, found: list[RowValues],
-             texts: list[bytes | None], ordinal_of: dict[bytes | None, int | None]) -> RunRows:
-    """Rows of the run's ordinals grouped by ordinal (stable), and the ordinals none backs."""
+    if (leading and len(group) == 1 and len(found) == len(distinct)
+            and ordinals == list(range(group[0].first, group[0].end))):
+        return [RunRows(group[0], decoder, tuple(found), None)]
+    ordinal_of = dict(zip(distinct, ordinals, strict=True))
     by_ordinal: dict[int, list[RowValues]] = {}
     for values, text in zip(found, texts, strict=True):
         ordinal = ordinal_of[text]
-        if ordinal is not None and run.first <= ordinal < run.end:
+        if ordinal is not None:
             by_ordinal.setdefault(ordinal, []).append(values)
+    return [_grouped(run, decoder, by_ordinal) for run in group]
+
+
+def _grouped(run: CoverRun, decoder: PartitionDecoder,
+             by_ordinal: Mapping[int, list[RowValues]]) -> RunRows:
+    """The run's rows grouped by ordinal (stable), and the ordinals none backs: O(run)."""
     ordered: list[RowValues] = []
     starts = [0]
     missing = []
@@ -137,6 +184,20 @@ def _grouped(run: CoverRun, decoder: PartitionDecoder, found: list[RowValues],
         ordered.extend(group)
         starts.append(len(ordered))
     return RunRows(run, decoder, tuple(ordered), tuple(starts), tuple(missing))
+
+
+def _expected_values(period: UpdatePeriod, group: Sequence[CoverRun], tz: str
+                     ) -> list[bytes] | None:
+    """The time values the runs name, as stored (ASCII bytes), in order; None where the
+    arithmetic fast path does not apply (calendar periods, other zones)."""
+    tzinfo = zone(tz)
+    out: list[bytes] = []
+    for run in group:
+        values = fast_value_bytes(period.value, run.first, run.end, tzinfo)
+        if values is None:
+            return None
+        out += values
+    return out
 
 
 def _ordinals(period: UpdatePeriod, texts: Sequence[bytes | None], tz: str
@@ -155,4 +216,4 @@ def _ordinals(period: UpdatePeriod, texts: Sequence[bytes | None], tz: str
     return out
 
 
-__all__ = ["RunRows", "read_run"]
+__all__ = ["RunRows", "read_run", "read_runs"]

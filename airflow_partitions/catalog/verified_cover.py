@@ -13,9 +13,16 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from airflow_partitions.catalog import writer
+from airflow_partitions.catalog.dimension_coverage import (
+    SliceCompleteness,
+    completeness,
+    incomplete_in,
+    with_slices,
+)
+from airflow_partitions.catalog.dimensions import NotADimension
 from airflow_partitions.catalog.fresh_cover import fresh_sources
 from airflow_partitions.catalog.model import Partition, StorageDef
-from airflow_partitions.catalog.run_rows import RunRows, read_run
+from airflow_partitions.catalog.run_rows import RunRows, read_runs
 from airflow_partitions.cover import Cover, CoverRun, CoverSource, compute_cover
 from airflow_partitions.cover.model import RunLocator
 from airflow_partitions.cover.request import CoverRequest
@@ -24,6 +31,7 @@ from airflow_partitions.errors import InvalidInput, PartitionsError
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
+    from airflow_partitions.catalog.cache import FactState
     from airflow_partitions.catalog.facade import Catalog
 
 log = logging.getLogger(__name__)
@@ -81,12 +89,7 @@ def verified_cover(
                 f"{column!r} is not a time column of fact {fact!r} "
                 f"({', '.join(state.definition.time_columns)})"
             )
-        sources = [
-            CoverSource(name, s.definition.priority, period, s.timelines[(period, column)])
-            for name, s in sorted(state.storages.items())
-            if column in s.definition.time_columns
-            for period in s.definition.periods
-        ]
+        sources, checks = _sources(catalog, state, request, column)
         skipped: tuple[SkippedPartition, ...] = ()
         if request.fresh_only:
             sources, skipped = fresh_sources(catalog, request, column, state.definition.tz,
@@ -97,12 +100,18 @@ def verified_cover(
         defs = {name: s.definition for name, s in state.storages.items()}
         if not verify:
             return VerifiedCover(cover, ())
-        runs = [read_run(catalog.rows, defs[run.storage], run, column) for run in cover.runs]
+        runs = read_runs(catalog.rows, defs, cover.runs, column, merge=not request.fresh_only)
         unbacked = [(rows.run, ordinal) for rows in runs for ordinal in rows.missing]
-        if not unbacked:
-            located = Cover(cover.start, cover.end, cover.runs, cover.missing, tz=cover.tz,
-                            fact=cover.fact, skipped=cover.skipped, locator=_locator(runs))
+        if not unbacked and _still_complete(runs, defs, checks):
+            located = Cover(cover.start, cover.end, cover.runs,
+                            with_slices(cover.missing, list(checks.values()), cover.tz or "UTC",
+                                        _sliced(sources, checks)),
+                            tz=cover.tz, fact=cover.fact, skipped=cover.skipped,
+                            locator=_locator(runs))
             return VerifiedCover(located, runs=runs)
+        if not unbacked:  # a slice's row went away since the completeness scan: read again
+            refresh = True
+            continue
         if refresh:  # fresh timelines still advertise them: repair the over-report
             _repair(catalog, defs, column, unbacked)
         run, ordinal = unbacked[0]
@@ -118,6 +127,53 @@ def verified_cover(
         f"the timelines of {fact!r} and its partition rows kept disagreeing; run "
         "`airflow-partitions reconcile` on its storages"
     )
+
+
+def _sources(catalog: Catalog, state: FactState, request: CoverRequest, column: str
+             ) -> tuple[list[CoverSource], dict[tuple[str, UpdatePeriod], SliceCompleteness]]:
+    """Every (storage, period) of the fact as a cover source: its cached timeline, or for a
+    storage with declared dimensions the time partitions where every required slice has its
+    row (:mod:`.dimension_coverage`)."""
+    sources: list[CoverSource] = []
+    checks: dict[tuple[str, UpdatePeriod], SliceCompleteness] = {}
+    allowed_periods, allowed = request.period_set, request.storages
+    for name, s in sorted(state.storages.items()):
+        sdef = s.definition
+        if column not in sdef.time_columns:
+            continue
+        for period in sdef.periods:
+            timeline = s.timelines[(period, column)]
+            if sdef.dimensions and (allowed_periods is None or period in allowed_periods) and (
+                    allowed is None or name in allowed):
+                check = completeness(catalog.rows, sdef, period, column, timeline, request)
+                checks[(name, period)] = check
+                timeline = check.timeline(column, sdef.tz)
+            sources.append(CoverSource(name, sdef.priority, period, timeline))
+    if request.where is not None and not any(
+            s.definition.dimensions for s in state.storages.values()):
+        raise NotADimension(f"where {request.where!r}: no storage of fact {request.fact!r} "
+                            "declares a dimension (docs/dimensions.md)")
+    return sources, checks
+
+
+def _sliced(sources: Sequence[CoverSource],
+            checks: dict[tuple[str, UpdatePeriod], SliceCompleteness]) -> set[UpdatePeriod]:
+    """The periods whose every source is checked per slice."""
+    periods = {s.period for s in sources}
+    return {p for p in periods if all((s.storage, p) in checks for s in sources
+                                       if s.period is p)}
+
+
+def _still_complete(runs: Sequence[RunRows], defs: dict[str, StorageDef],
+                    checks: dict[tuple[str, UpdatePeriod], SliceCompleteness]) -> bool:
+    """Whether every run of a dimensioned storage still has each required slice's row (the
+    rows just read for verification, against what the completeness scan required)."""
+    for rows in runs:
+        check = checks.get((rows.run.storage, rows.run.period))
+        if check is not None and incomplete_in(rows.by_ordinal(), defs[rows.run.storage],
+                                               check):
+            return False
+    return True
 
 
 def _locator(runs: Sequence[RunRows]) -> RunLocator:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
@@ -22,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich_argparse import RawDescriptionRichHelpFormatter
 
 from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.cli.console import console_for
 from airflow_partitions.errors import InvalidInput
 
 SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -54,16 +54,9 @@ class Context:
             self._catalog = None
 
     def console(self, *, err: bool = False) -> Console:
-        """A rich console; wide when piped (unless $COLUMNS says) so tables do not fold values."""
-        file = self.stderr if err else self.stdout
-        terminal = file.isatty()
-        return Console(
-            file=file,
-            highlight=False,
-            width=None if terminal or os.environ.get("COLUMNS") else 200,
-            force_terminal=terminal,
-            soft_wrap=False,
-        )
+        """A rich console; wide when piped (unless $COLUMNS says) so tables do not fold values
+        (:func:`airflow_partitions.cli.console.console_for`)."""
+        return console_for(self.stderr if err else self.stdout)
 
 
 Handler: TypeAlias = Callable[[argparse.Namespace, Context], int]

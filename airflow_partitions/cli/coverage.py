@@ -36,7 +36,9 @@ def register(sub: SubParsers) -> None:
                   "airflow-partitions cover events --start 2015-02-01 --end 2015-03-01 "
                   "--periods DAILY,HOURLY --json",
                   "airflow-partitions cover events --start 2015-02-01 --end 2015-03-01 "
-                  "--fresh-only"],
+                  "--fresh-only",
+                  "airflow-partitions cover events --start 2015-02-01 --end 2015-03-01 "
+                  "--where \"region = 'eu'\""],
         handler=cover_range,
     )
     _range_arguments(cover)
@@ -46,6 +48,10 @@ def register(sub: SubParsers) -> None:
     cover.add_argument("--fresh-only", action="store_true",
                        help="do not use stale partitions (see 'stale'): fall back to fresh "
                             "finer ones, and say which were skipped")
+    cover.add_argument("--where", metavar="FILTER",
+                       help="which slices of the declared dimensions must be present, e.g. "
+                            "\"region IN ('eu','us')\" (default: every value each domain "
+                            "requires; see docs/dimensions.md)")
     add_json_flag(cover)
 
     picture = add_command(
@@ -95,6 +101,7 @@ def _compute(ctx: Context, args: argparse.Namespace, align: str | None,
         args.fact, parse_instant(args.start, tz, "start"), parse_instant(args.end, tz, "end"),
         time_column=args.time_column, periods=args.periods, storages=args.storages, align=align,
         fresh_only=getattr(args, "fresh_only", False), verify=verify,
+        where=getattr(args, "where", None),
     )
 
 

@@ -85,8 +85,29 @@ def register(sub: SubParsers) -> None:
                    help="the Airflow DAG producing a period's partitions, e.g. "
                         "HOURLY=events_hourly_ingest; @RULE picks the run's logical date "
                         "(start, end, start+PT1H, end-P1D; default start); repeatable")
+    p.add_argument("--dimension", action="append", default=[], metavar="COL=V1,V2[@SINCE]",
+                   help="declare a non-time column a dimension whose values must all be "
+                        "present (region=eu,us; apac@2025-06-01T00:00:00Z from an instant); "
+                        "repeatable; see docs/dimensions.md")
     p.add_argument("--exist-ok", action="store_true",
                    help="succeed if an identical storage already exists")
+
+    p = add_command(
+        storages, "set-dimension", help="add values to a dimension's domain, or retire one",
+        description="Add values to the domain of a dimension (declaring the column a dimension "
+                    "if it is not one yet): COL=VALUE is required always, COL=VALUE@INSTANT "
+                    "from an instant, COL=VALUE@SINCE..UNTIL during a span; "
+                    "COL=VALUE@..INSTANT retires an existing value from that instant. Safe "
+                    "against concurrent updates. See docs/dimensions.md.",
+        examples=["airflow-partitions storage set-dimension events_raw "
+                  "region=apac@2025-06-01T00:00:00Z",
+                  "airflow-partitions storage set-dimension events_raw "
+                  "region=apac@..2026-01-01T00:00:00Z"],
+        handler=storage_set_dimension,
+    )
+    p.add_argument("storage", metavar="STORAGE")
+    p.add_argument("dimension", metavar="COL=VALUE[@SINCE[..UNTIL]]",
+                   help="the values to add (comma-separated) or the one to retire")
 
     p = add_command(
         storages, "list", help="list storage tables",
@@ -99,9 +120,10 @@ def register(sub: SubParsers) -> None:
     add_json_flag(p)
 
     p = add_command(
-        storages, "show", help="show one storage table, with its producers",
+        storages, "show", help="show one storage table, with its producers and dimensions",
         description="Show a storage table's definition: columns, periods, location, timeline "
-                    "classes and, per period, the DAG that produces it.",
+                    "classes, per period the DAG that produces it, and each dimension's "
+                    "domain with its spans (and the columns that are not dimensions).",
         examples=["airflow-partitions storage show events_rollup",
                   "airflow-partitions storage show events_rollup --json"],
         handler=storage_show,
@@ -174,12 +196,31 @@ def storage_create(args: argparse.Namespace, ctx: Context) -> int:
         timeline_classes=parse_timeline_classes(args.timeline_class),
         exist_ok=args.exist_ok,
         producers=_producers(args.producer, "--producer") if args.producer else None,
+        dimensions=args.dimension,
     )
     say(ctx, f"storage {sdef.name} of fact {sdef.fact}: periods "
              f"{', '.join(p.name for p in sdef.periods)}; columns {_columns(sdef)}; "
              f"location {sdef.location}" + (f"; producers {_producer_text(sdef)}"
-                                            if sdef.producers else ""))
+                                            if sdef.producers else "")
+        + "".join(f"; dimension {d.text()}" for d in sdef.dimensions))
     return 0
+
+
+def storage_set_dimension(args: argparse.Namespace, ctx: Context) -> int:
+    sdef = ctx.catalog.set_dimension(args.storage, args.dimension)
+    say(ctx, f"storage {sdef.name}: " + "; ".join(
+        f"dimension {d.text()}" for d in sdef.dimensions))
+    return 0
+
+
+def _dimension_lines(sdef: StorageDef) -> list[str]:
+    """One line per dimension with its values and their spans, then the columns where any
+    value counts: ``storage show`` never hides which columns a cover checks."""
+    lines = [f"  dimension {d.column}: " + ", ".join(v.text() for v in d.values)
+             for d in sdef.dimensions]
+    lines += [f"  dimension {c}: not a dimension, any value counts"
+              for c in sdef.undeclared_columns]
+    return lines
 
 
 def _producers(items: list[str], option: str) -> dict[str, Producer]:
@@ -212,7 +253,7 @@ def storage_show(args: argparse.Namespace, ctx: Context) -> int:
         producer = sdef.producers.get(period.name)
         lines.append(f"  producer  {period.name}: " + (
             f"{producer.dag_id} (logical date: {producer.logical_date})" if producer else "-"))
-    say(ctx, "\n".join(lines))
+    say(ctx, "\n".join(lines + _dimension_lines(sdef)))
     return 0
 
 

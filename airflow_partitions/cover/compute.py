@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Final
 
-from airflow_partitions.cover.clock import Clock, from_us, to_us
+from airflow_partitions.cover.clock import clock_for, from_us, to_us
 from airflow_partitions.cover.model import (
     MAX_NEEDED_RUNS,
     Cover,
@@ -216,7 +216,7 @@ class _Planner:
 
     def __init__(self, request: PreparedCover) -> None:
         self.req = request
-        self.clock = Clock(request.tz)
+        self.clock = clock_for(request.tz)
         self.start_us, self.end_us = request.start_us, request.end_us
         self.width = _KEY_HEAD + len(request.storages)
         self.inside: dict[UpdatePeriod, tuple[int, int]] = {}

@@ -15,8 +15,8 @@ from typing import Any, Final
 
 import pendulum
 
+from airflow_partitions.cover.instant_text import abbreviate, format_instant
 from airflow_partitions.cover.skipped import SkippedPartition
-from airflow_partitions.cover.text import abbreviate, format_instant
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod, zone
 
@@ -138,20 +138,25 @@ class NeededPartitions:
     period: UpdatePeriod
     runs: tuple[ValueRun, ...]
     total: int
+    #: The slice these partitions lack (``(("region", "eu"),)``; docs/dimensions.md), or ().
+    dimensions: tuple[tuple[str, str], ...] = ()
 
     def describe(self) -> str:
-        """``no HOURLY 2015-02-10-12..17 (6)``."""
+        """``no HOURLY 2015-02-10-12..17 (6)``, ``no HOURLY 2015-02-10-12 for region=eu``."""
         shown = ", ".join(r.describe() for r in self.runs)
         listed = sum(r.count for r in self.runs)
         more = f", ... ({self.total} in all)" if listed < self.total else ""
-        return f"no {self.period.name} {shown}{more}"
+        of = (" for " + ",".join(f"{c}={v}" for c, v in self.dimensions)
+              if self.dimensions else "")
+        return f"no {self.period.name} {shown}{more}{of}"
 
     def to_json(self) -> _JsonDict:
-        """``{"period", "total", "runs": [{"first", "last", "count"}]}``."""
+        """``{"period", "total", "runs": [...]}`` (``"dimensions": {...}`` for a slice)."""
         return {
             "period": self.period.name,
             "total": self.total,
             "runs": [{"first": r.first, "last": r.last, "count": r.count} for r in self.runs],
+            **({"dimensions": dict(self.dimensions)} if self.dimensions else {}),
         }
 
     @classmethod
@@ -161,7 +166,11 @@ class NeededPartitions:
             ValueRun(str(r["first"]), str(r["last"]), int(r["count"]))
             for r in _field(d, "runs", "a needed entry")
         )
-        return cls(UpdatePeriod.of(_field(d, "period", "a needed entry")), runs, int(d["total"]))
+        dims = d.get("dimensions") or {}
+        if not isinstance(dims, Mapping):
+            raise InvalidInput(f"cover JSON: needed dimensions must be an object, not {dims!r}")
+        return cls(UpdatePeriod.of(_field(d, "period", "a needed entry")), runs, int(d["total"]),
+                   tuple(sorted((str(c), str(v)) for c, v in dims.items())))
 
 
 @dataclass(frozen=True)

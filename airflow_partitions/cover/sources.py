@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pendulum
 
-from airflow_partitions.cover.clock import MAX_US, MIN_US, Clock, from_us, to_us
+from airflow_partitions.cover.clock import MAX_US, MIN_US, Clock, clock_for, from_us, to_us
 from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.errors import InvalidInput, InvalidRange, MisalignedTime
 from airflow_partitions.periods import UpdatePeriod, zone, zone_name
@@ -71,17 +71,26 @@ def prepare(
     storage_names = tuple(sorted(ranks, key=ranks.__getitem__))
     start_us, end_us = to_us(start), to_us(end)
     if by_period and start_us != end_us:
-        start_us, end_us = _align(Clock(tz_name), min(by_period), start_us, end_us, align)
+        start_us, end_us = _align(clock_for(tz_name), min(by_period), start_us, end_us, align)
     return PreparedCover(
         tz_name,
-        from_us(start_us, tz_name),
-        from_us(end_us, tz_name),
+        _instant(start, start_us, tz_name),
+        _instant(end, end_us, tz_name),
         start_us,
         end_us,
         storage_names,
         by_period,
         request.fact,
     )
+
+
+def _instant(given: pendulum.DateTime, us: int, tz_name: str) -> pendulum.DateTime:
+    """The bound as an instant in the fact's zone: the request's own when alignment kept it
+    and it is already in that zone (most requests), else a new one."""
+    if given.tzinfo is not None and getattr(given.tzinfo, "name", None) == tz_name and (
+            to_us(given) == us):
+        return given
+    return from_us(us, tz_name)
 
 
 def _select(

@@ -1,4 +1,4 @@
-"""Cover text a person reads: compact instants, value runs, the one-line status of a cover.
+"""Cover text a person reads: the one-line status of a cover and its list of missing ranges.
 
 The sensor's poke log, the trigger's events, the operator's errors and the demo all print the
 same line, so a user who learns it once can read every log.
@@ -6,9 +6,9 @@ same line, so a user who learns it once can read every log.
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import TYPE_CHECKING, Final
 
+from airflow_partitions.cover.instant_text import format_instant
 from airflow_partitions.cover.skipped import skipped_text
 
 if TYPE_CHECKING:
@@ -16,46 +16,6 @@ if TYPE_CHECKING:
 
 #: How many missing ranges a status line shows.
 MISSING_SHOWN: Final = 3
-
-
-def abbreviate(first: str, last: str) -> str:
-    """``first..last`` with the part ``last`` shares with ``first`` dropped at a ``-`` boundary.
-
-    Why: runs print as ``2015-01-29-06..23`` instead of repeating the day.
-    """
-    if first == last:
-        return first
-    cut = 0
-    for i, ch in enumerate(last):
-        if i >= len(first) or first[i] != ch:
-            break
-        if ch == "-":
-            cut = i + 1
-    return f"{first}..{last[cut:]}"
-
-
-def format_instant(value: dt.datetime, since: dt.datetime | None = None) -> str:
-    """Compact ISO text: minutes always, seconds when set, the offset unless it is UTC.
-
-    With ``since`` on the same local date and offset, only the time is printed (``12:00/13:00``).
-    """
-    offset = value.utcoffset() or dt.timedelta(0)
-    text = value.strftime("%H:%M")
-    if value.second or value.microsecond:
-        text += value.strftime(":%S")
-        if value.microsecond:
-            text += f".{value.microsecond:06d}"
-    same_day = (
-        since is not None
-        and since.date() == value.date()
-        and (since.utcoffset() or dt.timedelta(0)) == offset
-    )
-    if not same_day:
-        # Not strftime("%Y"): glibc prints year 1 as "1", not "0001" (issue 29).
-        text = f"{value.year:04d}-{value.month:02d}-{value.day:02d}T" + text
-        if offset:
-            text += value.strftime("%z")[:3] + ":" + value.strftime("%z")[3:]
-    return text
 
 
 def missing_list(cover: Cover | None, shown: int = 20) -> list[str]:

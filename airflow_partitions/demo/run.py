@@ -25,13 +25,16 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from rich.cells import cell_len
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.cli.console import console_for
 from airflow_partitions.cli.coverage_picture import coverage_lanes, plot_coverage
 from airflow_partitions.cover import status_line
 from airflow_partitions.demo.layout import DemoLayout
@@ -110,7 +113,13 @@ class Demo:
     # -- helpers -----------------------------------------------------------------------------------
 
     def step(self, n: int, title: str) -> None:
-        self.console.rule(f"[bold][{n}/{self.steps}] {title}", align="left")
+        """A step's header: a rule when it fits the width, else one unfolded line (a long path
+        is never cut)."""
+        text = f"[{n}/{self.steps}] {title}"
+        if cell_len(text) + 4 <= self.console.width:
+            self.console.rule(f"[bold]{escape(text)}", align="left")
+        else:
+            self.console.print(f"[bold]── {escape(text)}", soft_wrap=True)
 
     def run(self, what: str, command: Sequence[str], timeout: float = 900) -> str:
         """Run a command with a spinner; raise DemoFailed with its output's tail on failure."""
@@ -255,8 +264,9 @@ class Demo:
         if not all_match:
             raise DemoFailed("the report's totals differ from the raw events")
         self.console.print("[bold green]demo complete:[/] the report equals the raw data.")
-        self.console.print(f"the same in Airflow's UI: `make airflow`, then Browse > Partitions, "
-                           f"or <Airflow address>{VIEW_ROUTE}/facts/{FACT}")
+        self.console.print("the same in Airflow's UI: `make airflow`, then the Partitions "
+                           f"button in its navigation bar, or <Airflow address>{VIEW_ROUTE}"
+                           f"/facts/{FACT}")
 
     def run_all(self) -> dict[str, Any]:
         self.setup()
@@ -267,6 +277,12 @@ class Demo:
         doc = self.report()
         self.summarise(doc)
         return doc
+
+
+def demo_console(file: IO[str]) -> Console:
+    """The demo's console, by the CLI's rule: in a log or a pipe, 200 columns instead of rich's
+    80, so headers keep their paths (issue 31)."""
+    return console_for(file, highlight=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -283,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.days < 2:
         parser.error("--days must be at least 2 (the late hour is on the second day)")
-    console = Console()
+    console = demo_console(sys.stdout)
     started = time.monotonic()
     demo = Demo(args.root, plan(args.days), console, args.dags)
     try:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 from urllib.parse import parse_qsl, urlsplit
 
+from airflow_partitions.defaults import HBASE_PROTOCOLS, HBASE_TRANSPORTS
 from airflow_partitions.kv.errors import InvalidStoreURL
 
 DEFAULT_HBASE_PORT = 9090
@@ -153,10 +154,8 @@ def _parse_hbase(url: str) -> HBaseConfig:
         host=host,
         port=port or DEFAULT_HBASE_PORT,
         table_prefix=prefix,
-        transport=_choice(
-            url, "transport", params.get("transport", "buffered"), ("buffered", "framed")
-        ),
-        protocol=_choice(url, "protocol", params.get("protocol", "binary"), ("binary", "compact")),
+        transport=_choice(url, "transport", params.get("transport", "buffered"), HBASE_TRANSPORTS),
+        protocol=_choice(url, "protocol", params.get("protocol", "binary"), HBASE_PROTOCOLS),
         pool_size=_int_param(url, "pool_size", params.get("pool_size", "4"), 1, 1024),
         timeout_ms=timeout,
     )

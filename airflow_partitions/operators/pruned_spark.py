@@ -27,6 +27,7 @@ from airflow_partitions.catalog.model import Partition
 from airflow_partitions.defaults import default_manifest_dir
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
+from airflow_partitions.operators.spark_provider import build_hook
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.pruning import (
     DEFAULT_MAX_VALUES,
@@ -202,7 +203,7 @@ class PrunedSparkSubmitOperator(CoveredSparkSubmitOperator):
         saved = (self.application_args, self.name)
         self.application_args, self.name = args, f"{self.name or self.task_id}-collect-keys"
         try:
-            return self._get_hook()
+            return build_hook(self)
         finally:
             self.application_args, self.name = saved
 

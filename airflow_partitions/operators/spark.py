@@ -26,6 +26,7 @@ from airflow_partitions.defaults import default_manifest_dir, manifest_retention
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.operators.openlineage_facets import manifest_lineage
+from airflow_partitions.operators.spark_provider import rebuild_hook_on_execute
 from airflow_partitions.spark.manifest import (
     MANIFEST_ARG,
     MANIFEST_CONF,
@@ -218,7 +219,7 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         self.application_args = [*args, MANIFEST_ARG, path]
         if self.manifest_conf:
             self.conf = {**(self.conf or {}), MANIFEST_CONF: path}
-        self._hook = None  # built from the arguments above
+        rebuild_hook_on_execute(self)  # execute builds it from the arguments above
         ti.xcom_push(key="manifest", value=path)
         ti.xcom_push(key="inputs", value=manifest.inputs)
         return path

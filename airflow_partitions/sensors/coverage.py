@@ -33,7 +33,7 @@ from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.hooks.metrics import publish_coverage
 from airflow_partitions.kv import StoreDamaged, StoreUnavailable
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
-from airflow_partitions.ui.link import PartitionsViewLink
+from airflow_partitions.ui.link import PartitionsViewLink, view_url
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -154,6 +154,9 @@ class PartitionCoverageSensor(BaseSensorOperator):
         source = "the run's data interval" if self._range_from_interval else "start=/end="
         self.log.info("waiting until %s [%s, %s) is coverable (range from %s)", request.fact,
                       request.start.isoformat(), request.end.isoformat(), source)
+        if not context.get("task_reschedule_count"):  # the try's first poke: once, not each
+            self.log.info("Partitions view of this range: %s (also the Partitions button under "
+                          "this task instance's Details tab, Extra Links)", view_url(request))
         run = context.get("dag_run")
         logical = getattr(run, "logical_date", None)
         if (self._range_from_interval and logical is not None

@@ -3,6 +3,8 @@
 Airflow 3 computes a task's extra links when the task finishes, on the rendered task, and
 keeps the URL in XCom; so the link shows the range the sensor really waited on, templates
 rendered. The URL is absolute when ``[api] base_url`` is set, else relative to the UI's host.
+The button sits on the task instance's Details tab, under "Extra Links"; so that nobody has to
+find it, the sensor also logs the same URL once, at its first poke (:func:`view_url`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 from airflow.sdk import BaseOperatorLink
 from airflow.sdk.configuration import conf
 
+from airflow_partitions.cover import CoverRequest
 from airflow_partitions.ui.urls import fact_url
 
 
@@ -21,7 +24,12 @@ class PartitionsViewLink(BaseOperatorLink):
     name = "Partitions"
 
     def get_link(self, operator: Any, *, ti_key: Any) -> str:
-        request = operator.request  # the sensor's rendered and validated CoverRequest
-        base = conf.get("api", "base_url", fallback="") or ""
-        return fact_url(request.require_fact(), request.start.isoformat(),
-                        request.end.isoformat(), base_url=base)
+        return view_url(operator.request)  # the sensor's rendered and validated CoverRequest
+
+
+def view_url(request: CoverRequest) -> str:
+    """The fact's Partitions view over the request's range: what the button opens, and what the
+    sensor's first poke logs (absolute once ``[api] base_url`` is set, as ``make airflow`` does)."""
+    base = conf.get("api", "base_url", fallback="") or ""
+    return fact_url(request.require_fact(), request.start.isoformat(), request.end.isoformat(),
+                    base_url=base)

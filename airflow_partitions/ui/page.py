@@ -19,12 +19,16 @@ WIDTH: Final = 960
 LABEL: Final = 190
 ROW: Final = 22
 COLORS: Final = {"registered": "#74c476", "missing": "#de2d26", "stale": "#fd8d3c",
-                 "cover": "#2171b5"}
+                 "not_applicable": "#e0e0e0", "cover": "#2171b5"}
+#: What the legend calls each state.
+LEGEND: Final = {"registered": "registered", "missing": "missing", "stale": "stale",
+                 "not_applicable": "not applicable (sticks out of the range)", "cover": "cover"}
 STYLE: Final = """
 body{font-family:system-ui,sans-serif;margin:1rem;color:#222}
 a{color:#2171b5}table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left}
 .status{padding:.5rem;border-left:4px solid #de2d26;background:#fdecea;font-family:monospace}
 .status.ok{border-color:#31a354;background:#edf8e9}
+.status.ok.stale{border-color:#fd8d3c;background:#fff3e8}
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px}
 form input{width:16rem}.zoom a{margin-right:1rem}
 """
@@ -81,7 +85,7 @@ def view_link(root: str, fact: str, query: Mapping[str, Any], **changes: Any) ->
 #: One stretch to draw: (state, start, end, tooltip, link target or None).
 Item = tuple[str, dt.datetime, dt.datetime, str, tuple[dt.datetime, dt.datetime] | None]
 #: Drawing order: later states are drawn on top, so a one-hour hole in a century stays visible.
-LAYERS: Final = ("cover", "registered", "stale", "missing")
+LAYERS: Final = ("not_applicable", "cover", "registered", "stale", "missing")
 #: States whose sub-pixel stretches are ticks over the bar (the others are the bar).
 TICKS: Final = frozenset({"stale", "missing"})
 
@@ -164,7 +168,7 @@ def lanes_svg(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> s
             s0, s1 = _instant(s["start"]), _instant(s["end"])
             text = s["first"] if s["partitions"] == 1 else f"{s['first']}..{s['last']}"
             tip = f"{s['state']} {lane['period']} {text} ({s['partitions']})"
-            target = None if s["state"] == "registered" else (s0, s1)
+            target = None if s["state"] in ("registered", "not_applicable") else (s0, s1)
             items.append((s["state"], s0, s1, tip, target))
         parts.append(_rects(items, scale, y, zoom))
         y += ROW
@@ -226,7 +230,7 @@ def _range_form(view: Mapping[str, Any]) -> str:
 
 def fact_page(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
     """One fact: the range box (status line, what is missing), zoom links, lanes, totals."""
-    ok = " ok" if view["coverable"] else ""
+    ok = (" ok" if view["coverable"] else "") + (" stale" if view.get("stale_used") else "")
     missing = "".join(f"<li>{esc(m['text'])}</li>" for m in view["cover"]["missing"]
                       if m["text"])
     more = len(view["cover"]["missing"]) - missing.count("<li>")
@@ -235,8 +239,10 @@ def fact_page(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> s
     totals = "".join(
         f"<tr><td>{esc(lane['storage'])}</td><td>{esc(lane['period'])}</td>"
         f"<td>{lane['registered']:,}</td><td>{lane['missing']:,}</td><td>{lane['stale']:,}</td>"
+        f"<td>{lane.get('not_applicable', 0):,}</td>"
         f"<td>{len(lane['stretches']):,}</td></tr>" for lane in view["lanes"])
-    legend = "".join(f"<span style='background:{c}'></span>{esc(n)}" for n, c in COLORS.items())
+    legend = "".join(f"<span style='background:{c}'></span>{esc(LEGEND[n])}"
+                     for n, c in COLORS.items())
     body = (
         f"<p><a href='{esc(root)}/'>Partitions</a> / {esc(view['fact'])} "
         f"({esc(view['tz'])}, time column {esc(view['time_column'])})</p>"
@@ -247,7 +253,7 @@ def fact_page(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> s
         + (f"<details><summary>missing ranges ({len(view['cover']['missing']):,})</summary>"
            f"<ul>{missing}</ul></details>" if missing else "")
         + "<h2>Lanes</h2><table><tr><th>storage</th><th>period</th><th>registered</th>"
-        f"<th>missing</th><th>stale</th><th>stretches</th></tr>{totals}</table>"
+        f"<th>missing</th><th>stale</th><th>n/a</th><th>stretches</th></tr>{totals}</table>"
         f"<p>history: {esc(view['extent']['start'])} → {esc(view['extent']['end'])}</p>"
     )
     return page(f"{view['fact']} · Partitions", body)

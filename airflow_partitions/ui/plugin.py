@@ -1,8 +1,19 @@
 """``PartitionsPlugin``: the Partitions view, shipped through the provider info's ``plugins``.
 
 The api-server mounts :data:`fastapi_apps` under ``/partitions``; the external view puts a
-"Partitions" entry in the UI's Browse menu, and its ``url_route`` makes the UI draw the page
+"Partitions" button in the UI's navigation bar, and its ``url_route`` makes the UI draw the page
 inside its own frame (``/plugin/partitions``) rather than leave Airflow.
+
+How Airflow 3.3's UI treats it (read from its bundled UI, issue 31):
+
+* The button is top level (``nav_top_level``), not in the Browse menu: the UI highlights the
+  Browse button only on its own built-in pages (Audit Log, XComs, ...), never on a plugin's,
+  while a top-level plugin button is highlighted whenever its ``/plugin/<url_route>`` page is
+  open. So a user can see where they are.
+* Once the frame has loaded, the UI writes the frame's own path after ``/plugin/<url_route>``
+  in the address bar (``/plugin/partitions/partitions/facts/events?start=...``), so that the
+  address can be bookmarked and reloaded to the same view. The doubled ``partitions`` is the
+  route followed by the app's mount point; neither can be dropped from a plugin.
 """
 
 from __future__ import annotations
@@ -28,6 +39,6 @@ class PartitionsPlugin(AirflowPlugin):
             "href": f"{URL_PREFIX}/",
             "url_route": "partitions",
             "destination": "nav",
-            "category": "browse",
+            "nav_top_level": True,
         },
     ]

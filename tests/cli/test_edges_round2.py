@@ -18,7 +18,7 @@ from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.model import UnsafeLocation
 from airflow_partitions.catalog.producers import InvalidProducer, Producer, parse_rule
 from airflow_partitions.cli import main
-from airflow_partitions.cover.text import format_instant
+from airflow_partitions.cover.instant_text import format_instant
 from airflow_partitions.errors import InvalidRange, WrongType
 from airflow_partitions.periods import UpdatePeriod
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -14,10 +15,31 @@ import pytest
 
 from airflow_partitions.demo.layout import DemoLayout
 from airflow_partitions.demo.services.cli import main
-from airflow_partitions.demo.services.environment import service_settings
-from airflow_partitions.demo.services.ports import choose_ports, is_loopback
+from airflow_partitions.demo.services.environment import (
+    VENV_BIN,
+    ServicePorts,
+    airflow_environment,
+    overridden,
+    override_notice,
+    passed_through,
+    service_settings,
+)
+from airflow_partitions.demo.services.ports import (
+    LOOPBACK,
+    ApiPort,
+    choose_ports,
+    free_port,
+    is_loopback,
+    pick_api_port,
+)
 from airflow_partitions.demo.services.processes import group_members, spawn, stop_groups
-from airflow_partitions.demo.services.runner import recorded, stop_recorded
+from airflow_partitions.demo.services.runner import (
+    AirflowServices,
+    env_script,
+    last_api_port,
+    recorded,
+    stop_recorded,
+)
 
 # a leader that ignores nothing, with a child in its group (as the scheduler has task processes)
 TREE = [sys.executable, "-c",
@@ -98,3 +120,70 @@ def test_the_demo_and_the_services_share_one_environment(tmp_path: Path) -> None
     assert json.loads(env["AIRFLOW_CONN_PARTITIONS_DEFAULT"])["extra"]["store_url"] == \
         layout.store_url
     assert env["PYSPARK_PYTHON"] == sys.executable
+
+
+# -- the caller's settings, env.sh, the port (issue 31) -------------------------------------------
+
+USER = {"AIRFLOW__METRICS__STATSD_ON": "True", "AIRFLOW_CONN_WAREHOUSE": '{"password": "s3cret"}',
+        "AIRFLOW_PARTITIONS_STORE": "sqlite:////elsewhere.db", "AIRFLOW__CORE__EXECUTOR":
+        "CeleryExecutor", "PATH": "/usr/bin:/bin"}
+
+
+def test_the_callers_settings_reach_the_services_and_the_harness_names_what_it_replaced(
+        tmp_path: Path) -> None:
+    layout = DemoLayout.at(tmp_path)
+    env = airflow_environment(layout.home, layout.dags, layout.store_url, layout.data, base=USER)
+    services = AirflowServices(layout.home, env, choose_ports(), layout.services)
+    # passed through: metrics on, the user's own connection
+    assert services.env["AIRFLOW__METRICS__STATSD_ON"] == "True"
+    assert services.env["AIRFLOW_CONN_WAREHOUSE"] == USER["AIRFLOW_CONN_WAREHOUSE"]
+    # the harness's required values win: its catalog, LocalExecutor; PATH is extended
+    assert services.env["AIRFLOW_PARTITIONS_STORE"] == layout.store_url
+    assert services.env["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor"
+    assert services.env["PATH"] == f"{VENV_BIN}:/usr/bin:/bin"
+    assert overridden(USER, services.env) == ["AIRFLOW_PARTITIONS_STORE",
+                                              "AIRFLOW__CORE__EXECUTOR"]
+    notice = override_notice(USER, services.env)
+    assert notice is not None and "AIRFLOW__CORE__EXECUTOR" in notice
+    assert "s3cret" not in notice and "CeleryExecutor" not in notice  # names, never values
+    assert override_notice({"AIRFLOW__METRICS__STATSD_ON": "True"}, services.env) is None
+    assert passed_through(USER, services.env) == ["AIRFLOW_CONN_WAREHOUSE",
+                                                  "AIRFLOW__METRICS__STATSD_ON"]
+
+
+def test_env_sh_puts_the_venvs_airflow_first_on_path_in_a_fresh_shell(tmp_path: Path) -> None:
+    script = tmp_path / "env.sh"
+    script.write_text(env_script({"AIRFLOW_HOME": "/h o m e", "AIRFLOW__METRICS__STATSD_ON":
+                                  "True", "UNRELATED": "x"}))
+    shell = subprocess.run(
+        ["bash", "-c", f"source {script}; command -v airflow; echo $AIRFLOW_HOME; echo $PATH; "
+                       "echo ${UNRELATED:-unset}"],
+        env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, check=True)
+    airflow, home, path, unrelated = shell.stdout.splitlines()
+    assert airflow == str(VENV_BIN / "airflow")
+    assert home == "/h o m e" and unrelated == "unset"
+    assert path == f"{VENV_BIN}:/usr/bin:/bin"  # the shell's own PATH is kept after it
+
+
+def test_the_ui_keeps_last_times_port_while_it_is_free(tmp_path: Path) -> None:
+    last = free_port()
+    assert pick_api_port(LOOPBACK, 0, last) == ApiPort(last)
+    with socket.socket() as taken:  # someone else listens there now
+        taken.bind((LOOPBACK, last))
+        taken.listen()
+        moved = pick_api_port(LOOPBACK, 0, last)
+    assert moved.port != last
+    assert moved.moved is not None and str(last) in moved.moved and str(moved.port) in moved.moved
+    assert pick_api_port(LOOPBACK, 0, None).moved is None  # a first start has nothing to say
+    assert pick_api_port(LOOPBACK, 8123, last) == ApiPort(8123)  # asked for: always that one
+
+
+def test_the_last_port_is_read_from_the_state_the_start_wrote(tmp_path: Path) -> None:
+    assert last_api_port(tmp_path) is None
+    services = AirflowServices(tmp_path, {}, ServicePorts(LOOPBACK, 41234, 41235, 41236),
+                               tmp_path)
+    services.write_state()
+    assert last_api_port(tmp_path) == 41234
+    assert (tmp_path / "env.sh").stat().st_mode & 0o777 == 0o600
+    (tmp_path / "services.json").write_text('{"ports": "garbled"}')
+    assert last_api_port(tmp_path) is None

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -44,7 +46,12 @@ from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.producers import Producer
 from airflow_partitions.demo.services.api import ADMIN, ApiClient, ApiError, admin_password
-from airflow_partitions.demo.services.environment import VENV_BIN
+from airflow_partitions.demo.services.api import request as api_request
+from airflow_partitions.demo.services.environment import (
+    VENV_BIN,
+    airflow_environment,
+    overridden,
+)
 from airflow_partitions.demo.services.ports import choose_ports
 from airflow_partitions.demo.services.runner import AirflowServices, log_tail
 from airflow_partitions.spark.jobs import job_path
@@ -254,8 +261,67 @@ def write_hours(catalog: Catalog, data: Path) -> None:
     catalog.register("sevents_raw", "HOURLY", values)
 
 
+#: What a user exported before `make airflow` (issue 31): passed through, except the executor,
+#: which the harness needs to be LocalExecutor (Airflow 3 has no SequentialExecutor: a scheduler
+#: given it would not start). The StatsD settings come from :class:`StatsdSink`.
+CALLER_SETTINGS = {"AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+                   "AIRFLOW__API__INSTANCE_NAME": "Partitions e2e",
+                   "AIRFLOW__CORE__EXECUTOR": "SequentialExecutor"}
+STATSD_PREFIX = "e2e31"
+
+
+class StatsdSink:
+    """A UDP socket on loopback that the services' StatsD metrics go to (a caller's
+    ``AIRFLOW__METRICS__*`` settings, as docs/observability.md says to set them); a thread
+    keeps the metric names it receives.
+
+    Why metrics and not ``/proc/<pid>/environ``: Airflow's services set their process title
+    (setproctitle), which overwrites the memory that file is read from.
+    """
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.5)
+        self.port: int = self.sock.getsockname()[1]
+        self.names: set[str] = set()
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._drain, daemon=True)
+        self.thread.start()
+
+    def settings(self) -> dict[str, str]:
+        return {"AIRFLOW__METRICS__STATSD_ON": "True",
+                "AIRFLOW__METRICS__STATSD_HOST": "127.0.0.1",
+                "AIRFLOW__METRICS__STATSD_PORT": str(self.port),
+                "AIRFLOW__METRICS__STATSD_PREFIX": STATSD_PREFIX}
+
+    def _drain(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                data = self.sock.recv(65535)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.names.update(line.split(":", 1)[0]
+                              for line in data.decode(errors="replace").splitlines())
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.thread.join(timeout=5)
+        self.sock.close()
+
+
 @pytest.fixture(scope="module")
-def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scheduler]:
+def statsd() -> Iterator[StatsdSink]:
+    sink = StatsdSink()
+    yield sink
+    sink.close()
+
+
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
+              ) -> Iterator[Scheduler]:
     home = make_airflow_home(tmp_path_factory.mktemp("scheduler_home"))
     data = home.home / "sevents"
     (home.dags / "sched_waits.py").write_text(WAIT_DAGS)
@@ -275,7 +341,10 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scheduler]:
                            location=f"{data}/rollup/dt={{dt}}")
     catalog.set_producers("sevents_rollup", {"DAILY": Producer("sched_rollup")})
     write_hours(catalog, data)
-    env = {**home.env, "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False"}
+    # built as `make airflow` builds it, from a caller who exported settings of their own
+    env = airflow_environment(home.home, home.dags, home.store_url, home.home / "data",
+                              spark_master="local[1]",
+                              base={**home.env, **CALLER_SETTINGS, **statsd.settings()})
     services = AirflowServices(home.home, env, choose_ports(), parallelism=4)
     try:
         services.start()
@@ -334,7 +403,29 @@ def backfill(scheduler: Scheduler) -> Command:
     return Command(scheduler, "backfill", *backfill_args())
 
 
-def test_deferrable_sensor_waits_in_the_triggerer(scheduler: Scheduler, backfill: Command) -> None:
+def test_the_callers_settings_reach_every_service_and_env_sh_gives_airflow(
+        scheduler: Scheduler, statsd: StatsdSink) -> None:
+    """Issue 31: settings a caller exported reach the services, the harness's required values
+    win (and it names the ones it replaced), and ``source env.sh`` in a fresh shell finds the
+    venv's ``airflow`` and the same settings."""
+    services = scheduler.services
+    config = api_request(f"{services.api_url}/ui/config", token=scheduler.api.token())
+    assert config["instance_name"] == "Partitions e2e"  # the api-server has the caller's
+    beats = {f"{STATSD_PREFIX}.{name}_heartbeat"
+             for name in ("scheduler", "triggerer", "dag_processor")}
+    poll("every service's heartbeat through the caller's StatsD settings",
+         lambda: beats <= statsd.names or None, timeout=120)
+    assert overridden({**CALLER_SETTINGS, **statsd.settings()}, services.env) == [
+        "AIRFLOW__CORE__EXECUTOR"]
+    shell = subprocess.run(
+        ["bash", "-c", f"source {services.state_dir / 'env.sh'}; command -v airflow; "
+                       "echo $AIRFLOW__METRICS__STATSD_PREFIX"],
+        env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, check=True)
+    assert shell.stdout.splitlines() == [str(VENV_BIN / "airflow"), STATSD_PREFIX]
+
+
+def test_deferrable_sensor_waits_in_the_triggerer(scheduler: Scheduler, backfill: Command,
+                                                  statsd: StatsdSink) -> None:
     run_id = scheduler.trigger("sched_deferred")
     scheduler.wait_state("sched_deferred", run_id, "wait", {"deferred"})
     log = scheduler.log("sched_deferred", run_id, "wait")
@@ -345,6 +436,9 @@ def test_deferrable_sensor_waits_in_the_triggerer(scheduler: Scheduler, backfill
                              "xcomEntries/return_value")
     cover = xcom["value"] if isinstance(xcom["value"], dict) else json.loads(xcom["value"])
     assert [p["value"] for p in cover["partitions"]] == ["2024-01-01-00", "2024-01-01-01"]
+    # the task processes and the trigger inherit the caller's metrics settings (issue 31)
+    assert any(n.startswith(f"{STATSD_PREFIX}.partitions.coverage") for n in statsd.names), \
+        sorted(statsd.names)
 
 
 def test_reschedule_mode_is_up_for_reschedule_between_pokes(scheduler: Scheduler,
@@ -529,7 +623,7 @@ def test_the_plugin_is_registered_with_its_navigation_entry(ui: ApiClient) -> No
     assert ours["fastapi_apps"][0]["url_prefix"] == "/partitions"
     [view] = ours["external_views"]
     assert view["href"] == "/partitions/" and view["url_route"] == "partitions"
-    assert view["destination"] == "nav"
+    assert view["destination"] == "nav" and view["nav_top_level"] is True
 
 
 def test_the_json_the_page_is_drawn_from(ui: ApiClient, scheduler: Scheduler) -> None:

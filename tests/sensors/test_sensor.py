@@ -233,3 +233,22 @@ def test_a_manual_run_whose_interval_misses_its_logical_date_is_warned(
         assert bool(warnings) is warned, (run_type, logs)
         assert all("outside its data interval" in w and "start= and end=" in w for w in warnings)
         assert any("range from the run's data interval" in e["event"] for e in logs), logs
+
+
+def test_the_first_poke_logs_the_partitions_view_once(events: Catalog,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 31: the view is one click from the log, not only behind Details > Extra Links;
+    a reschedule-mode poke after the first (a new process, the same try) does not repeat it."""
+    monkeypatch.setenv("AIRFLOW__API__BASE_URL", "http://127.0.0.1:8080")
+    register_hours(events, 0, 4)
+
+    def view_lines(context: dict[str, Any]) -> list[str]:
+        with capture_logs() as logs:
+            sensor().execute(context)  # type: ignore[arg-type]
+        return [e["event"] for e in logs if "Partitions view" in e["event"]]
+
+    [line] = view_lines({})
+    assert ("http://127.0.0.1:8080/partitions/facts/events?start=2024-01-01T00%3A00%3A00%2B00"
+            "%3A00&end=2024-01-01T04%3A00%3A00%2B00%3A00") in line
+    assert "Extra Links" in line
+    assert view_lines({"task_reschedule_count": 2}) == []

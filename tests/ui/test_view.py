@@ -120,6 +120,8 @@ def test_the_provider_declares_the_plugin() -> None:
     assert app["url_prefix"] == URL_PREFIX
     [view] = cls.external_views
     assert view["href"] == f"{URL_PREFIX}/" and view["url_route"]
+    # a top-level button, which the UI highlights on its page; the Browse menu's never is
+    assert view["nav_top_level"] is True and "category" not in view
 
 
 def test_sub_pixel_holes_are_ticks_under_one_registered_bar() -> None:
@@ -150,3 +152,37 @@ def test_a_write_is_seen_at_once(client: TestClient, events: Catalog) -> None:
     events.register("raw", "HOURLY", [{"dt": f"2024-01-01-0{h}", "region": "eu"} for h in (5, 6)])
     view = client.get("/api/facts/events", params=DAY).json()
     assert view["coverable"] is True and view["status"].endswith("coverable")
+
+
+def test_a_cover_on_stale_partitions_says_how_many(client: TestClient, events: Catalog) -> None:
+    """Issue 31: green "coverable" alone hid that the cover stands on a stale partition."""
+    hours = [{"dt": f"2024-01-01-{h:02d}", "region": "eu"} for h in range(24) if h not in (5, 6)]
+    events.register("rollup", "DAILY", {"dt": "2024-01-01"}, inputs=[
+        {"storage": "raw", "period": "HOURLY", "values": v, "version": 1} for v in hours])
+    events.register("raw", "HOURLY", hours[0], restate=True)
+    view = client.get("/api/facts/events", params=DAY).json()
+    assert view["coverable"] is True and view["stale_used"] == 1
+    assert view["status"].endswith(", coverable, 1 stale partition used"), view["status"]
+    assert "class='status ok stale'" in client.get("/facts/events", params=DAY).text
+    unchecked = client.get("/api/facts/events", params={**DAY, "stale": "false"}).json()
+    assert unchecked["status"].endswith("coverable") and unchecked["stale_used"] == 0
+    assert "class='status ok'" in client.get("/facts/events",
+                                             params={**DAY, "stale": "false"}).text
+
+
+def test_partitions_that_stick_out_of_the_range_are_not_applicable(
+        client: TestClient, events: Catalog) -> None:
+    """Issue 31: a MONTHLY lane over three days, and the days a window cuts, cannot be in any
+    cover of the window: they are drawn grey and not counted as missing."""
+    events.create_storage("events", "monthly", ["MONTHLY"], priority=9)
+    three_days = {"start": "2024-01-01T00:00:00+00:00", "end": "2024-01-04T00:00:00+00:00"}
+    view = client.get("/api/facts/events", params=three_days).json()
+    assert stretches(view, "monthly") == [("not_applicable", "2024-01", "2024-01", 1)]
+    [monthly] = [lane for lane in view["lanes"] if lane["storage"] == "monthly"]
+    assert (monthly["missing"], monthly["not_applicable"]) == (0, 1)
+    assert stretches(view, "rollup") == [("missing", "2024-01-01", "2024-01-03", 3)]
+    cut = client.get("/api/facts/events", params={"start": "2024-01-01T04:00:00Z",
+                                                  "end": "2024-01-02T04:00:00Z"}).json()
+    assert stretches(cut, "rollup") == [("not_applicable", "2024-01-01", "2024-01-02", 2)]
+    page = client.get("/facts/events", params=three_days).text
+    assert "not applicable" in page and "fill='#e0e0e0'" in page

@@ -14,11 +14,16 @@ from pathlib import Path
 
 from airflow_partitions.demo.layout import DemoLayout
 from airflow_partitions.demo.services.api import ADMIN, admin_password, password_file
-from airflow_partitions.demo.services.environment import VENV_BIN
+from airflow_partitions.demo.services.environment import (
+    VENV_BIN,
+    override_notice,
+    passed_through,
+)
 from airflow_partitions.demo.services.ports import (
     LOOPBACK,
     choose_ports,
     is_loopback,
+    pick_api_port,
     port_in_use,
 )
 from airflow_partitions.demo.services.runner import (
@@ -26,6 +31,7 @@ from airflow_partitions.demo.services.runner import (
     ENV_FILE,
     AirflowServices,
     ServicesFailed,
+    last_api_port,
     load_state,
     recorded,
     stop_recorded,
@@ -67,10 +73,20 @@ def start(args: argparse.Namespace) -> int:
     if args.api_port and port_in_use(args.host, args.api_port):
         print(f"port {args.api_port} is in use on {args.host}; pick another (AIRFLOW_API_PORT=)")
         return 1
+    user = dict(os.environ)  # before prepare() sets the data root in it
     env = layout.environment()
+    port = pick_api_port(args.host, args.api_port, last_api_port(layout.services))
+    if port.moved:
+        print(f"note: {port.moved}")
     prepare(layout, env)
-    services = AirflowServices(layout.home, env, choose_ports(args.host, args.api_port),
+    services = AirflowServices(layout.home, env, choose_ports(args.host, port.port),
                                layout.services, parallelism=args.parallelism)
+    kept = passed_through(user, services.env)
+    if kept:
+        print(f"your settings passed to the services: {', '.join(kept)}")
+    notice = override_notice(user, services.env)
+    if notice:
+        print(f"note: {notice}")
     print(f"starting {', '.join(COMMANDS)} (logs in {layout.services}) ...", flush=True)
     services.start()
     try:
@@ -96,7 +112,7 @@ Airflow {services.api_url}  (UI and REST API; only on {services.ports.host})
   data root {layout.data}
   DAGs      {layout.dags} (new DAGs start paused)
   logs      {layout.services}/<service>.log; task logs in {layout.home}/logs
-  view      {services.api_url}/partitions/  (the Partitions view; in the UI: Browse > Partitions)
+  view      {services.api_url}/partitions/  (the Partitions view; in the UI: its nav button)
   CLI       source {layout.services / ENV_FILE}   # then `airflow dags list`, ...
 stop with: make airflow-stop""")
     if not has_demo_data(layout):

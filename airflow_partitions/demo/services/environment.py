@@ -4,6 +4,12 @@
 they must agree on the catalog, the data root (read when DAG files are imported), the Spark
 connection (Airflow's own ``spark_default`` is YARN) and the Python Spark runs, or a task sees a
 different catalog from the sensor that waited for it.
+
+The caller's own settings (``AIRFLOW__*``, ``AIRFLOW_CONN_*``, ``AIRFLOW_PARTITIONS_*``: metrics,
+OpenLineage, a database, more connections) are passed through to every service, because
+docs/observability.md tells users to turn features on exactly that way (issue 31). Only the
+values the installation cannot work without replace theirs, and :func:`overridden` names the
+replaced ones so ``make airflow`` can say so instead of dropping them silently.
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ from pathlib import Path
 
 #: The venv's ``bin``: ``airflow`` and ``spark-submit`` live there.
 VENV_BIN = Path(sys.executable).parent
-#: Environment variables of the caller that would silently reconfigure the installation.
-FOREIGN_PREFIXES = ("AIRFLOW_CONN_", "AIRFLOW__", "AIRFLOW_PARTITIONS_")
+#: The caller's Airflow and provider settings: passed through, named when replaced.
+USER_PREFIXES = ("AIRFLOW_CONN_", "AIRFLOW__", "AIRFLOW_PARTITIONS_")
+#: Set by the harness but extended, not replaced (the venv's ``bin`` goes first).
+EXTENDED = frozenset({"PATH"})
 
 
 def spark_connection(master: str) -> str:
@@ -35,9 +43,10 @@ def catalog_connection(store_url: str, data_root: Path) -> str:
 def airflow_environment(home: Path, dags: Path, store_url: str, data_root: Path, *,
                         spark_master: str = "local[*]",
                         base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The shared environment: ``base`` (default ``os.environ``) minus foreign Airflow settings."""
+    """The shared environment: ``base`` (default ``os.environ``), the caller's settings included,
+    with the values this installation needs on top (they win: see :func:`overridden`)."""
     source = os.environ if base is None else base
-    env = {k: v for k, v in source.items() if not k.startswith(FOREIGN_PREFIXES)}
+    env = dict(source)
     env.update({
         "AIRFLOW_HOME": str(home),
         "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
@@ -51,6 +60,38 @@ def airflow_environment(home: Path, dags: Path, store_url: str, data_root: Path,
         "PYSPARK_DRIVER_PYTHON": sys.executable,
     })
     return env
+
+
+def overridden(user: Mapping[str, str], env: Mapping[str, str]) -> list[str]:
+    """Names of the caller's settings that ``env`` replaced with another value, sorted.
+
+    Only names: values may hold passwords (``AIRFLOW_CONN_*``). ``PATH`` is extended, not
+    replaced, so it is never listed.
+
+    >>> overridden({"AIRFLOW__CORE__EXECUTOR": "CeleryExecutor", "AIRFLOW__METRICS__STATSD_ON":
+    ...             "True"}, {"AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+    ...                       "AIRFLOW__METRICS__STATSD_ON": "True"})
+    ['AIRFLOW__CORE__EXECUTOR']
+    """
+    return sorted(k for k, v in user.items()
+                  if k not in EXTENDED and k in env and env[k] != v)
+
+
+def passed_through(user: Mapping[str, str], env: Mapping[str, str]) -> list[str]:
+    """Names of the caller's Airflow and provider settings that reach the services unchanged
+    (a metadata DB among them changes where the installation lives: worth a line)."""
+    return sorted(k for k, v in user.items() if k.startswith(USER_PREFIXES) and env.get(k) == v)
+
+
+def override_notice(user: Mapping[str, str], env: Mapping[str, str]) -> str | None:
+    """One line for a person when the harness replaced some of their settings, else None."""
+    names = overridden(user, env)
+    if not names:
+        return None
+    return (f"your {', '.join(names)} {'was' if len(names) == 1 else 'were'} replaced by this "
+            "installation's own value (docs/operations.md, \"The environment every process must "
+            "share\"); your other AIRFLOW__*, AIRFLOW_CONN_* and AIRFLOW_PARTITIONS_* settings "
+            "are passed through")
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,15 @@
-"""Free loopback ports, and whether a host is loopback (nothing else is bound by default)."""
+"""Free loopback ports, and whether a host is loopback (nothing else is bound by default).
+
+The api-server keeps the port it had last time when that port is free (issue 31): bookmarks,
+open tabs and the Partitions links already rendered (absolute ``[api] base_url``) keep working
+across ``make airflow-stop``/``make airflow``. Checking costs one ``bind`` of a socket.
+"""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+from dataclasses import dataclass
 
 from airflow_partitions.demo.services.environment import ServicePorts
 
@@ -40,6 +46,48 @@ def port_in_use(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(0.5)
         return sock.connect_ex((host, port)) == 0
+
+
+def port_free(host: str, port: int) -> bool:
+    """Whether a server could listen on ``host:port`` now.
+
+    Binds with ``SO_REUSEADDR`` as uvicorn does, so a port whose last connections linger in
+    TIME_WAIT after a stop counts as free, and one with a listener does not.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class ApiPort:
+    """The api-server's port, and why it is not last time's (None when there is nothing to
+    say: it is the one asked for, last time's, or there was no last time)."""
+
+    port: int
+    moved: str | None = None
+
+
+def pick_api_port(host: str = LOOPBACK, requested: int = 0, previous: int | None = None) -> ApiPort:
+    """``requested`` if given; else ``previous`` (last start's) when it is free; else a free one.
+
+    >>> pick_api_port(requested=8080).port
+    8080
+    """
+    if requested:
+        return ApiPort(requested)
+    if previous and port_free(host, previous):
+        return ApiPort(previous)
+    port = free_port(host)
+    if not previous:
+        return ApiPort(port)
+    return ApiPort(port, f"port {previous}, which the UI had last time, is in use on {host}: "
+                         f"the UI moves to {port} (bookmarks and rendered Partitions links to "
+                         f"{previous} will not answer; AIRFLOW_API_PORT= fixes the port)")
 
 
 def choose_ports(host: str = LOOPBACK, api_port: int = 0) -> ServicePorts:

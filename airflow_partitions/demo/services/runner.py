@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import shlex
 import subprocess
 import time
@@ -45,6 +46,19 @@ STATE_FILE = "services.json"
 ENV_FILE = "env.sh"
 #: Variables written to ``env.sh`` so the ``airflow`` CLI sees the same installation.
 SHARED_PREFIXES = ("AIRFLOW", "PYSPARK_")
+
+
+def env_script(env: Mapping[str, str]) -> str:
+    """``env.sh``: the shared settings, and the venv's ``bin`` first on the caller's ``PATH``.
+
+    Why ``PATH`` is extended when sourced rather than copied: the shell keeps its own ``PATH``
+    (whatever it added since), and still finds this installation's ``airflow`` first.
+    """
+    exports = [f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())
+               if k.startswith(SHARED_PREFIXES)]
+    path = f'export PATH={shlex.quote(str(VENV_BIN))}"${{PATH:+:$PATH}}"'
+    return ("# source this to use the airflow CLI against these services\n"
+            + "\n".join([*exports, path]) + "\n")
 
 
 class ServicesFailed(RuntimeError):
@@ -99,7 +113,7 @@ class AirflowServices:
         if self.sqlite_db is not None and self.sqlite_db.exists():
             use_wal(self.sqlite_db)
         self.started_at = dt.datetime.now(dt.UTC)
-        self._write_state()
+        self.write_state()
         for name, args in COMMANDS.items():
             proc, record = spawn(name, [str(VENV_BIN / "airflow"), *args], self.env,
                                  self.state_dir / f"{name}.log", cwd=self.home)
@@ -107,16 +121,17 @@ class AirflowServices:
             self.records.append(record)
             (self.state_dir / f"{name}.pid").write_text(json.dumps(record.to_json()) + "\n")
 
-    def _write_state(self) -> None:
+    def write_state(self) -> None:
+        """``services.json`` (the ports, also for the next start) and ``env.sh``."""
         state = {"api_url": self.api_url, "host": self.ports.host, "ports": vars(self.ports),
                  "home": str(self.home),
                  "started_at": self.started_at.isoformat() if self.started_at else None}
         (self.state_dir / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
-        exports = [f"export {k}={shlex.quote(v)}" for k, v in sorted(self.env.items())
-                   if k.startswith(SHARED_PREFIXES)]
-        (self.state_dir / ENV_FILE).write_text(
-            "# source this to use the airflow CLI against these services\n"
-            + "\n".join(exports) + "\n")
+        # owner-only from the start: it may hold the caller's connection passwords
+        script = self.state_dir / ENV_FILE
+        with os.fdopen(os.open(script, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            f.write(env_script(self.env))
+        script.chmod(0o600)  # a file left by an older run keeps its mode through O_TRUNC
 
     def wait_healthy(self, timeout: float = 240, progress: Callable[[str], None] | None = None,
                      poll: float = 1.0) -> dict[str, Any]:
@@ -224,3 +239,10 @@ def load_state(state_dir: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return doc
+
+
+def last_api_port(state_dir: Path) -> int | None:
+    """The api-server port of the last start recorded in ``state_dir`` (None: no usable one)."""
+    ports = (load_state(state_dir) or {}).get("ports")
+    port = ports.get("api") if isinstance(ports, dict) else None
+    return port if isinstance(port, int) and 0 < port < 65536 else None

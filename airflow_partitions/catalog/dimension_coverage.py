@@ -1,0 +1,187 @@
+"""Coverage that sees the declared dimensions: a time partition counts only when complete.
+
+Why: a storage partitioned by ``(dt, region)`` keeps one timeline per time column, so it
+advertises an hour as soon as any region has it, and a sensor fired while one region was late
+(issue 28). For a storage that declares ``region`` a dimension, an hour of it is usable in a
+cover only when every *required* slice (each combination of the declared columns' values that
+the domain requires at that time, narrowed by the request's ``where``) has its row there.
+
+How (the first step of docs/dimensions.md's design): the storage's rows in the range are read
+with one projected scan per period, and each time partition is kept only when every required
+slice has a live row in it; the cover is computed over those complete partitions, and every
+run it chooses is checked again when its rows are read for verification (a row dropped in
+between makes the cover be recomputed). Columns that are not declared keep their meaning: any
+value counts. Cost: O(rows of the storage in the range) per dimensioned (storage, period), on
+top of the verified cover; nothing is stored, so registration and its crash safety are
+unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+
+from airflow_partitions.catalog.dimensions import required_slices, select_slices
+from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.row_decode import LIST_BATCH, PartitionDecoder
+from airflow_partitions.catalog.rows import CatalogRows
+from airflow_partitions.cover import MissingRange, NeededPartitions, ValueRun
+from airflow_partitions.cover.clock import clock_for, to_us
+from airflow_partitions.cover.model import MAX_NEEDED_RUNS
+from airflow_partitions.cover.request import CoverRequest
+from airflow_partitions.cover.slice_model import Slice
+from airflow_partitions.errors import InvalidInput
+from airflow_partitions.keys import prefix_successor
+from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.timelines import RangesTimeline
+from airflow_partitions.timelines.base import PartitionTimeline, runs
+
+
+@dataclass(frozen=True)
+class SliceCompleteness:
+    """One dimensioned (storage, period) over a request's window of ordinals.
+
+    ``complete``: the ordinals where every required slice has a row (and the timeline
+    advertises the time value); ``needs``: per required slice, the window's ordinals where it
+    is required; ``lacking``: per slice, those of them without a row.
+    """
+
+    storage: str
+    period: UpdatePeriod
+    lo: int
+    hi: int
+    complete: frozenset[int]
+    needs: dict[Slice, frozenset[int]]
+    lacking: dict[Slice, tuple[int, ...]]
+
+    def timeline(self, column: str, tz: str) -> PartitionTimeline:
+        """The complete ordinals as a timeline the cover reads (in memory only)."""
+        out = RangesTimeline(self.period, column, tz)
+        out.replace_ranges(runs(sorted(self.complete)))
+        return out
+
+
+def completeness(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str,
+                 advertised: PartitionTimeline, request: CoverRequest) -> SliceCompleteness:
+    """Which time partitions of ``sdef``'s ``period`` inside the request are complete.
+
+    Cost: one projected scan of the period's rows in the window (of the period when ``column``
+    does not lead the key), O(rows + required slices x window).
+    """
+    clock = clock_for(sdef.tz)
+    start_us, end_us = to_us(request.start), to_us(request.end)
+    lo, hi = clock.floor(period, start_us), clock.ceil(period, end_us)
+    required = select_slices(required_slices(sdef.dimensions, request.start, request.end),
+                             sdef.dimensions, request.where)
+    present = _present(rows, sdef, period, column, lo, hi)
+    needs: dict[Slice, frozenset[int]] = {}
+    for slice_ in required:
+        wanted: set[int] = set()
+        for a, b in slice_.spans:
+            wanted.update(range(max(lo, clock.floor(period, a)), min(hi, clock.ceil(period, b))))
+        needs[slice_.slice] = frozenset(wanted)
+    advertised_set = {o for b, e in advertised.ordinal_ranges(lo, hi) for o in range(b, e)}
+    lacking = {s: tuple(sorted(o for o in wanted if s not in present.get(o, ())))
+               for s, wanted in needs.items()}
+    incomplete = {o for ordinals in lacking.values() for o in ordinals}
+    complete = frozenset(o for o in advertised_set if o in present and o not in incomplete)
+    return SliceCompleteness(sdef.name, period, lo, hi, complete, needs,
+                             {s: o for s, o in lacking.items() if o})
+
+
+def _present(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str,
+             lo: int, hi: int) -> dict[int, set[Slice]]:
+    """Per ordinal of ``[lo, hi)``, the slices (over the declared columns) that have a row."""
+    decoder = PartitionDecoder(sdef, period)
+    names = sdef.column_names
+    at = 2 + names.index(column)
+    dims = sorted(d.column for d in sdef.dimensions)
+    dim_at = [2 + names.index(c) for c in dims]
+    base = rows.period_prefix(sdef, period)
+    if names[0] == column and lo < hi:
+        start = rows.period_prefix(sdef, period, (period.format_ordinal(lo, sdef.tz),))
+        stop = prefix_successor(
+            rows.period_prefix(sdef, period, (period.format_ordinal(hi - 1, sdef.tz),)))
+    else:
+        start, stop = base, prefix_successor(base)
+    out: dict[int, set[Slice]] = {}
+    ordinal_of: dict[bytes, int | None] = {}
+    # Whole rows only: a damaged row holds no slice (issue 29, catalog/row_check.py).
+    for _, values in decoder.rows(rows.partitions, start, stop, batch_size=LIST_BATCH):
+        text = values[at]
+        if values[0] is None or text is None:  # no location: not a partition
+            continue
+        ordinal = ordinal_of.get(text, -1)
+        if ordinal == -1:
+            ordinal = ordinal_of[text] = _ordinal(period, text, sdef.tz)
+        if ordinal is None or not lo <= ordinal < hi:
+            continue
+        slice_ = tuple((c, (values[i] or b"").decode("utf-8", "replace"))
+                       for c, i in zip(dims, dim_at, strict=True))
+        out.setdefault(ordinal, set()).add(slice_)
+    return out
+
+
+def _ordinal(period: UpdatePeriod, text: bytes, tz: str) -> int | None:
+    """The strict ordinal of a stored time value, None when it does not parse."""
+    try:
+        return period.parse_ordinal(text.decode("utf-8"), tz)
+    except (InvalidInput, UnicodeDecodeError):
+        return None
+
+
+def incomplete_in(run_ordinals: Iterable[tuple[int, Sequence[tuple[bytes | None, ...]]]],
+                  sdef: StorageDef, check: SliceCompleteness) -> list[int]:
+    """Ordinals of a verified run whose rows (projected as :class:`.PartitionDecoder` does)
+    no longer hold every slice ``check`` requires there: a row dropped since the scan."""
+    names = sdef.column_names
+    dims = sorted(d.column for d in sdef.dimensions)
+    dim_at = [2 + names.index(c) for c in dims]
+    needed: dict[int, list[Slice]] = {}
+    for slice_, ordinals in check.needs.items():
+        for o in ordinals:
+            needed.setdefault(o, []).append(slice_)
+    out = []
+    for ordinal, group in run_ordinals:
+        have = {tuple((c, (v[i] or b"").decode("utf-8", "replace"))
+                      for c, i in zip(dims, dim_at, strict=True)) for v in group}
+        if any(s not in have for s in needed.get(ordinal, ())):
+            out.append(ordinal)
+    return out
+
+
+def with_slices(missing: Sequence[MissingRange], checks: Sequence[SliceCompleteness],
+                tz: str, sliced: Collection[UpdatePeriod] = ()) -> tuple[MissingRange, ...]:
+    """The missing ranges, each also naming, per slice, the partitions that slice lacks in it
+    (``no HOURLY 2015-01-01-05..23 (19) for region=eu``). For the ``sliced`` periods (every
+    source of them has declared dimensions) the per-slice entries replace the time-only one,
+    which would call hours absent that other slices have."""
+    if not checks:
+        return tuple(missing)
+    clock = clock_for(tz)
+    out = []
+    for m in missing:
+        a, b = to_us(m.start), to_us(m.end)
+        kept = tuple(n for n in m.needed if n.period not in sliced)
+        extra = []
+        for check in checks:
+            lo = max(check.lo, clock.floor(check.period, a))
+            hi = min(check.hi, clock.ceil(check.period, b))
+            for slice_, ordinals in sorted(check.lacking.items()):
+                inside = [o for o in ordinals if lo <= o < hi]
+                if inside:
+                    extra.append(_needed(check.period, inside, slice_, tz))
+        out.append(MissingRange(m.start, m.end, (*kept, *extra))
+                   if extra or len(kept) != len(m.needed) else m)
+    return tuple(out)
+
+
+def _needed(period: UpdatePeriod, ordinals: list[int], slice_: Slice,
+            tz: str) -> NeededPartitions:
+    spans = runs(ordinals)
+    shown = tuple(ValueRun(period.format_ordinal(b, tz), period.format_ordinal(e - 1, tz), e - b)
+                  for b, e in spans[:MAX_NEEDED_RUNS])
+    return NeededPartitions(period, shown, len(ordinals), slice_)
+
+
+__all__ = ["SliceCompleteness", "completeness", "incomplete_in", "with_slices"]
