@@ -80,12 +80,23 @@ class RowCheck:
     def __init__(self, sdef: StorageDef, period: UpdatePeriod) -> None:
         self.sdef = sdef
         self.period = period
-        self.base = key_prefix(sdef.key_schema, sdef.name, period.name, ())
-        self.strings = all(t is ColumnType.STRING for _, t in sdef.columns)
         self.width = len(sdef.columns)
-        #: Per column: None for a string, else the cache of its texts' key fields.
-        self.fields: tuple[_FieldCache | None, ...] = tuple(
-            None if t is ColumnType.STRING else _FieldCache(c, t) for c, t in sdef.columns)
+
+    @functools.cached_property
+    def base(self) -> bytes:
+        """The key bytes every row of the (storage, period) starts with (built when needed:
+        a small cover's fast path never compares keys)."""
+        return key_prefix(self.sdef.key_schema, self.sdef.name, self.period.name, ())
+
+    @functools.cached_property
+    def strings(self) -> bool:
+        return all(t is ColumnType.STRING for _, t in self.sdef.columns)
+
+    @functools.cached_property
+    def fields(self) -> tuple[_FieldCache | None, ...]:
+        """Per column: None for a string, else the cache of its texts' key fields."""
+        return tuple(None if t is ColumnType.STRING else _FieldCache(c, t)
+                     for c, t in self.sdef.columns)
 
     def key_head(self, texts: Sequence[bytes | None]) -> bytes | None:
         """The key bytes before the trailer that ``texts`` (one per column) encode, or None."""
