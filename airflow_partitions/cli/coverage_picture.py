@@ -117,6 +117,11 @@ class PlotDirectoryMissing(InvalidInput):
 def plot_coverage(lanes: list[Lane], cover: Cover, path: str | Path,
                   title: str | None = None) -> Path:
     """Draw the lanes, the chosen cover and the missing ranges into a PNG file."""
+    out = Path(path)
+    if not out.parent.is_dir():  # a typo must not create a directory tree (issue 29)
+        raise PlotDirectoryMissing(
+            f"--plot {str(out)!r}: the directory {str(out.parent)!r} does not exist; "
+            "create it first")
     try:
         import matplotlib
 
@@ -128,11 +133,6 @@ def plot_coverage(lanes: list[Lane], cover: Cover, path: str | Path,
             "plotting needs matplotlib: pip install 'airflow-partitions[plot]'"
         ) from exc
     num: Any = dates.date2num  # matplotlib's stubs leave it untyped
-    out = Path(path)
-    if not out.parent.is_dir():  # a typo must not create a directory tree (issue 29)
-        raise PlotDirectoryMissing(
-            f"--plot {str(out)!r}: the directory {str(out.parent)!r} does not exist; "
-            "create it first")
     fig, ax = plt.subplots(figsize=(12, 1.2 + 0.6 * max(len(lanes), 1)))
     for row, lane in enumerate(reversed(lanes)):
         for spans, color, height in ((lane.present, "#c6dbef", 0.7), (lane.chosen, "#2171b5",
