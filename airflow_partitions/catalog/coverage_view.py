@@ -38,7 +38,7 @@ from airflow_partitions.catalog.view_stretches import (
     lane_stretches,
 )
 from airflow_partitions.cover import Cover, CoverRequest, status_line
-from airflow_partitions.errors import InvalidInput
+from airflow_partitions.errors import InvalidInput, InvalidRange
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines.base import OrdinalRange, runs
 
@@ -107,6 +107,9 @@ def with_stale_used(status: str, coverable: bool, used: int) -> str:
 def fact_extent(state: FactState, column: str) -> tuple[pendulum.DateTime, pendulum.DateTime]:
     """From the first partition's start to the latest's end, over every lane of ``column``.
 
+    The calendar's last partition (``DAILY 9999-12-31``) ends where no instant can be held:
+    the extent stops at its start instead (issue 29, F10: the default view answered 400).
+
     Why the finest lane's bounds are kept as they are: any partition start is aligned for the
     periods that nest in it, so the cover of the extent needs no alignment.
     """
@@ -121,11 +124,15 @@ def fact_extent(state: FactState, column: str) -> tuple[pendulum.DateTime, pendu
             first, latest = timeline.first_ordinal(), timeline.latest_ordinal()
             if first is not None and latest is not None:
                 starts.append(period.start_of(first, tz))
-                ends.append(period.start_of(latest + 1, tz))
+                try:
+                    ends.append(period.start_of(latest + 1, tz))
+                except InvalidRange:  # the calendar's last partition ends at 10000-01-01,
+                    ends.append(period.start_of(latest, tz))  # which no instant holds
     if not starts:
         end = pendulum.now(tz).start_of("day")
         return end - EMPTY_WINDOW, end
-    return min(starts), max(ends)
+    start, end = min(starts), max(ends)
+    return (end - EMPTY_WINDOW if start >= end else start), end
 
 
 def stale_runs(stale: Iterable[StalePartition], column: str,

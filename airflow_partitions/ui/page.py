@@ -131,11 +131,25 @@ def _rects(items: Iterable[Item], scale: Scale, y: int, link: Callable[[dt.datet
     return "".join(out)
 
 
+#: The calendar's ends as instants: a link past them names no partition (and overflows).
+_FIRST = dt.datetime(1, 1, 1, tzinfo=dt.UTC)
+_LAST = dt.datetime(9999, 12, 31, tzinfo=dt.UTC)
+
+
+def _at(base: dt.datetime, delta: dt.timedelta) -> str:
+    """``base + delta`` in ISO form, kept inside the calendar (issue 29, F9: a range reaching
+    year 1 or 9999 made the zoom links overflow, and the page answer 500)."""
+    try:
+        moved = base + delta
+    except OverflowError:
+        moved = _FIRST if delta < dt.timedelta(0) else _LAST
+    return min(max(moved, _FIRST), _LAST).isoformat()
+
+
 def _zoom_to(root: str, fact: str, query: Mapping[str, Any], start: dt.datetime,
              end: dt.datetime) -> str:
     pad = (end - start) / 4
-    return view_link(root, fact, query, start=(start - pad).isoformat(),
-                     end=(end + pad).isoformat())
+    return view_link(root, fact, query, start=_at(start, -pad), end=_at(end, pad))
 
 
 def lanes_svg(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
@@ -185,7 +199,8 @@ def _svg(parts: list[str], start: dt.datetime, end: dt.datetime, y: int) -> str:
         at = start + (end - start) * i / 4
         anchor = "start" if i == 0 else "end" if i == 4 else "middle"
         parts.append(f"<text x='{LABEL + WIDTH * i / 4:.0f}' y='{y + 10}' font-size='11' "
-                     f"text-anchor='{anchor}'>{esc(at.strftime('%Y-%m-%d %H:%M'))}</text>")
+                     f"text-anchor='{anchor}'>{esc(f'{at.year:04d}-' + at.strftime('%m-%d %H:%M'))}"
+                     "</text>")
     height = y + 16
     return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{LABEL + WIDTH + 10}' "
             f"height='{height}' role='img'>{''.join(parts)}</svg>")
@@ -241,14 +256,14 @@ def _zoom_links(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) ->
     mid = start + span / 2
     links = {
         "whole history": view_link(root, fact, query, start=None, end=None),
-        "zoom out ×4": view_link(root, fact, query, start=(mid - span * 2).isoformat(),
-                                 end=(mid + span * 2).isoformat()),
-        "zoom in ×4": view_link(root, fact, query, start=(mid - span / 8).isoformat(),
-                                end=(mid + span / 8).isoformat()),
-        "← earlier": view_link(root, fact, query, start=(start - span / 2).isoformat(),
-                               end=(end - span / 2).isoformat()),
-        "later →": view_link(root, fact, query, start=(start + span / 2).isoformat(),
-                             end=(end + span / 2).isoformat()),
+        "zoom out ×4": view_link(root, fact, query, start=_at(mid, -span * 2),
+                                 end=_at(mid, span * 2)),
+        "zoom in ×4": view_link(root, fact, query, start=_at(mid, -span / 8),
+                                end=_at(mid, span / 8)),
+        "← earlier": view_link(root, fact, query, start=_at(start, -span / 2),
+                               end=_at(end, -span / 2)),
+        "later →": view_link(root, fact, query, start=_at(start, span / 2),
+                             end=_at(end, span / 2)),
     }
     return "<p class='zoom'>" + "".join(
         f"<a href='{esc(href)}'>{esc(name)}</a>" for name, href in links.items()) + "</p>"
