@@ -231,7 +231,7 @@ class Demo:
     def late_hour(self) -> None:
         p = self.plan
         self.step(4, f"{p.late_region}'s late hour arrives: DAG events_hourly_ingest for "
-                     f"{hourly(p.late_hour)}, regions [{p.late_region}]")
+                     f"{hourly(p.late_hour)}, region {p.late_region} only")
         conf = {"regions": [p.late_region]}
         self.dag_test(f"airflow dags test events_hourly_ingest {iso(p.late_hour)} "
                       f"--conf '{json.dumps(conf)}'", "events_hourly_ingest", p.late_hour, conf)
