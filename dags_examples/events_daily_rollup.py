@@ -1,9 +1,12 @@
 """events_daily_rollup: once a day is fully ingested, roll its hours up into one partition.
 
 The coverage sensor waits (in reschedule mode, holding no worker slot between pokes) until the
-day is coverable from ``events_raw``; each poke logs what is still missing, e.g. a late hour.
-The covered Spark job aggregates exactly the hours in the manifest and overwrites the DAILY
-partition of ``events_rollup``, which is then registered (idempotent on re-runs).
+day is coverable from ``events_raw``: every hour of every declared region (``region=eu,us``);
+each poke logs what is still missing, e.g. ``no HOURLY 2015-01-31-05 for region=eu`` when one
+region's hour is late. The covered Spark job aggregates exactly the (hour, region) partitions
+in the manifest and overwrites the DAILY partition of ``events_rollup`` (per-region totals, no
+region column: one partition covers every region), which is then registered (idempotent on
+re-runs).
 """
 
 from __future__ import annotations

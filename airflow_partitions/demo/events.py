@@ -2,28 +2,36 @@
 
 The layout (created idempotently by :func:`ensure_catalog`):
 
-* ``events_raw`` (HOURLY): one Parquet directory of events per hour, written by the ingest job;
-* ``events_rollup`` (DAILY and MONTHLY, priority 10): per-region totals, written by the rollups.
+* ``events_raw`` (HOURLY, partitioned by ``(dt, region)``): one Parquet directory of events per
+  hour and region, written by the ingest job. ``region`` is a declared dimension
+  (``region=eu,us``): an hour counts as present only when every region has it, so a sensor
+  waits for a late region and names it (docs/dimensions.md);
+* ``events_rollup`` (DAILY and MONTHLY, priority 10): per-region totals over every region,
+  written by the rollups. It has no region column, so one rollup partition covers every region.
 
 Covers prefer the rollups, so a report over any range reads monthly partitions where they
-exist, daily ones elsewhere, and hourly ones at the ragged edges.
+exist, daily ones elsewhere, and hourly ones (every region's) at the ragged edges.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, Final
 
-from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog import AlreadyExists, Catalog
 from airflow_partitions.catalog.producers import Producer
 from airflow_partitions.defaults import default_data_root
 from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.spark.synthetic import SLICE_REGIONS
 
 FACT = "events"
 RAW = "events_raw"
 ROLLUP = "events_rollup"
 DATA_ROOT = default_data_root()
-RAW_LOCATION = f"{DATA_ROOT}/{FACT}/{RAW}/HOURLY/dt={{dt}}"
+#: The regions of the raw events: the declared domain of ``events_raw``'s region column.
+REGIONS: Final = SLICE_REGIONS
+REGION_DIMENSION: Final = "region=" + ",".join(REGIONS)
+RAW_LOCATION = f"{DATA_ROOT}/{FACT}/{RAW}/HOURLY/dt={{dt}}/region={{region}}"
 ROLLUP_LOCATION = f"{DATA_ROOT}/{FACT}/{ROLLUP}/{{period}}/dt={{dt}}"
 REPORTS = f"{DATA_ROOT}/reports"
 
@@ -56,7 +64,15 @@ def ensure_catalog(catalog: Catalog) -> None:
     """Create the fact and its storages if they are not there yet, and name their producers
     (safe to call every run: nothing is written when all is in place)."""
     catalog.create_fact(FACT, time_columns=["dt"], tz="UTC", exist_ok=True)
-    catalog.create_storage(FACT, RAW, ["HOURLY"], location=RAW_LOCATION, exist_ok=True)
+    try:
+        catalog.create_storage(FACT, RAW, ["HOURLY"], columns=["dt", "region"],
+                               location=RAW_LOCATION, dimensions=[REGION_DIMENSION],
+                               exist_ok=True)
+    except AlreadyExists as exc:  # e.g. made by an older example, with no region column
+        raise AlreadyExists(
+            f"storage {RAW!r} exists in this catalog with another definition than the "
+            f"example's (partitioned by dt and region, {REGION_DIMENSION}, at {RAW_LOCATION}); "
+            "start afresh (`make demo-clean`) or use another catalog") from exc
     catalog.create_storage(FACT, ROLLUP, ["DAILY", "MONTHLY"], location=ROLLUP_LOCATION,
                            priority=10, exist_ok=True)
     for storage, producers in PRODUCERS.items():

@@ -2,8 +2,10 @@
 
 1. A local Airflow home under ``.demo/`` (migrated metadata DB, the example DAGs, connections
    ``spark_default`` = ``local[*]`` and ``partitions_default`` = the sqlite catalog).
-2. Ingest several days of synthetic hourly events with Spark, one hour deliberately late.
-3. Show what the late hour holds back, then run the real ingest DAG for it.
+2. Ingest several days of synthetic hourly events per region (``eu``, ``us``: a declared
+   dimension of ``events_raw``) with Spark, one region's hour deliberately late.
+3. Show what the late region holds back (the rollup sensor's line names it), then run the real
+   ingest DAG for that region's hour.
 4. Run the daily rollup DAG for every day, and the report DAG over a range that needs a mixed
    cover (hourly edges, daily middle).
 5. Print the cover, what was missing and how it resolved, the report's totals checked against
@@ -40,7 +42,7 @@ from airflow_partitions.cover import status_line
 from airflow_partitions.demo.layout import DemoLayout
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.spark.jobs import job_path
-from airflow_partitions.spark.synthetic import expected_totals
+from airflow_partitions.spark.synthetic import SLICE_REGIONS, expected_slice_totals
 
 REPO = Path(__file__).resolve().parents[2]  # airflow_partitions/demo/run.py -> the checkout
 VENV_BIN = Path(sys.executable).parent
@@ -63,6 +65,13 @@ class DemoPlan:
     first_day: dt.datetime
     days: int
     late_hour: dt.datetime
+    regions: tuple[str, ...] = SLICE_REGIONS
+    late_region: str = SLICE_REGIONS[0]
+
+    @property
+    def late_slice(self) -> str:
+        """The late hour of the late region, as ``events_ingest --skip`` takes it."""
+        return f"{hourly(self.late_hour)}/region={self.late_region}"
 
     @property
     def end(self) -> dt.datetime:
@@ -159,41 +168,59 @@ class Demo:
         self.airflow("load the example DAGs", "dags", "reserialize")
         # airflow_partitions.demo.events reads the data root when it is imported
         os.environ["AIRFLOW_PARTITIONS_DATA_ROOT"] = str(self.data)
+        from airflow_partitions.catalog import AlreadyExists
         from airflow_partitions.demo.events import ensure_catalog
 
-        ensure_catalog(self.open_catalog())
-        self.console.print("  ✓ fact events: storages events_raw (HOURLY), events_rollup "
-                           "(DAILY, MONTHLY, priority 10)")
+        try:
+            ensure_catalog(self.open_catalog())
+        except AlreadyExists as exc:  # a catalog an older demo made
+            raise DemoFailed(str(exc)) from exc
+        from airflow_partitions.demo.events import REGION_DIMENSION
+
+        self.console.print(f"  ✓ fact events: storages events_raw (HOURLY; dt, region with "
+                           f"dimension {REGION_DIMENSION}), events_rollup (DAILY, MONTHLY, "
+                           "priority 10; no region column)")
 
     def ingest(self) -> None:
         p = self.plan
-        self.step(2, f"ingest {p.days * 24} hours from {hourly(p.first_day)} with Spark, "
+        regions = ", ".join(p.regions)
+        self.step(2, f"ingest {p.days * 24} hours x {len(p.regions)} regions ({regions}) from "
+                     f"{hourly(p.first_day)} with Spark, {p.late_region}'s "
                      f"{hourly(p.late_hour)} late")
         from airflow_partitions.demo.events import RAW, RAW_LOCATION
 
-        self.run(f"spark-submit events_ingest ({p.days * 24 - 1} hours)", [
+        slices = [(hourly(p.first_day + i * HOUR), region) for i in range(p.days * 24)
+                  for region in p.regions]
+        written = [s for s in slices if f"{s[0]}/region={s[1]}" != p.late_slice]
+        self.run(f"spark-submit events_ingest ({len(written)} hour-region partitions)", [
             str(VENV_BIN / "spark-submit"), "--master", "local[*]",
             "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.session.timeZone=UTC",
             job_path("events_ingest"), "--start", iso(p.first_day), "--end", iso(p.end),
-            "--location-template", RAW_LOCATION, "--skip", hourly(p.late_hour),
+            "--regions", ",".join(p.regions), "--location-template", RAW_LOCATION,
+            "--skip", p.late_slice,
         ])
-        hours = [p.first_day + i * HOUR for i in range(p.days * 24)]
         result = self.open_catalog().register(
-            RAW, "HOURLY", [{"dt": hourly(h)} for h in hours if h != p.late_hour])
-        self.console.print(f"  ✓ registered {result.changed} HOURLY partitions "
+            RAW, "HOURLY", [{"dt": hour, "region": region} for hour, region in written])
+        self.console.print(f"  ✓ registered {result.changed} HOURLY (dt, region) partitions "
                            f"({result.unchanged} were already registered)")
 
     def show_missing(self) -> None:
         p = self.plan
         late_day = UpdatePeriod.DAILY.truncate(p.late_hour)
-        self.step(3, "the late hour holds back its day")
+        self.step(3, f"{p.late_region}'s late hour holds back its day")
         from airflow_partitions.demo.events import FACT, RAW
 
         catalog = self.open_catalog()
-        if catalog.get_partition(RAW, "HOURLY", {"dt": hourly(p.late_hour)}) is not None:
+        late = {"dt": hourly(p.late_hour), "region": p.late_region}
+        if catalog.get_partition(RAW, "HOURLY", late) is not None:
             self.console.print("  (the late hour is already registered from an earlier run)")
-            self.story.append(f"{hourly(p.late_hour)} was already registered (re-run)")
+            self.story.append(f"{p.late_slice} was already registered (re-run)")
             return
+        others = [r for r in p.regions if r != p.late_region
+                  and catalog.get_partition(RAW, "HOURLY", {**late, "region": r}) is not None]
+        if others:
+            self.console.print(f"  ✓ {hourly(p.late_hour)} is registered for region="
+                               f"{', region='.join(others)}")
         cover = catalog.cover(FACT, late_day, late_day + DAY, storages=[RAW])
         for gap in cover.missing:
             self.console.print(f"  ✗ {late_day:%Y-%m-%d} is not coverable: {gap.describe()}")
@@ -203,11 +230,14 @@ class Demo:
 
     def late_hour(self) -> None:
         p = self.plan
-        self.step(4, f"the late hour arrives: DAG events_hourly_ingest for {hourly(p.late_hour)}")
-        self.dag_test(f"airflow dags test events_hourly_ingest {iso(p.late_hour)}",
-                      "events_hourly_ingest", p.late_hour)
+        self.step(4, f"{p.late_region}'s late hour arrives: DAG events_hourly_ingest for "
+                     f"{hourly(p.late_hour)}, region {p.late_region} only")
+        conf = {"regions": [p.late_region]}
+        self.dag_test(f"airflow dags test events_hourly_ingest {iso(p.late_hour)} "
+                      f"--conf '{json.dumps(conf)}'", "events_hourly_ingest", p.late_hour, conf)
         self.story.append(f"then: events_hourly_ingest wrote and registered "
-                          f"{hourly(p.late_hour)}; the day became coverable")
+                          f"{hourly(p.late_hour)} for region={p.late_region}; "
+                          "the day became coverable")
 
     def rollups(self) -> None:
         p = self.plan
@@ -243,7 +273,7 @@ class Demo:
         self.console.print("\n[bold]What was missing at first, and how it resolved[/]:")
         for line in self.story:
             self.console.print(f"  {line}")
-        expected = expected_totals(start, end)
+        expected = expected_slice_totals(start, end, self.plan.regions)
         table = Table(title="Report totals (read from the mixed cover) vs the raw events")
         for column in ("region", "events", "amount", "raw events", "raw amount", "match"):
             table.add_column(column, justify="right" if column != "region" else "left")

@@ -15,6 +15,9 @@ from typing import Final
 REGIONS: Final = (
     "us-east", "us-west", "eu-west", "eu-central", "ap-south", "ap-east", "sa-east", "af-south",
 )
+#: The regions of the events pipeline's ``(dt, region)`` partitions (:func:`events_for_slice`;
+#: the declared domain of ``events_raw``'s region column in the example).
+SLICE_REGIONS: Final = ("eu", "us")
 
 
 @dataclass(frozen=True)
@@ -70,3 +73,28 @@ def expected_totals(start: dt.datetime, end: dt.datetime, seed: int = 7,
         event for hour in hours(start, end) if hour not in skipped
         for event in events_for_hour(hour, seed)
     )
+
+
+def events_for_slice(hour_start: dt.datetime, region: str, seed: int = 7) -> list[Event]:
+    """The events of one UTC hour in one region (a ``(dt, region)`` partition): 20-40 of them,
+    each with that ``region``, the same for the same (hour, region, seed) in every process."""
+    start = hour_start.astimezone(dt.UTC)
+    hour_index = int(start.timestamp()) // 3600
+    rng = random.Random(f"{seed}/{hour_index}/{region}")  # noqa: S311 - synthetic data
+    return [
+        Event(
+            event_time=start + dt.timedelta(seconds=rng.randrange(3600)),
+            user_id=rng.randrange(1, 500),
+            region=region,
+            amount_cents=rng.randrange(100, 20_000),
+        )
+        for _ in range(rng.randint(20, 40))
+    ]
+
+
+def expected_slice_totals(start: dt.datetime, end: dt.datetime, regions: Iterable[str],
+                          seed: int = 7) -> dict[str, tuple[int, int]]:
+    """Totals of every (hour, region) slice's events in ``[start, end)``, from the generator."""
+    chosen = tuple(regions)
+    return totals(event for hour in hours(start, end) for region in chosen
+                  for event in events_for_slice(hour, region, seed))

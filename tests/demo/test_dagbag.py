@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.helpers import ROOT, load_dagbag
@@ -40,3 +41,26 @@ def test_unpausing_an_events_example_schedules_no_run(tmp_path: Path) -> None:
     runs = {d: r for d, r in result.items() if d != "errors"}
     for dag_id, (end, next_run) in runs.items():
         assert end.startswith("2015-03-31 23:00:00") and next_run == "None", (dag_id, end)
+
+
+def test_the_hourly_ingest_writes_and_registers_the_regions_its_run_names(
+        tmp_path: Path) -> None:
+    """events_hourly_ingest renders, as Airflow renders its templates, to every region of the
+    hour by default and to the regions of its ``regions`` param (a late region's hour): the
+    Spark job writes those and the register task registers exactly those (dt, region)
+    partitions."""
+    result = load_dagbag(
+        ROOT / "dags_examples", tmp_path,
+        "(lambda d, t: {str(p): (lambda ctx: [d.get_template_env().from_string(a).render(**ctx) "
+        "for a in [d.get_task('register_hour').values, *d.get_task('ingest_hour')"
+        ".application_args]])({'params': p or d.params.dump(), 'logical_date': t}) "
+        "for p in (None, {'regions': ['eu']})})(b.dags['events_hourly_ingest'], "
+        "__import__('pendulum').datetime(2015, 1, 31, 5, tz='UTC'))",
+    )
+    assert result.pop("errors") == {}
+    for params, regions in (("None", ["eu", "us"]), ("{'regions': ['eu']}", ["eu"])):
+        values, *args = result[params]
+        assert json.loads(values) == {"dt": "2015-01-31-05", "region": regions}
+        assert args[args.index("--regions") + 1] == ",".join(regions)
+        assert args[args.index("--location-template") + 1].endswith(
+            "/events/events_raw/HOURLY/dt={dt}/region={region}")

@@ -49,11 +49,14 @@ def prepare(layout: DemoLayout, env: dict[str, str]) -> None:
     if done.returncode != 0:
         raise ServicesFailed(f"airflow db migrate failed:\n{(done.stdout + done.stderr)[-3000:]}")
     os.environ["AIRFLOW_PARTITIONS_DATA_ROOT"] = str(layout.data)  # read when events is imported
-    from airflow_partitions.catalog import Catalog
+    from airflow_partitions.catalog import AlreadyExists, Catalog
     from airflow_partitions.demo.events import ensure_catalog
 
     with Catalog(layout.store_url, data_root=str(layout.data)) as catalog:
-        ensure_catalog(catalog)
+        try:
+            ensure_catalog(catalog)
+        except AlreadyExists as exc:  # a catalog an older demo made
+            raise ServicesFailed(str(exc)) from exc
 
 
 def has_demo_data(layout: DemoLayout) -> bool:
