@@ -8,7 +8,7 @@ decides whether it may be retried.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import happybase  # noqa: F401 - importing happybase registers the Hbase_thrift module
 from Hbase_thrift import (
@@ -17,7 +17,7 @@ from Hbase_thrift import (
     TScan,
 )
 
-from airflow_partitions.kv.base import Cells, KVTable, RowCells
+from airflow_partitions.kv.base import Cells, KVTable, RowCells, StoreStats
 from airflow_partitions.kv.errors import (
     InvalidArgument,
     KVError,
@@ -34,11 +34,21 @@ from airflow_partitions.kv.validation import (
     check_row,
 )
 
-if TYPE_CHECKING:
-    from airflow_partitions.kv.hbase import HBaseStore
-
 T = TypeVar("T")
 Client = Any  # thriftpy2's generated client has no static types
+
+
+class HBaseTableStore(Protocol):
+    """What a table needs of its store (``kv/hbase.py``'s ``HBaseStore``): a protocol, so the
+    table module does not import the store module that imports it."""
+
+    stats: StoreStats
+
+    def full_name(self, name: str) -> bytes: ...
+
+    def call(self, op: str, doing: str, request: Callable[[Client], T], *, idempotent: bool,
+             table: str | None = None) -> T: ...
+
 
 
 def _cells_of(result: Any) -> Cells:
@@ -48,7 +58,7 @@ def _cells_of(result: Any) -> Cells:
 class HBaseTable(KVTable):
     """One HBase table, addressed through the store's pool."""
 
-    def __init__(self, store: HBaseStore, name: str) -> None:
+    def __init__(self, store: HBaseTableStore, name: str) -> None:
         super().__init__(name)
         self._store = store
         self._full_name = store.full_name(name)

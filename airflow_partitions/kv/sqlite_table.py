@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 from airflow_partitions.kv.base import Cells, KVTable, RowCells, RowValues
 from airflow_partitions.kv.cell_blob import (
@@ -48,22 +48,35 @@ from airflow_partitions.kv.validation import (
     wrap_long,
 )
 
-if TYPE_CHECKING:
-    from airflow_partitions.kv.sqlite import SQLiteStore
-
 T = TypeVar("T")
+
+
+class SQLiteTableStore(Protocol):
+    """What a table needs of its store (``kv/sqlite.py``'s ``SQLiteStore``): a protocol, so
+    the table module does not import the store module that imports it."""
+
+    #: The error kv_merge met during the current statement, for the table to re-raise.
+    merge_error: CorruptCell | None
+
+    def run(self, op: str, doing: str, body: Callable[[sqlite3.Connection], T], *,
+            write: bool, table: str | None = None, one_statement: bool = False) -> T: ...
+
+    def ensure_layout(self, table: str) -> None: ...
+
+    def families(self, conn: sqlite3.Connection, table: str) -> tuple[str, ...]: ...
+
 
 _ROWS_PER_IN_LIST = 500  # row keys per "row IN (...)" statement, far below SQLite's variable limit
 #: What sqlite3 reports when kv_merge (a Python function called by SQLite) raised.
 _CALLBACK_FAILED = "user-defined function raised exception"
 
-__all__ = ["SQLiteTable", "sql_table"]
+__all__ = ["SQLiteTable", "SQLiteTableStore", "sql_table"]
 
 
 class SQLiteTable(KVTable):
     """A KV table stored as ``kv_<name>(row, cells)`` in the store's file."""
 
-    def __init__(self, store: SQLiteStore, name: str) -> None:
+    def __init__(self, store: SQLiteTableStore, name: str) -> None:
         super().__init__(name)
         self._store = store
         self._sql = sql_table(name)

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from airflow_partitions.periods.zones import _EPOCH_ORDINAL, UTC
+from airflow_partitions.periods.zones import EPOCH_ORDINAL, UTC
 
 _FIXED: Final[dict[str, tuple[re.Pattern[str], int]]] = {
     "SECONDLY": (re.compile(r"(\d{4})-(\d\d)-(\d\d)-(\d\d)-(\d\d)-(\d\d)"), 1),
@@ -75,7 +75,7 @@ def _days(text: str) -> int | None:
     days: int | None = None
     if year >= 1 and 1 <= month <= 12:
         try:
-            days = dt.date(year, month, day).toordinal() - _EPOCH_ORDINAL
+            days = dt.date(year, month, day).toordinal() - EPOCH_ORDINAL
         except ValueError:
             days = None
     if len(_DAY_MEMO) >= _DAY_MEMO_MAX:
@@ -125,7 +125,7 @@ def fast_ordinals(period: str, values: Sequence[str], tz: dt.tzinfo) -> list[int
 
 #: days since the epoch -> ``YYYY-MM-DD``; cleared like :data:`_DAY_MEMO`.
 _DAY_TEXT: Final[dict[int, str]] = {}
-_LAST_DAY: Final = dt.date.max.toordinal() - _EPOCH_ORDINAL
+_LAST_DAY: Final = dt.date.max.toordinal() - EPOCH_ORDINAL
 
 
 def fast_value(period: str, ordinal: int, tz: dt.tzinfo) -> str | None:
@@ -144,11 +144,11 @@ def fast_value(period: str, ordinal: int, tz: dt.tzinfo) -> str | None:
     days, rest = divmod(ordinal * fixed[1], 86400)
     day = _DAY_TEXT.get(days)
     if day is None:
-        if not -_EPOCH_ORDINAL < days <= _LAST_DAY:
+        if not -EPOCH_ORDINAL < days <= _LAST_DAY:
             return None
         if len(_DAY_TEXT) >= _DAY_MEMO_MAX:
             _DAY_TEXT.clear()
-        day = _DAY_TEXT[days] = dt.date.fromordinal(days + _EPOCH_ORDINAL).isoformat()
+        day = _DAY_TEXT[days] = dt.date.fromordinal(days + EPOCH_ORDINAL).isoformat()
     hour, rest = divmod(rest, 3600)
     if fixed[1] == 3600:
         return f"{day}-{hour:02d}"
@@ -187,11 +187,11 @@ def fast_value_bytes(period: str, first: int, end: int, tz: dt.tzinfo) -> list[b
             str(fast_value(period, n, UTC))[10:].encode() for n in range(per_day)]
     first_day, at = divmod(first, per_day)
     last_day, stop = divmod(end - 1, per_day)
-    if not (-_EPOCH_ORDINAL < first_day and last_day <= _LAST_DAY):
+    if not (-EPOCH_ORDINAL < first_day and last_day <= _LAST_DAY):
         return None  # a day outside years 1 to 9999: the general formatter words it
     out: list[bytes] = []
     fromordinal = dt.date.fromordinal
-    for day in range(first_day + _EPOCH_ORDINAL, last_day + _EPOCH_ORDINAL + 1):
+    for day in range(first_day + EPOCH_ORDINAL, last_day + EPOCH_ORDINAL + 1):
         prefix = fromordinal(day).isoformat().encode()
         out += [prefix + suffix for suffix in suffixes[at:]]
         at = 0

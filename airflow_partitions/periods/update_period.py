@@ -32,23 +32,23 @@ from airflow_partitions.errors import (
 )
 from airflow_partitions.periods.fast_parse import fast_ordinal, fast_value
 from airflow_partitions.periods.zones import (
-    _CYCLE_DAYS,
-    _EPOCH,
+    CYCLE_DAYS,
+    EPOCH,
     TzLike,
-    _check_phase,
-    _epoch_seconds,
-    _is_ambiguous,
-    _local,
-    _offset_text,
-    _require_aware,
-    _resolve_wall_time,
-    _same_instant,
-    _to_pendulum,
-    _to_zone,
-    _zone_has_transitions,
-    _zone_phase,
+    check_phase,
+    epoch_seconds,
+    is_ambiguous,
+    local_datetime,
+    offset_text,
+    require_aware,
+    resolve_wall_time,
+    same_instant,
+    to_pendulum,
+    to_zone,
     zone,
+    zone_has_transitions,
     zone_name,
+    zone_phase,
 )
 
 if TYPE_CHECKING:  # partition.py builds on this module; the one runtime use imports late
@@ -70,21 +70,21 @@ _SPECS: Final[dict[str, _Spec]] = {
     "SECONDLY": _Spec(
         1, True, "yyyy-MM-dd-HH-mm-ss",
         re.compile(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})" + _OFFSET),
-        "10000-01-01-00-00-00", _CYCLE_DAYS * 86400,
+        "10000-01-01-00-00-00", CYCLE_DAYS * 86400,
     ),
     "MINUTELY": _Spec(
         60, True, "yyyy-MM-dd-HH-mm",
         re.compile(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})" + _OFFSET),
-        "10000-01-01-00-00", _CYCLE_DAYS * 1440,
+        "10000-01-01-00-00", CYCLE_DAYS * 1440,
     ),
     "HOURLY": _Spec(
         3600, True, "yyyy-MM-dd-HH", re.compile(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})" + _OFFSET),
-        "10000-01-01-00", _CYCLE_DAYS * 24,
+        "10000-01-01-00", CYCLE_DAYS * 24,
     ),
     "DAILY": _Spec(86400, False, "yyyy-MM-dd", re.compile(r"(\d{4})-(\d{2})-(\d{2})"),
-                   "10000-01-01", _CYCLE_DAYS),
+                   "10000-01-01", CYCLE_DAYS),
     "WEEKLY": _Spec(7 * 86400, False, "yyyy-'W'ww", re.compile(r"(\d{4})-W(\d{2})"),
-                    "10000-W01", _CYCLE_DAYS // 7),
+                    "10000-W01", CYCLE_DAYS // 7),
     "MONTHLY": _Spec(30 * 86400, False, "yyyy-MM", re.compile(r"(\d{4})-(\d{2})"),
                      "10000-01", 4800),
     "QUARTERLY": _Spec(91 * 86400, False, "yyyy-'Q'q", re.compile(r"(\d{4})-Q(\d)"),
@@ -166,14 +166,14 @@ class UpdatePeriod(enum.Enum):
 
     def ordinal(self, instant: dt.datetime, tz: TzLike | None = None) -> int:
         """The ordinal of the partition containing ``instant`` (in ``tz``, else its own zone)."""
-        _require_aware(instant, "instant")
+        require_aware(instant, "instant")
         zone_ = zone(tz if tz is not None else instant.tzinfo)
         spec = self._spec
-        local, cycles = _to_zone(instant, zone_)
+        local, cycles = to_zone(instant, zone_)
         if spec.fixed:
-            phase = _zone_phase(zone_, self)
-            ordinal = (_epoch_seconds(instant) + phase) // spec.seconds
-            _check_phase(local, phase, self)
+            phase = zone_phase(zone_, self)
+            ordinal = (epoch_seconds(instant) + phase) // spec.seconds
+            check_phase(local, phase, self)
             return ordinal
         return self.calendar_ordinal(local.date()) + cycles * spec.cycle
 
@@ -203,7 +203,7 @@ class UpdatePeriod(enum.Enum):
         """
         zone_ = zone(tz)
         try:
-            return _to_pendulum(self._start_utc(ordinal, zone_), zone_)
+            return to_pendulum(self._start_utc(ordinal, zone_), zone_)
         except (OverflowError, ValueError) as exc:
             if isinstance(exc, InvalidInput):
                 raise
@@ -232,22 +232,22 @@ class UpdatePeriod(enum.Enum):
         """The start in UTC; OverflowError or ValueError when ``datetime`` cannot hold it."""
         spec = self._spec
         if spec.fixed:
-            phase = _zone_phase(tz, self)
-            start = _EPOCH + dt.timedelta(seconds=ordinal * spec.seconds - phase)
-            _check_phase(_to_zone(start, tz)[0], phase, self)
+            phase = zone_phase(tz, self)
+            start = EPOCH + dt.timedelta(seconds=ordinal * spec.seconds - phase)
+            check_phase(to_zone(start, tz)[0], phase, self)
             return start
         day = dt.date.fromordinal(self.calendar_start_day(ordinal))
-        return _local(day.year, day.month, day.day, 0, 0, 0, tz)
+        return local_datetime(day.year, day.month, day.day, 0, 0, 0, tz)
 
     def _local_start(self, ordinal: int, tz: dt.tzinfo) -> tuple[dt.datetime, int]:
         """The local start of fixed-period partition ``ordinal`` and the 400-year cycles to add
         to its year (see :func:`~airflow_partitions.periods.zones._to_zone`)."""
         try:
-            return _to_zone(self._start_utc(ordinal, tz), tz)
+            return to_zone(self._start_utc(ordinal, tz), tz)
         except OverflowError:
             cycles = 1 if ordinal > 0 else -1
         try:
-            local, more = _to_zone(self._start_utc(ordinal - cycles * self._spec.cycle, tz), tz)
+            local, more = to_zone(self._start_utc(ordinal - cycles * self._spec.cycle, tz), tz)
         except OverflowError:
             raise InvalidRange(f"{self.name} ordinal {ordinal} is outside years "
                                "0001 to 9999") from None
@@ -272,7 +272,7 @@ class UpdatePeriod(enum.Enum):
         else:
             year, month = ordinal, 1
         cycles = (year - 1) // 400  # any year, 10000 included: the calendar repeats
-        return dt.date(year - 400 * cycles, month, 1).toordinal() + cycles * _CYCLE_DAYS
+        return dt.date(year - 400 * cycles, month, 1).toordinal() + cycles * CYCLE_DAYS
 
     # -- instant arithmetic ------------------------------------------------------------------------
 
@@ -298,7 +298,7 @@ class UpdatePeriod(enum.Enum):
             if isinstance(exc, InvalidInput):
                 raise
             return False
-        return _same_instant(start, instant)
+        return same_instant(start, instant)
 
     def add(self, instant: dt.datetime, n: int, tz: TzLike | None = None) -> pendulum.DateTime:
         """The start ``n`` partitions after the (aligned) ``instant``; ``n`` may be negative."""
@@ -345,8 +345,8 @@ class UpdatePeriod(enum.Enum):
             year, text = ordinal, f"{ordinal:04d}"
         elif self is UpdatePeriod.DAILY or self is UpdatePeriod.WEEKLY:
             day = ordinal if self is UpdatePeriod.DAILY else ordinal * 7 + 1
-            cycles = (day - 1) // _CYCLE_DAYS  # 0 unless outside datetime's years
-            date = dt.date.fromordinal(day - cycles * _CYCLE_DAYS)
+            cycles = (day - 1) // CYCLE_DAYS  # 0 unless outside datetime's years
+            date = dt.date.fromordinal(day - cycles * CYCLE_DAYS)
             if self is UpdatePeriod.DAILY:
                 year, rest = date.year + 400 * cycles, date.isoformat()[4:]
             else:
@@ -364,8 +364,8 @@ class UpdatePeriod(enum.Enum):
                     self.value, "-%m-%d-%H-%M-%S"
                 )
             )
-            if 1 <= year <= 9999 and _zone_has_transitions(zone_) and _is_ambiguous(local):
-                text += _offset_text(local)
+            if 1 <= year <= 9999 and zone_has_transitions(zone_) and is_ambiguous(local):
+                text += offset_text(local)
         if not 1 <= year <= 9999 and text != self._spec.end_text:
             raise InvalidRange(
                 f"{self.name} ordinal {ordinal} ({text}) is outside the calendar: values run "
@@ -447,11 +447,11 @@ class UpdatePeriod(enum.Enum):
         cycle nearer when its UTC instant is outside ``datetime``'s years (9999-12-31-23 in
         New York is 10000-01-01T04:00Z)."""
         try:
-            return self.ordinal(_resolve_wall_time(wall, tz, offset, value, self), tz)
+            return self.ordinal(resolve_wall_time(wall, tz, offset, value, self), tz)
         except OverflowError:
             cycles = 1 if wall.year > 5000 else -1
         shifted = wall.replace(year=wall.year - 400 * cycles)
-        instant = _resolve_wall_time(shifted, tz, offset, value, self)
+        instant = resolve_wall_time(shifted, tz, offset, value, self)
         return self.ordinal(instant, tz) + cycles * self._spec.cycle
 
     # -- convenience -------------------------------------------------------------------------------

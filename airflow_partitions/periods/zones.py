@@ -2,8 +2,8 @@
 phase checks that keep sub-daily partitions consecutive in zones with odd offsets.
 
 Why apart from the periods: every rule about *where* an instant falls (gaps, repeats, offsets)
-lives here once; :mod:`.update_period` only counts partitions. The underscored helpers are
-shared with the other modules of this package, not beyond it.
+lives here once; :mod:`.update_period` only counts partitions. The helpers it uses are public
+names of this module; the package's ``__init__`` exports only what other packages need.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 import pendulum
 
@@ -22,20 +22,32 @@ from airflow_partitions.errors import (
     UnsupportedZone,
 )
 
-if TYPE_CHECKING:
-    from airflow_partitions.periods.update_period import UpdatePeriod
-
 UTC: Final = dt.UTC
-_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=UTC)
-_EPOCH_ORDINAL: Final = _EPOCH.toordinal()
+EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=UTC)
+EPOCH_ORDINAL: Final = EPOCH.toordinal()
 #: Days in 400 Gregorian years. The calendar (weekdays, ISO weeks) repeats after them, and so
 #: do a zone's offsets that far from its recorded history (local mean time before it, the last
 #: rule after it): local times near years 1 and 9999 that ``datetime`` cannot hold are computed
 #: one cycle nearer and their year moved back.
-_CYCLE_DAYS: Final = 146_097
-_CYCLE: Final = dt.timedelta(days=_CYCLE_DAYS)
+CYCLE_DAYS: Final = 146_097
+_CYCLE: Final = dt.timedelta(days=CYCLE_DAYS)
 
 TzLike = str | dt.tzinfo
+
+
+class PeriodLike(Protocol):
+    """What the phase and wall-time checks need of an update period (``UpdatePeriod``): a
+    protocol, so this module does not import the one that builds on it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def approx_seconds(self) -> int: ...
+
+    def ordinal(self, instant: dt.datetime, tz: TzLike | None = None) -> int: ...
+
+    def format_ordinal(self, ordinal: int, tz: TzLike | None = None) -> str: ...
 
 
 _FIXED_OFFSET = re.compile(r"([+-])(\d{2}):(\d{2})")
@@ -82,7 +94,7 @@ def zone_name(tz: dt.tzinfo) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _zone_has_transitions(tz: dt.tzinfo) -> bool:
+def zone_has_transitions(tz: dt.tzinfo) -> bool:
     """Whether the zone's offset ever changes (cheap fast path for UTC and fixed zones)."""
     name = zone_name(tz)
     if name in ("UTC", "Etc/UTC", "GMT", "Etc/GMT") or isinstance(tz, dt.timezone):
@@ -90,18 +102,18 @@ def _zone_has_transitions(tz: dt.tzinfo) -> bool:
     return not (name.startswith("Etc/GMT") or name.startswith("+") or name.startswith("-"))
 
 
-def _require_aware(value: dt.datetime, what: str) -> None:
+def require_aware(value: dt.datetime, what: str) -> None:
     if value.tzinfo is None or value.utcoffset() is None:
         raise InvalidPartitionValue(f"{what} {value.isoformat()} is naive; pass an aware instant")
 
 
-def _local(y: int, mo: int, d: int, h: int, mi: int, s: int, tz: dt.tzinfo) -> dt.datetime:
+def local_datetime(y: int, mo: int, d: int, h: int, mi: int, s: int, tz: dt.tzinfo) -> dt.datetime:
     """First existing instant at or after a local wall time (a DST gap moves it forward)."""
     wall = dt.datetime(y, mo, d, h, mi, s, tzinfo=tz, fold=0)
     return wall.astimezone(UTC).astimezone(tz)
 
 
-def _to_zone(instant: dt.datetime, tz: dt.tzinfo) -> tuple[dt.datetime, int]:
+def to_zone(instant: dt.datetime, tz: dt.tzinfo) -> tuple[dt.datetime, int]:
     """``instant`` in ``tz``, and the 400-year cycles to add to that local time's year.
 
     The cycles are 0 unless the local time falls outside ``datetime``'s years (9999-12-31T23:00Z
@@ -114,12 +126,12 @@ def _to_zone(instant: dt.datetime, tz: dt.tzinfo) -> tuple[dt.datetime, int]:
         return (instant - cycles * _CYCLE).astimezone(tz), cycles
 
 
-def _to_pendulum(value: dt.datetime, tz: dt.tzinfo) -> pendulum.DateTime:
+def to_pendulum(value: dt.datetime, tz: dt.tzinfo) -> pendulum.DateTime:
     local = value.astimezone(tz)
     return pendulum.instance(local, tz=tz)
 
 
-def _offset_text(value: dt.datetime) -> str:
+def offset_text(value: dt.datetime) -> str:
     offset = value.utcoffset()
     assert offset is not None
     minutes = int(offset.total_seconds()) // 60
@@ -127,7 +139,7 @@ def _offset_text(value: dt.datetime) -> str:
     return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
-def _is_ambiguous(local: dt.datetime) -> bool:
+def is_ambiguous(local: dt.datetime) -> bool:
     """Whether this instant's wall time also names a second instant (DST fall-back)."""
     other = local.replace(fold=1 - local.fold)
     if other.utcoffset() == local.utcoffset():
@@ -137,14 +149,14 @@ def _is_ambiguous(local: dt.datetime) -> bool:
     )
 
 
-def _epoch_seconds(instant: dt.datetime) -> int:
+def epoch_seconds(instant: dt.datetime) -> int:
     """Whole seconds since the Unix epoch, floored, without float rounding."""
     utc = instant.astimezone(UTC)
-    days = utc.toordinal() - _EPOCH_ORDINAL
+    days = utc.toordinal() - EPOCH_ORDINAL
     return days * 86400 + utc.hour * 3600 + utc.minute * 60 + utc.second
 
 
-def _same_instant(a: dt.datetime, b: dt.datetime) -> bool:
+def same_instant(a: dt.datetime, b: dt.datetime) -> bool:
     """Instant equality: ``==`` across zones is False inside a DST-repeated hour (PEP 495)."""
     return a.astimezone(UTC) == b.astimezone(UTC)
 
@@ -156,7 +168,7 @@ def _phase(local: dt.datetime, step_seconds: int) -> int:
 
 
 @functools.lru_cache(maxsize=256)
-def _zone_phase(tz: dt.tzinfo, period: UpdatePeriod) -> int:
+def zone_phase(tz: dt.tzinfo, period: PeriodLike) -> int:
     """The one phase a zone's sub-daily boundaries keep; zones whose DST shift breaks it fail.
 
     Fixed-length partitions are consecutive only if the zone's offset changes by whole
@@ -177,19 +189,19 @@ def _zone_phase(tz: dt.tzinfo, period: UpdatePeriod) -> int:
     return phases.pop()
 
 
-def _check_phase(local: dt.datetime, phase: int, period: UpdatePeriod) -> None:
+def check_phase(local: dt.datetime, phase: int, period: PeriodLike) -> None:
     """Refuse instants from eras when the zone's offset was not aligned (e.g. before 1906)."""
     if _phase(local, period.approx_seconds) != phase:
         raise UnsupportedZone(
             f"{period.name} partitions in {zone_name(local.tzinfo) if local.tzinfo else ''} "
             f"are not defined at {local.isoformat()}: the zone's offset then "
-            f"({_offset_text(local)}) was not a whole number of {period.name.lower()} steps "
+            f"({offset_text(local)}) was not a whole number of {period.name.lower()} steps "
             "away from its modern one"
         )
 
 
-def _resolve_wall_time(
-    wall: dt.datetime, tz: dt.tzinfo, offset: str | None, value: str, period: UpdatePeriod
+def resolve_wall_time(
+    wall: dt.datetime, tz: dt.tzinfo, offset: str | None, value: str, period: PeriodLike
 ) -> dt.datetime:
     """The instant a local wall time names, refusing DST gaps and unmarked DST repeats."""
     candidates: list[dt.datetime] = []
@@ -205,7 +217,7 @@ def _resolve_wall_time(
             f"{shown(value)} does not exist in {zone_name(tz)}: the clocks skip it (DST gap)"
         )
     if offset is not None:
-        chosen = [c for c in candidates if _offset_text(c) == offset]
+        chosen = [c for c in candidates if offset_text(c) == offset]
         if not chosen:
             raise InvalidPartitionValue(
                 f"{shown(value)}: {zone_name(tz)} is never at offset {offset} at that time"
