@@ -132,3 +132,22 @@ def test_runs_split_by_holes_are_read_in_one_scan(catalog: Catalog) -> None:
     again = catalog.cover_with_partitions(request)
     assert [m.start.hour for m in again.cover.missing] == [5, 17]
     assert [p.values["dt"] for p in again.partitions] == [hour(h) for h in hours]
+
+
+def test_a_row_in_a_hole_cannot_stand_in_for_an_absent_hour(catalog: Catalog) -> None:
+    """Runs split by a hole share one scan, whose key range spans the hole: a row there whose
+    cells claim the next hour (hour 06's row moved to hour 05's key, behind the catalog's
+    back) must not back hour 06, though the texts read match the runs' values in order."""
+    hours = [h for h in range(24) if h != 5]
+    fact = build(catalog, ["dt"], {h: ["eu"] for h in hours}, [])
+    request = CoverRequest.of(fact, T0, T0 + dt.timedelta(days=1))
+    assert [m.start.hour for m in catalog.cover_with_partitions(request).cover.missing] == [5]
+    sdef = catalog.get_storage(f"{fact}_raw")
+    period = sdef.periods[0]
+    table = catalog.rows.partitions
+    key5, key6 = (catalog.rows.partition_key(sdef, period, (hour(h),)) for h in (5, 6))
+    table.put(key5, table.get(key6))
+    table.delete(key6)
+    cover = catalog.cover_with_partitions(request).cover
+    assert [(m.start.hour, m.end.hour) for m in cover.missing] == [(5, 7)]
+    assert hour(6) not in [p.value for p in cover.partitions]
