@@ -159,7 +159,8 @@ class PartitionCoverageSensor(BaseSensorOperator):
     def _still_missing(self) -> str:
         if self.last_cover is None:
             return "the catalog was never reached"
-        return "still missing: " + "; ".join(missing_list(self.last_cover))
+        return "still missing: " + "; ".join([*missing_list(self.last_cover),
+                                               *self.last_cover.notes])
 
     def _log_range(self, context: Context) -> None:
         """Say which range this check waits on, and warn when a manual run's data interval
@@ -217,7 +218,8 @@ class PartitionCoverageSensor(BaseSensorOperator):
         event = event or {}
         status = event.get("status")
         if status == "timeout":
-            missing = "; ".join(event.get("missing") or []) or "unknown"
+            missing = "; ".join([*(event.get("missing") or ["unknown"]),
+                                 *(event.get("notes") or [])])
             raise AirflowSensorTimeout(
                 f"{self.task_id}: timed out waiting for {self.fact}; still missing: {missing}"
             )

@@ -5,7 +5,9 @@ calls block, so they run in a thread (``asyncio.to_thread``); the process-wide c
 hook is shared by every trigger of the triggerer, and so is its timeline cache.
 
 Events (a dict): ``{"status": "success", "covered_fraction", "partitions", "deadline"}``,
-``{"status": "timeout", "missing": [...], "deadline"}`` or ``{"status": "error", "message"}``.
+``{"status": "timeout", "missing": [...], "notes": [...], "deadline"}`` (``notes``: the
+cover's, e.g. ``region: not a dimension, any value counts``) or
+``{"status": "error", "message"}``.
 The sensor re-verifies the cover on ``success`` before it succeeds (DESIGN.md invariant 1).
 When the picture changes, the trigger logs it and publishes the coverage metrics (a no-op unless
 Airflow's metrics are on; docs/observability.md); an unchanged picture is logged again every 10
@@ -138,6 +140,7 @@ class PartitionCoverageTrigger(BaseTrigger):
                     yield _event({
                         "status": "timeout",
                         "missing": missing_list(watch.cover) or ["the catalog was never reached"],
+                        "notes": list(watch.cover.notes) if watch.cover is not None else [],
                         "deadline": self.deadline,
                     })
                     return

@@ -124,3 +124,53 @@ def test_the_trigger_timeout_names_the_lacking_slice(regions: Catalog) -> None:
     assert payload["status"] == "timeout"
     assert payload["missing"] == [
         "missing 2024-01-01T02:00/04:00: no HOURLY 2024-01-01-02..03 (2) for region=eu"]
+    assert payload["notes"] == []  # region is declared: nothing to note
+
+
+def test_many_lacking_regions_are_summed_in_the_poke_line(catalog: Catalog) -> None:
+    """Four of six regions lack hours: the line names the three worst and counts the rest;
+    the cover's JSON keeps every slice's entry."""
+    regions = [f"r{i}" for i in range(6)]
+    catalog.create_fact("wide")
+    catalog.create_storage("wide", "wide_raw", ["HOURLY"], columns=["dt", "region"],
+                           dimensions=["region=" + ",".join(regions)])
+    catalog.register("wide_raw", "HOURLY", [
+        {"dt": f"2024-01-01-{h:02d}", "region": r} for i, r in enumerate(regions)
+        for h in range(4) if h < i or h == 0])  # r0, r1: hour 00; r2: 00..01; r3: 00..02
+    task = sensor(fact="wide")
+    with capture_logs() as logs:
+        assert task.poke({}) is False
+    [line] = [e["event"] for e in logs]
+    assert line.endswith("missing 3 hours of region=r0, 3 hours of region=r1, "
+                         "2 hours of region=r2 and 1 more slice, in "
+                         "2024-01-01T01:00/04:00"), line
+    assert task.last_cover is not None
+    sliced = {n["dimensions"]["region"] for m in task.last_cover.to_json()["missing"]
+              for n in m["needed"]}
+    assert sliced == {"r0", "r1", "r2", "r3"}  # r4 and r5 have every hour
+
+
+def test_a_column_that_is_not_a_dimension_is_said_in_the_line_and_the_xcom(
+        events: Catalog) -> None:
+    """``events.raw`` is partitioned by (dt, region) with no dimension declared: any region's
+    hour counts, and every answer says so."""
+    events.register("raw", "HOURLY", [{"dt": f"2024-01-01-{h:02d}", "region": "eu"}
+                                      for h in range(4)])
+    with capture_logs() as logs:
+        result = sensor(fact="events").poke({})
+    assert isinstance(result, PokeReturnValue) and result.is_done
+    [line] = [e["event"] for e in logs]
+    assert line.endswith(", coverable; region: not a dimension, any value counts"), line
+    assert result.xcom_value["notes"] == ["region: not a dimension, any value counts"]
+    assert Cover.from_json(result.xcom_value).notes == (
+        "region: not a dimension, any value counts",)
+    with pytest.raises(AirflowSensorTimeout, match=r"no HOURLY 2024-01-01-04; region: not a "
+                                                   r"dimension, any value counts$"):
+        sensor(fact="events", end=T0.add(hours=5)).execute({})
+    past = T0.subtract(days=1).isoformat()
+    payload = asyncio.run(first_event(PartitionCoverageTrigger(
+        CoverRequest.of("events", T0, T0.add(hours=5)).to_json(), poke_interval=0.05,
+        deadline=past)))
+    assert payload["notes"] == ["region: not a dimension, any value counts"]
+    with pytest.raises(AirflowSensorTimeout, match="; region: not a dimension"):
+        sensor(fact="events").execute_complete({}, payload)

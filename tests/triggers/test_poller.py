@@ -316,4 +316,5 @@ def test_a_deadline_ends_the_wait_with_the_timeout_event(events: Catalog) -> Non
 
     event = asyncio.run(scenario())
     assert event.payload == {"status": "timeout", "deadline": soon, "missing": [
-        "missing 2024-01-01T03:00/04:00: no HOURLY 2024-01-01-03"]}
+        "missing 2024-01-01T03:00/04:00: no HOURLY 2024-01-01-03"],
+        "notes": ["region: not a dimension, any value counts"]}
