@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.coverage_metrics import metrics_of, request_slices
+from airflow_partitions.cover import CoverRequest
 
 T0 = dt.datetime(2015, 1, 1, tzinfo=dt.UTC)
 NOTE = "region: not a dimension, any value counts"
@@ -37,3 +39,24 @@ def test_a_fully_declared_fact_has_no_notes(catalog: Catalog) -> None:
     catalog.register("raw", "HOURLY", {"dt": "2015-01-01-00", "region": "eu"})
     cover = catalog.cover("ev", T0, T0 + dt.timedelta(hours=1))
     assert cover.coverable and cover.notes == () and "notes" not in cover.to_json()
+
+
+def test_the_required_slices_of_a_request_for_its_metrics(catalog: Catalog) -> None:
+    """``request_slices``: each allowed dimensioned storage's slices required in the range,
+    narrowed by ``where``; what the per-slice gauges are sent for (0 when complete)."""
+    catalog.create_fact("ev")
+    catalog.create_storage("ev", "raw", ["HOURLY"], columns=["dt", "region"],
+                           dimensions=["region=eu,us", "region=ap@2015-01-02T00:00:00Z"])
+    catalog.create_storage("ev", "total", ["DAILY"], priority=9)
+    catalog.register("raw", "HOURLY", [{"dt": f"2015-01-01-{h:02d}", "region": r}
+                                       for h in range(24) for r in ("eu", "us")
+                                       if (r, h) != ("eu", 7)])
+    day = CoverRequest.of("ev", T0, T0 + dt.timedelta(days=1))
+    state = catalog.fact_state("ev")
+    # ap is required only from the second day
+    assert request_slices(state, day) == [(("region", "eu"),), (("region", "us"),)]
+    two = CoverRequest.of("ev", T0, T0 + dt.timedelta(days=2), where="region != 'us'")
+    assert request_slices(state, two) == [(("region", "ap"),), (("region", "eu"),)]
+    metrics = metrics_of(state, day, catalog.cover_with_partitions(day).cover, T0)
+    assert metrics.slices is not None
+    assert metrics.slices.per_slice == (((("region", "eu"),), 1), ((("region", "us"),), 0))
