@@ -234,6 +234,9 @@ class PartitionCoverageSensor(BaseSensorOperator):
             cover = None
         except InvalidInput as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
+        if "checks" in event:  # how the wait went: 2 checks = fired at the first change seen
+            self.log.info("the trigger fired at its cover check %s, after %s generation poll(s)",
+                          event["checks"], event.get("polls"))
         if cover is not None and cover.coverable:
             self.log.info("%s (re-verified)", status_line(cover))
             return self._xcom(cover)

@@ -4,7 +4,9 @@ It polls the catalog from the triggerer, so no worker slot is held while waiting
 calls block, so they run in a thread (``asyncio.to_thread``); the process-wide catalog of the
 hook is shared by every trigger of the triggerer, and so is its timeline cache.
 
-Events (a dict): ``{"status": "success", "covered_fraction", "partitions", "deadline"}``,
+Events (a dict): ``{"status": "success", "covered_fraction", "partitions", "deadline",
+"checks", "polls"}`` (``checks``: the covers this run computed, the first at its start and one
+per generation change it saw; ``polls``: the generation reads of its last poller watch),
 ``{"status": "timeout", "missing": [...], "notes": [...], "deadline"}`` (``notes``: the
 cover's, e.g. ``region: not a dimension, any value counts``) or
 ``{"status": "error", "message"}``.
@@ -102,6 +104,7 @@ class PartitionCoverageTrigger(BaseTrigger):
             return
         watch = CoverageWatch(request)
         catalog: Catalog | None = None
+        checks = 0  # covers computed: 2 means it fired on the first change it saw
         try:
             while True:
                 try:
@@ -112,6 +115,7 @@ class PartitionCoverageTrigger(BaseTrigger):
                     elif not request.fresh_only:  # idle polls happen in the poller, not here
                         await self._until_changed(catalog, watch, deadline_at)
                     cover = await asyncio.to_thread(watch.check, catalog)
+                    checks += 1
                 except _UNREACHABLE as exc:
                     self.log.warning("partition catalog unreachable, will retry: %s", exc)
                     catalog = url = None  # the connection may have moved: ask Airflow next poll
@@ -127,12 +131,15 @@ class PartitionCoverageTrigger(BaseTrigger):
                         await asyncio.to_thread(publish_coverage, catalog, request, cover,
                                                 state=watch.state)
                     if cover.coverable:
+                        polls = self._polls.reads if self._polls is not None else 0
                         self._unwatch()
                         yield _event({
                             "status": "success",
                             "covered_fraction": cover.covered_fraction,
                             "partitions": len(cover),
                             "deadline": self.deadline,
+                            "checks": checks,
+                            "polls": polls,
                         })
                         return
                 if deadline_at is not None and time.time() >= deadline_at:
