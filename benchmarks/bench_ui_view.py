@@ -13,13 +13,21 @@ the api-server mounts (auth overridden; the catalog's store is SQLite):
 
 Goal: the whole-history page under 300 ms server side.
 
+Slices (issue 28): facts ``s1``, ``s100``, ``s1000`` (``--slices``), each a ``(dt, region)``
+HOURLY storage with that many declared regions and a month of rows per region (every tenth
+region lacks one hour), viewed over the month: warm (the cover and the slice presence kept
+for the generation), without and with the stale check, cold (both computed: rows scanned),
+and the slice lanes alone; ratios against 1 slice in the same run. Goal: a 1,000-slice view
+under 300 ms server side.
+
     python benchmarks/bench_ui_view.py [--hours 1000000] [--holes 1000] [--repeat 7]
-        [--write docs/benchmarks-ui_view.md]
+        [--slices 1,100,1000] [--write docs/benchmarks-ui_view.md]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import shlex
@@ -35,12 +43,13 @@ from fastapi.testclient import TestClient
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.coverage_view import (
+from airflow_partitions.catalog.coverage_view import forget_covers
+from airflow_partitions.catalog.slice_view import forget_presence, read_presence, sliced_storage
+from airflow_partitions.catalog.view_stretches import (
     MISSING,
     NOT_APPLICABLE,
     REGISTERED,
     Stretch,
-    forget_covers,
 )
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import RangesTimeline
@@ -92,6 +101,7 @@ def naive_lanes(catalog: Catalog, fact: str, start: Any, end: Any) -> list[list[
         for period in sorted(storage.definition.periods, reverse=True):
             timeline = storage.timelines[(period, "dt")]
             lo, hi = period.ordinal(start, tz), period.ordinal(end, tz)
+            hi += period.start_of(hi, tz) < end  # the partition the end cuts overlaps too
             lane: list[Stretch] = []
             for o in range(lo, hi):
                 state_ = REGISTERED if timeline.exists_ordinal(o) else MISSING
@@ -125,6 +135,8 @@ def main() -> int:
     parser.add_argument("--hours", type=int, default=1_000_000)
     parser.add_argument("--holes", type=int, default=1_000)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--slices", default="1,100,1000",
+                        help="slice counts of the slices section (the first is the baseline)")
     parser.add_argument("--write", type=Path)
     args = parser.parse_args()
     command = "python benchmarks/bench_ui_view.py " + shlex.join(sys.argv[1:])
@@ -207,11 +219,133 @@ def main() -> int:
         f"page under {GOAL_MS:.0f} ms server side: **{verdict}** ({page_cpu:,.0f} ms CPU).\n\n"
         + "\n".join(lines) + "\n"
     )
+    text += "\n" + slices_section(url, [int(n) for n in args.slices.split(",")], args.repeat)
     print(text)
     if args.write:
         args.write.write_text(text)
     catalog.close()
     return 0
+
+
+MONTH = {"start": "2015-01-01T00:00:00+00:00", "end": "2015-02-01T00:00:00+00:00"}
+MONTH_HOURS = 744
+#: Every LATE_EVERY-th region lacks one hour of the month.
+LATE_EVERY = 10
+SLICE_GOAL_CASE = "HTML page, warm, without the stale check"
+
+
+def build_slices(url: str, regions: int) -> int:
+    """Fact ``s<regions>``: a month of HOURLY rows for each declared region; returns rows."""
+    catalog = Catalog(url, data_root="/data", cache=TimelineCache())
+    fact = f"s{regions}"
+    names = [f"r{i:04d}" for i in range(regions)]
+    catalog.create_fact(fact)
+    catalog.create_storage(fact, f"{fact}_raw", ["HOURLY"], columns=["dt", "region"],
+                           dimensions=["region=" + ",".join(names)])
+    first = HOURLY.parse_ordinal("2015-01-01-00")
+    hours = [HOURLY.format_ordinal(o) for o in range(first, first + MONTH_HOURS)]
+    rows = [{"dt": h, "region": r} for i, r in enumerate(names) for j, h in enumerate(hours)
+            if not (i % LATE_EVERY == 0 and j == (i * 7) % MONTH_HOURS)]
+    for at in range(0, len(rows), 50_000):
+        catalog.register(f"{fact}_raw", "HOURLY", rows[at:at + 50_000])
+    catalog.close()
+    return len(rows)
+
+
+def slices_section(url: str, sizes: list[int], repeat: int) -> str:
+    """Build and time the slices facts; the markdown section."""
+    built = {n: build_slices(url, n) for n in sizes}
+    catalog = Catalog(url, data_root="/data", cache=TimelineCache())
+    app = create_app(lambda: catalog)
+    app.dependency_overrides[require_viewer] = lambda: "bench"
+    client = TestClient(app)
+
+    def get(path: str, **params: str) -> Any:
+        response = client.get(path, params={**MONTH, **params})
+        assert response.status_code == 200, response.text[:2000]
+        return response
+
+    def cold(fact: str) -> Any:
+        forget_covers()
+        forget_presence()
+        return get(f"/api/facts/{fact}", stale="false")
+
+    def lanes_only(fact: str) -> Any:
+        state = catalog.fact_state(fact)
+        sdef = state.storages[f"{fact}_raw"].definition
+        start, end = _instant(MONTH["start"]), _instant(MONTH["end"])
+        return sliced_storage(read_presence(catalog, state, sdef, HOURLY, "dt", start, end),
+                              {}, "UTC")
+
+    cases: dict[str, Callable[[str], Any]] = {
+        "JSON, warm, without the stale check": lambda f: get(f"/api/facts/{f}", stale="false"),
+        SLICE_GOAL_CASE: lambda f: get(f"/facts/{f}", stale="false"),
+        "slice lanes alone (from the kept presence, no request)": lanes_only,
+        "JSON, warm, with the stale check (the page's default)": lambda f: get(
+            f"/api/facts/{f}"),
+        "JSON, cold: cover and slice presence computed (rows scanned twice)": cold,
+    }
+    slow = list(cases)[-2:]  # O(rows): a few runs are enough
+    cpu: dict[tuple[str, int], float] = {}
+    wall: dict[tuple[str, int], float] = {}
+    sizes_doc: dict[int, tuple[int, int, int]] = {}
+    for n in sizes:
+        fact = f"s{n}"
+        cold(fact)
+        get(f"/api/facts/{fact}")  # warm every cache once
+        view = get(f"/api/facts/{fact}", stale="false").json()
+        page = get(f"/facts/{fact}", stale="false").text
+        [sliced] = view["slices"]
+        assert sliced["slices"] == n
+        assert sliced["incomplete"] == len(range(0, n, LATE_EVERY))
+        sizes_doc[n] = (len(page), len(response_bytes(client, fact)), sliced["incomplete"])
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+        for i in range(repeat):
+            for name, call in cases.items():
+                if name in slow and i >= max(1, min(3, repeat)):
+                    continue
+                runs[name].append(cpu_timed(functools.partial(call, fact)))
+        for name, got in runs.items():
+            wall[(name, n)] = statistics.median(w for w, _ in got) * 1e3
+            cpu[(name, n)] = statistics.median(c for _, c in got) * 1e3
+    base = sizes[0]
+    head = " | ".join(f"{n:,} slice{'s' * (n != 1)}" for n in sizes)
+    lines = [f"| request (CPU, median; wall in brackets) | {head} | "
+             f"{sizes[-1]:,} ÷ {base:,} (CPU) |",
+             "| --- |" + " ---: |" * (len(sizes) + 1)]
+    for name in cases:
+        cells = " | ".join(f"{cpu[(name, n)]:,.1f} ms ({wall[(name, n)]:,.0f})" for n in sizes)
+        lines.append(f"| {name} | {cells} | {cpu[(name, sizes[-1])] / cpu[(name, base)]:,.1f}x |")
+    goal = cpu[(SLICE_GOAL_CASE, sizes[-1])]
+    verdict = "met" if goal < GOAL_MS else "NOT met"
+    cold_ms = cpu[("JSON, cold: cover and slice presence computed (rows scanned twice)",
+                   sizes[-1])]
+    warm_ms = cpu[("JSON, warm, without the stale check", sizes[-1])]
+    largest = sizes_doc[sizes[-1]]
+    return (
+        "### Slices (issue 28)\n\n"
+        f"Facts `s1`, ..., `s{sizes[-1]}`: a `(dt, region)` HOURLY storage with that many "
+        f"declared regions and the month {MONTH['start'][:10]} → {MONTH['end'][:10]} of rows "
+        f"for each ({', '.join(f'{built[n]:,}' for n in sizes)} rows); every {LATE_EVERY}th "
+        "region lacks one hour. Viewed over the month, through the app, stale check off "
+        "unless said; median of "
+        f"{repeat} (the last two rows: of {max(1, min(3, repeat))}), sizes in one run. "
+        f"At {sizes[-1]:,} slices the page is {largest[0]:,} bytes (the 25 worst lanes of "
+        f"{largest[2]:,} incomplete drawn, the rest counted) and the JSON {largest[1]:,} bytes "
+        "(every lane). *Warm*: the cover and the slice presence are kept for the fact's "
+        "generation (the first view after a write computes them: *cold*). Goal: a "
+        f"{sizes[-1]:,}-slice view under {GOAL_MS:.0f} ms server side: **{verdict}** warm "
+        f"({goal:,.0f} ms CPU, HTML); **{'met' if cold_ms < GOAL_MS else 'NOT met'}** cold: "
+        f"{cold_ms:,.0f} ms, of which "
+        f"{cold_ms - warm_ms:,.0f} ms over the warm JSON are two O(rows) scans (the cover's "
+        "and the view's `completeness`), which stored slice timelines replace; the stale "
+        "check is another O(rows) scan of the window, slices or not.\n\n"
+        + "\n".join(lines) + "\n"
+    )
+
+
+def response_bytes(client: TestClient, fact: str) -> bytes:
+    return client.get(f"/api/facts/{fact}", params={**MONTH, "stale": "false"}).content
 
 
 def _instant(text: str) -> Any:

@@ -19,10 +19,12 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import func, select, update
 
 from airflow_partitions.backfill.airflow_private import create_backfill, dry_run_dates
+from airflow_partitions.defaults import airflow_home
 from airflow_partitions.errors import InvalidInput, PartitionsError
 
 #: Retries of a backfill creation that the metadata DB refused with "database is locked".
@@ -36,6 +38,34 @@ def _locked(exc: BaseException) -> bool:
             return True
         exc = exc.__cause__  # type: ignore[assignment]
     return False
+
+
+class MetadataDbMissing(InvalidInput):
+    """``AIRFLOW_HOME`` has no migrated metadata DB (issue 29, F12: a dry run printed its plan,
+    then ``unexpected OperationalError ... no such table: dag``)."""
+
+
+def _no_tables(exc: BaseException) -> bool:
+    text = str(exc)
+    return "no such table" in text or ("relation" in text and "does not exist" in text)
+
+
+@contextlib.contextmanager
+def _session() -> Iterator[Any]:
+    """Airflow's session on its metadata DB; a DB without Airflow's tables is one typed line."""
+    from airflow.utils.session import create_session
+    from sqlalchemy.exc import OperationalError, ProgrammingError
+
+    try:
+        with create_session() as session:
+            yield session
+    except (OperationalError, ProgrammingError) as exc:
+        if not _no_tables(exc):
+            raise
+        raise MetadataDbMissing(
+            f"the Airflow metadata DB of AIRFLOW_HOME={airflow_home()} has no Airflow tables "
+            "(no such table); run 'airflow db migrate' there, or point AIRFLOW_HOME at the "
+            "home of the Airflow that runs the producer DAGs") from None
 
 
 class BackfillRefused(InvalidInput):
@@ -79,9 +109,8 @@ class AirflowBackfills:
     def check_dag(self, dag_id: str) -> bool:
         """Whether the DAG is paused; :class:`UnknownDag` when Airflow does not know it."""
         from airflow.models import DagModel
-        from airflow.utils.session import create_session
 
-        with create_session() as session:
+        with _session() as session:
             model = session.scalar(select(DagModel).where(DagModel.dag_id == dag_id))
             if model is None:
                 raise UnknownDag(
@@ -91,18 +120,16 @@ class AirflowBackfills:
 
     def unpause(self, dag_id: str) -> None:
         from airflow.models import DagModel
-        from airflow.utils.session import create_session
 
-        with create_session() as session:
+        with _session() as session:
             session.execute(update(DagModel).where(DagModel.dag_id == dag_id)
                             .values(is_paused=False))
 
     def running_backfill(self, dag_id: str) -> int | None:
         """The id of the DAG's unfinished backfill, if any (Airflow allows one per DAG)."""
         from airflow.models.backfill import Backfill
-        from airflow.utils.session import create_session
 
-        with create_session() as session:
+        with _session() as session:
             found = session.scalar(select(func.min(Backfill.id)).where(
                 Backfill.dag_id == dag_id, Backfill.completed_at.is_(None)))
             return int(found) if found is not None else None
@@ -111,11 +138,11 @@ class AirflowBackfills:
                  ) -> list[dt.datetime]:
         """Every logical date a backfill over ``[first, last]`` would create a run for,
         re-running completed runs (Airflow's own dry run)."""
-        from airflow.utils.session import create_session
-
         try:
-            with create_session() as session:
+            with _session() as session:
                 return dry_run_dates(dag_id, first, last, session)
+        except MetadataDbMissing:
+            raise
         except Exception as exc:  # Airflow's refusals are plain AirflowExceptions
             raise BackfillRefused(f"Airflow refuses a backfill of {dag_id}: {exc}") from exc
 
@@ -144,9 +171,8 @@ class AirflowBackfills:
     def created_since(self, dag_id: str, since: dt.datetime) -> int | None:
         """The id of an unfinished backfill of the DAG created after ``since``, if any."""
         from airflow.models.backfill import Backfill
-        from airflow.utils.session import create_session
 
-        with create_session() as session:
+        with _session() as session:
             found = session.scalar(select(func.max(Backfill.id)).where(
                 Backfill.dag_id == dag_id, Backfill.completed_at.is_(None),
                 Backfill.created_at >= since))
@@ -170,9 +196,8 @@ class AirflowBackfills:
     def progress(self, backfill_id: int) -> Progress:
         from airflow.models import DagRun
         from airflow.models.backfill import Backfill
-        from airflow.utils.session import create_session
 
-        with create_session() as session:
+        with _session() as session:
             backfill = session.get(Backfill, backfill_id)
             if backfill is None:
                 raise PartitionsError(f"backfill {backfill_id} disappeared from Airflow")
@@ -185,9 +210,8 @@ class AirflowBackfills:
     def failed_tasks(self, dag_id: str, logical_dates: Sequence[dt.datetime]) -> list[str]:
         """``task_id`` of the failed task instances of those runs, for the report."""
         from airflow.models import DagRun, TaskInstance
-        from airflow.utils.session import create_session
 
-        with create_session() as session:
+        with _session() as session:
             rows = session.execute(
                 select(TaskInstance.task_id, DagRun.logical_date)
                 .join(DagRun, (DagRun.dag_id == TaskInstance.dag_id)

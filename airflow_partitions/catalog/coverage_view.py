@@ -25,19 +25,26 @@ from typing import TYPE_CHECKING, Any, Final
 import pendulum
 
 from airflow_partitions.catalog.cache import FactState
+from airflow_partitions.catalog.slice_view import SlicePresence, sliced_lanes, undeclared
 from airflow_partitions.catalog.staleness import StalePartition, overlap_window
+from airflow_partitions.catalog.view_stretches import (
+    MISSING,
+    NOT_APPLICABLE,
+    REGISTERED,
+    STALE,
+    Instants,
+    Stretch,
+    inside_window,
+    lane_stretches,
+)
 from airflow_partitions.cover import Cover, CoverRequest, status_line
-from airflow_partitions.errors import InvalidInput
-from airflow_partitions.periods import UpdatePeriod, zone
-from airflow_partitions.timelines.base import OrdinalRange, difference_ranges, runs
+from airflow_partitions.errors import InvalidInput, InvalidRange
+from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.timelines.base import OrdinalRange, runs
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.facade import Catalog
 
-REGISTERED: Final = "registered"
-MISSING: Final = "missing"
-STALE: Final = "stale"
-NOT_APPLICABLE: Final = "not_applicable"
 #: The window shown when a fact has no partition at all: the last day (UTC) before ``now``.
 EMPTY_WINDOW: Final = dt.timedelta(days=1)
 #: How many missing ranges of the cover carry their text (the status line shows three).
@@ -48,63 +55,6 @@ COVER_CACHE_SIZE: Final = 32
 CoverEntry = tuple[Cover, str, dict[str, Any]]
 _covers: OrderedDict[tuple[str, str, int, str], CoverEntry] = OrderedDict()
 _covers_lock = threading.Lock()
-
-
-class Instants:
-    """Starts and values of one period's partitions in one zone, fast where that is exact.
-
-    Why: ``UpdatePeriod.start_of`` and ``format_ordinal`` build zone-aware pendulum instants,
-    some 40 µs a call; a page of two thousand stretches needs eight thousand of them. Fixed
-    periods (SECONDLY, MINUTELY, HOURLY) start at instants linear in the ordinal, so one anchor
-    and a step give them all; values are printed directly in UTC, where no wall-clock hour
-    repeats. Everything else goes through the period itself. Tests hold both paths equal.
-    """
-
-    #: How many of (month, day, hour, minute, second) each fixed period's value prints.
-    FIXED: Final = {UpdatePeriod.SECONDLY: 5, UpdatePeriod.MINUTELY: 4, UpdatePeriod.HOURLY: 3}
-
-    def __init__(self, period: UpdatePeriod, tz: str, anchor: int) -> None:
-        self.period, self.tz, self.anchor = period, tz, anchor
-        self.zone = zone(tz)
-        self.fixed = period in self.FIXED
-        if self.fixed:
-            t0 = period.start_of(anchor, tz).timestamp()
-            self.t0 = dt.datetime.fromtimestamp(t0, dt.UTC)  # plain datetimes from here on
-            self.step = dt.timedelta(seconds=period.start_of(anchor + 1, tz).timestamp() - t0)
-        self.utc = self.fixed and tz == "UTC"
-
-    def start(self, ordinal: int) -> dt.datetime:
-        if not self.fixed:
-            return self.period.start_of(ordinal, self.tz)
-        instant = self.t0 + self.step * (ordinal - self.anchor)
-        return instant if self.utc else instant.astimezone(self.zone)
-
-    def value(self, ordinal: int) -> str:
-        if not self.utc:
-            return self.period.format_ordinal(ordinal, self.tz)
-        i = self.t0 + self.step * (ordinal - self.anchor)
-        fields = (i.month, i.day, i.hour, i.minute, i.second)[:self.FIXED[self.period]]
-        return f"{i.year:04d}" + "".join(f"-{f:02d}" for f in fields)
-
-
-@dataclass(frozen=True)
-class Stretch:
-    """Partitions ``[first, end)`` (ordinals) of one lane, all in ``state``."""
-
-    state: str
-    first: int
-    end: int
-
-    def to_json(self, at: Instants) -> dict[str, Any]:
-        """``{"state", "start", "end", "first", "last", "partitions"}`` (values inclusive)."""
-        return {
-            "state": self.state,
-            "start": at.start(self.first).isoformat(),
-            "end": at.start(self.end).isoformat(),
-            "first": at.value(self.first),
-            "last": at.value(self.end - 1),
-            "partitions": self.end - self.first,
-        }
 
 
 @dataclass(frozen=True)
@@ -133,41 +83,6 @@ class LaneView:
         }
 
 
-def lane_stretches(present: Iterable[OrdinalRange], stale: Iterable[OrdinalRange],
-                   lo: int, hi: int, inside: OrdinalRange | None = None) -> list[Stretch]:
-    """Tile ``[lo, hi)``: present ranges (minus stale ones) registered, the rest missing, or
-    not applicable where it lies outside ``inside`` (the partitions wholly in the window).
-
-    >>> [(s.state, s.first, s.end) for s in lane_stretches([(2, 5)], [(3, 4)], 0, 6)]
-    [('missing', 0, 2), ('registered', 2, 3), ('stale', 3, 4), ('registered', 4, 5), \
-('missing', 5, 6)]
-    >>> [(s.state, s.first, s.end) for s in lane_stretches([], [], 0, 3, inside=(1, 3))]
-    [('not_applicable', 0, 1), ('missing', 1, 3)]
-    """
-    have = list(present)
-    gaps = difference_ranges([(lo, hi)], have)
-    usable = [(lo, hi)] if inside is None else [inside] if inside[0] < inside[1] else []
-    absent = difference_ranges(gaps, difference_ranges(gaps, usable))  # gaps ∩ usable
-    beside = difference_ranges(gaps, usable)
-    # stale is a kind of registered: a stale row the timeline does not advertise stays missing
-    stale_in = difference_ranges([(max(b, lo), min(e, hi)) for b, e in stale
-                                  if b < hi and e > lo], absent)
-    out = [Stretch(REGISTERED, b, e) for b, e in difference_ranges(have, stale_in)]
-    out += [Stretch(STALE, b, e) for b, e in stale_in]
-    out += [Stretch(MISSING, b, e) for b, e in absent]
-    out += [Stretch(NOT_APPLICABLE, b, e) for b, e in beside]
-    return sorted(out, key=lambda s: s.first)
-
-
-def inside_window(period: UpdatePeriod, tz: str, start: dt.datetime, end: dt.datetime,
-                  lo: int, hi: int) -> OrdinalRange:
-    """Of the partitions ``[lo, hi)`` overlapping ``[start, end)``, those wholly inside it:
-    the only ones a cover of the window can use (empty, ``(lo, lo)``, when none fits)."""
-    first = lo if period.start_of(lo, tz) >= start else lo + 1
-    last = hi if period.start_of(hi, tz) <= end else hi - 1
-    return (first, max(first, last))
-
-
 def stale_used(cover: Cover, stale: Mapping[tuple[str, UpdatePeriod], list[OrdinalRange]]
                ) -> int:
     """How many of the cover's partitions are stale: O(runs times stale ranges), no row read."""
@@ -193,6 +108,9 @@ def with_stale_used(status: str, coverable: bool, used: int) -> str:
 def fact_extent(state: FactState, column: str) -> tuple[pendulum.DateTime, pendulum.DateTime]:
     """From the first partition's start to the latest's end, over every lane of ``column``.
 
+    The calendar's last partition (``DAILY 9999-12-31``) ends where no instant can be held:
+    the extent stops at its start instead (issue 29, F10: the default view answered 400).
+
     Why the finest lane's bounds are kept as they are: any partition start is aligned for the
     periods that nest in it, so the cover of the extent needs no alignment.
     """
@@ -207,11 +125,15 @@ def fact_extent(state: FactState, column: str) -> tuple[pendulum.DateTime, pendu
             first, latest = timeline.first_ordinal(), timeline.latest_ordinal()
             if first is not None and latest is not None:
                 starts.append(period.start_of(first, tz))
-                ends.append(period.start_of(latest + 1, tz))
+                try:
+                    ends.append(period.start_of(latest + 1, tz))
+                except InvalidRange:  # the calendar's last partition ends at 10000-01-01,
+                    ends.append(period.start_of(latest, tz))  # which no instant holds
     if not starts:
         end = pendulum.now(tz).start_of("day")
         return end - EMPTY_WINDOW, end
-    return min(starts), max(ends)
+    start, end = min(starts), max(ends)
+    return (end - EMPTY_WINDOW if start >= end else start), end
 
 
 def stale_runs(stale: Iterable[StalePartition], column: str,
@@ -229,8 +151,15 @@ def stale_runs(stale: Iterable[StalePartition], column: str,
 
 
 def lanes(state: FactState, column: str, start: dt.datetime, end: dt.datetime,
-          stale: Mapping[tuple[str, UpdatePeriod], list[OrdinalRange]]) -> list[LaneView]:
-    """Every lane of ``column``, by storage name then coarsest period first."""
+          stale: Mapping[tuple[str, UpdatePeriod], list[OrdinalRange]],
+          sliced: Mapping[tuple[str, UpdatePeriod], SlicePresence] | None = None
+          ) -> list[LaneView]:
+    """Every lane of ``column``, by storage name then coarsest period first.
+
+    A (storage, period) in ``sliced`` (declared dimensions) shows a partition registered only
+    where every required slice has its row, as the cover counts it (issue 28); its own
+    timeline alone would show an hour as soon as any region has it.
+    """
     tz = state.definition.tz
     out: list[LaneView] = []
     for name, storage in sorted(state.storages.items()):
@@ -241,6 +170,9 @@ def lanes(state: FactState, column: str, start: dt.datetime, end: dt.datetime,
             lo, hi = overlap_window(period, tz, start, end)
             assert lo is not None and hi is not None
             present = storage.timelines[(period, column)].ordinal_ranges(lo, hi)
+            presence = (sliced or {}).get((name, period))
+            if presence is not None:
+                present = presence.complete(present)
             inside = inside_window(period, tz, start, end, lo, hi)
             out.append(LaneView(name, period, sdef.priority,
                                 tuple(lane_stretches(present, stale.get((name, period), ()),
@@ -315,8 +247,12 @@ def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *
     against the partition rows (the sensor does that before it succeeds); its status line is
     the sensor's, word for word, plus how many stale partitions the cover uses when it uses
     any (``coverable, 1 stale partition used``: the sensor would succeed on them). The cover
-    is reused while the fact's generation stands (:func:`cached_cover`); the stale check and
-    the lanes are computed on every call.
+    is reused while the fact's generation stands (:func:`cached_cover`), and so is each
+    dimensioned storage's slice presence (:func:`.slice_view.read_presence`); the stale check
+    and the lanes are computed on every call. ``slices``: per dimensioned (storage, period),
+    every slice lane, grouped per dimension, worst first (:mod:`.slice_view`); ``undeclared``:
+    the non-time partition columns that are not dimensions (``region: not a dimension, any
+    value counts``).
     """
     state = catalog.fact_state(fact)
     fdef = state.definition
@@ -332,7 +268,8 @@ def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *
     stale = catalog.stale(fact, cover.start, cover.end, time_column=column) \
         if with_stale else []
     stale_by_lane = stale_runs(stale, column, fdef.tz)
-    views = lanes(state, column, cover.start, cover.end, stale_by_lane)
+    slices, presences = sliced_lanes(catalog, state, column, cover.start, cover.end, stale)
+    views = lanes(state, column, cover.start, cover.end, stale_by_lane, presences)
     used = stale_used(cover, stale_by_lane)
     return {
         "fact": fact,
@@ -349,6 +286,8 @@ def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *
         "stale_checked": with_stale,
         "cover": cover_doc,
         "lanes": [lane.to_json(fdef.tz) for lane in views],
+        "slices": slices,
+        "undeclared": undeclared(state, column),
     }
 
 

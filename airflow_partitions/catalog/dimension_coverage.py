@@ -106,8 +106,8 @@ def _present(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: 
         start, stop = base, prefix_successor(base)
     out: dict[int, set[Slice]] = {}
     ordinal_of: dict[bytes, int | None] = {}
-    for _, values in rows.partitions.scan_columns(decoder.columns, start, stop,
-                                                  batch_size=LIST_BATCH):
+    # Whole rows only: a damaged row holds no slice (issue 29, catalog/row_check.py).
+    for _, values in decoder.rows(rows.partitions, start, stop, batch_size=LIST_BATCH):
         text = values[at]
         if values[0] is None or text is None:  # no location: not a partition
             continue

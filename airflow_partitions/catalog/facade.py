@@ -50,11 +50,7 @@ from airflow_partitions.catalog.repair import ReconcileReport
 from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.rows import (
     DEF,
-    LOC,
-    STATE,
-    VERSION,
     CatalogRows,
-    decode_version,
     fact_row,
     member_column,
     storage_row,
@@ -311,7 +307,7 @@ class Catalog:
         overwrite = require_flag("overwrite", overwrite)
         restate = require_flag("restate", restate)
         if location is not None:
-            check_location(location)
+            location = check_location(location)
         with bulk_specs.collector_paused():
             specs = self.keyed_specs(sdef, period, values)
             if location is not None and len(specs) != 1:
@@ -345,11 +341,7 @@ class Catalog:
         if not isinstance(values, Mapping):
             raise WrongType(f"values must map each column to its value, not {shown(values)}")
         [(spec, key)] = self.keyed_specs(sdef, period, values)
-        cells = self.rows.partitions.get(key, [LOC, STATE, VERSION])
-        if LOC not in cells:
-            return None
-        return Partition(storage, spec.period, spec.value_map, cells[LOC].decode(),
-                         decode_version(cells.get(VERSION)))
+        return PartitionDecoder(sdef, spec.period).get(self.rows.partitions, key)
 
     def list_partitions(
         self, storage: str, period: UpdatePeriod | str | None = None
@@ -406,9 +398,11 @@ class Catalog:
         """Recompute every timeline of a storage from its partition rows and store them."""
         return catalog_repair.rebuild(self, self.get_storage(storage))[1]
 
-    def reconcile(self, storage: str) -> ReconcileReport:
-        """Rebuild from the rows, report what the stored timelines got wrong, finish drops."""
-        return catalog_repair.reconcile(self, self.get_storage(storage))
+    def reconcile(self, storage: str, *, drop_corrupt: bool = False) -> ReconcileReport:
+        """Rebuild from the rows, report what the stored timelines got wrong, finish drops;
+        damaged rows are reported and kept (deleted with ``drop_corrupt``)."""
+        return catalog_repair.reconcile(self, self.get_storage(storage),
+                                        drop_corrupt=drop_corrupt is True)
 
     def migrate_timeline(self, storage: str, period: UpdatePeriod | str, column: str | None,
                          to: str) -> PartitionTimeline:
@@ -424,8 +418,8 @@ class Catalog:
         end: dt.datetime | str,
         *,
         time_column: str | None = None,
-        periods: Iterable[UpdatePeriod | str] | str | None = None,
-        storages: Iterable[str] | str | None = None,
+        periods: Iterable[UpdatePeriod | str] | None = None,
+        storages: Iterable[str] | None = None,
         align: str | None = None,
         verify: bool = True,
         fresh_only: bool = False,
@@ -441,6 +435,9 @@ class Catalog:
         skipped (``Cover.skipped``). ``where`` picks the required slices (docs/dimensions.md).
         """
         verify = require_flag("verify", verify)
+        if isinstance(periods, str) or isinstance(storages, str):  # docs/catalog.md
+            raise WrongType(f"periods and storages must be lists of names, not the one string "
+                            f"{shown(periods if isinstance(periods, str) else storages)}")
         request = CoverRequest.of(
             fact, start, end, time_column=time_column, periods=periods, storages=storages,
             align=align, fresh_only=require_flag("fresh_only", fresh_only), where=where)

@@ -86,6 +86,7 @@ class LensImportReport:
     skipped: list[TimelineKey] = field(default_factory=list)  # WEEKLY: rows only
     ignored: list[str] = field(default_factory=list)  # other implementations' keys
     others: int = 0  # parameters outside the timeline cache
+    ambiguous: list[str] = field(default_factory=list)  # fall-back values and their reading
 
     @property
     def without_rows(self) -> int:
@@ -101,6 +102,7 @@ class LensImportReport:
             "skipped": [{"period": p.name, "column": c} for p, c in self.skipped],
             "ignored_keys": self.ignored,
             "other_parameters": self.others,
+            "ambiguous": self.ambiguous,
         }
 
 
@@ -137,7 +139,7 @@ def import_lens_timelines(catalog: Catalog, sdef: StorageDef, params: Mapping[st
             rows_not_in_lens=difference_ranges(rows, lens.ordinal_ranges()),
         ))
     return LensImportReport(sdef.name, dry_run, imported, list(table.skipped),
-                            list(table.ignored), table.others)
+                            list(table.ignored), table.others, list(table.ambiguous))
 
 
 def export_lens_parameters(catalog: Catalog,

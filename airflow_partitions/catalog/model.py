@@ -16,12 +16,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from airflow_partitions.arguments import control_character, require_text, shown
+from airflow_partitions.arguments import control_character, shown
 from airflow_partitions.catalog.dimensions import (
     Dimension,
     dimensions_from_json,
     dimensions_to_json,
 )
+from airflow_partitions.catalog.location_check import InvalidPartitionSpec as InvalidPartitionSpec
+from airflow_partitions.catalog.location_check import UnsafeLocation as UnsafeLocation
+from airflow_partitions.catalog.location_check import check_location as check_location
 from airflow_partitions.catalog.producers import Producer, check_producers
 from airflow_partitions.cover.request import to_instant
 from airflow_partitions.defaults import MAX_RANGE_PARTITIONS
@@ -42,14 +45,6 @@ _TEMPLATE_FIELDS: Final = frozenset({"fact", "storage", "period"})
 
 class InvalidDefinition(InvalidInput):
     """A fact or storage definition is malformed."""
-
-
-class InvalidPartitionSpec(InvalidInput):
-    """A partition's values are missing, extra, mistyped or unsafe."""
-
-
-class UnsafeLocation(InvalidPartitionSpec):
-    """A value would make the partition's location escape its table root."""
 
 
 def check_name(kind: str, name: str) -> str:
@@ -264,24 +259,6 @@ def check_safe_value(column: str, value: str) -> None:
             "no '/', '\\', control characters (NUL, newline, ...), '.', '..', leading '~' "
             "or empty values"
         )
-
-
-def check_location(location: object) -> str:
-    """An explicit partition location: text without control characters, which would corrupt
-    manifests, logs and the paths Spark is handed.
-
-    >>> check_location("/data/a\\tb")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    airflow_partitions.catalog.model.UnsafeLocation: location '/data/a\\tb' holds the ...
-    """
-    location = require_text("location", location)
-    if not location.strip():
-        raise UnsafeLocation("location is empty")
-    control = control_character(location)
-    if control is not None:
-        raise UnsafeLocation(f"location {shown(location)} holds the control character {control}")
-    return location
 
 
 def render_location(

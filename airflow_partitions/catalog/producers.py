@@ -20,7 +20,7 @@ from typing import Any, Final
 import pendulum
 
 from airflow_partitions.arguments import shown
-from airflow_partitions.errors import InvalidInput
+from airflow_partitions.errors import InvalidInput, InvalidRange
 from airflow_partitions.periods import UpdatePeriod, zone
 
 #: Airflow's own rule for a DAG id (``airflow.utils.helpers.validate_key``): word characters,
@@ -34,6 +34,10 @@ _RULE: Final = re.compile(
 )
 _CALENDAR: Final = (("Y", "years"), ("M", "months"), ("W", "weeks"), ("D", "days"))
 _CLOCK: Final = (("h", "hours"), ("m", "minutes"), ("s", "seconds"))
+#: The longest shift a rule may make (its calendar units counted at their longest).
+MAX_SHIFT_DAYS: Final = 36_525
+_SECONDS: Final = {"Y": 31_557_600, "M": 31 * 86400, "W": 7 * 86400, "D": 86400,
+                   "h": 3600, "m": 60, "s": 1}
 
 
 class InvalidProducer(InvalidInput):
@@ -69,6 +73,11 @@ def parse_rule(text: str) -> LogicalDateRule:
         )
     sign = -1 if match["sign"] == "-" else 1
     calendar = tuple((unit, int(match[key])) for key, unit in _CALENDAR if match[key])
+    seconds = sum(int(match[key]) * _SECONDS[key] for key in "YMWDhms" if match[key])
+    if seconds > MAX_SHIFT_DAYS * 86400:  # issue 29, F11: start-P10000Y broke plans later
+        raise InvalidProducer(
+            f"logical-date rule {shown(text)} shifts the date by more than {MAX_SHIFT_DAYS:,} "
+            "days (100 years): no producer runs that far from the partition it writes")
     clock = dt.timedelta(**{unit: int(match[key]) for key, unit in _CLOCK if match[key]})
     return LogicalDateRule(match["base"], sign, calendar, clock)
 
@@ -111,10 +120,16 @@ class Producer:
         """
         rule = parse_rule(self.logical_date)
         base = period.start_of(ordinal + (rule.base == "end"), zone(tz))
-        if rule.calendar:
-            units = {unit: rule.sign * n for unit, n in rule.calendar}
-            base = base.add(**units)
-        utc = base.in_timezone("UTC") + rule.sign * rule.clock
+        try:
+            if rule.calendar:
+                units = {unit: rule.sign * n for unit, n in rule.calendar}
+                base = base.add(**units)
+            utc = base.in_timezone("UTC") + rule.sign * rule.clock
+        except (OverflowError, ValueError):  # near the ends of the calendar
+            raise InvalidRange(
+                f"the producer {self.dag_id}@{self.logical_date} of {period.name} "
+                f"{period.format_ordinal(ordinal, tz)} would run outside the calendar "
+                "(years 0001 to 9999)") from None
         return pendulum.instance(utc, tz="UTC")
 
     def spec(self) -> str:

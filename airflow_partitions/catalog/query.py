@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from itertools import islice
+from typing import TYPE_CHECKING, Final
 
 from airflow_partitions.catalog.row_decode import PartitionDecoder
-from airflow_partitions.catalog.rows import partition_from_cells
+from airflow_partitions.catalog.row_scan import OnDamaged, scan_row_cells, scan_whole_rows
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.filters import ast
 from airflow_partitions.filters.explanation import Explain, explain_plan
@@ -92,31 +93,50 @@ def execute_plan(
         for pplan in plan.periods:
             if not needs_client:  # no residual: project the partition's cells, decode tuples
                 decoder = PartitionDecoder(sdef, pplan.period)
-                for _, values in _projected_rows(catalog, pplan, stats, _batch_size(limit),
-                                                 decoder.columns):
-                    if limit is not None and len(out) >= limit:
-                        return out
-                    stats.rows_fetched += 1
-                    part = decoder.decode(values)
-                    if part is not None:
-                        out.append(part)
+                rows = _projected_rows(catalog, pplan, stats, _batch_size(limit),
+                                       decoder.columns, decoder.check.skip)
+                while page := _page(rows, limit, len(out)):  # checked a page at a time
+                    stats.rows_fetched += len(page)
+                    out.extend(decoder.decode(values) for _, values in decoder.whole(page))
+                if limit is not None and len(out) >= limit:
+                    return out
                 continue
-            for _, cells in _rows(catalog, pplan, stats, _batch_size(limit)):
+            decoder = PartitionDecoder(sdef, pplan.period)
+            for key, cells in _rows(catalog, pplan, stats, _batch_size(limit),
+                                    decoder.check.skip):
                 if limit is not None and len(out) >= limit:
                     return out
                 stats.rows_fetched += 1
-                if layout.location_cell not in cells:
-                    continue
+                values = tuple(map(cells.get, decoder.columns))
                 if needs_client:
                     row = {n: typed_from_text(t, cells.get(c, b"").decode("utf-8", "replace"))
                            for n, t, c in columns}
                     if not check(row):
                         continue
-                out.append(partition_from_cells(sdef, pplan.period, cells))
+                if _whole(decoder, key, values):
+                    out.append(decoder.decode(values))
         return out
     finally:
         stats.rows_returned = len(out)
         stats.round_trips += catalog.stats.round_trips - before
+
+
+def _page(rows: Iterator[RowValues], limit: int | None, have: int) -> list[RowValues]:
+    """The next rows to check together: a page, or what the limit still wants."""
+    size = _CHECK_PAGE if limit is None else max(0, min(_CHECK_PAGE, limit - have))
+    return list(islice(rows, size))
+
+
+#: Rows checked together (:meth:`.row_check.RowCheck.whole`).
+_CHECK_PAGE: Final = 1000
+
+
+def _whole(decoder: PartitionDecoder, key: bytes, values: tuple[bytes | None, ...]) -> bool:
+    """Whether a row is whole (:mod:`.row_check`); a damaged one is logged and left out."""
+    reason = decoder.check.damage(key, values)
+    if reason is not None:
+        decoder.check.skip(key, reason)
+    return reason is None
 
 
 def _batch_size(limit: int | None) -> int:
@@ -125,7 +145,8 @@ def _batch_size(limit: int | None) -> int:
 
 
 def _rows(
-    catalog: Catalog, plan: PeriodPlan, stats: QueryStats, batch_size: int = 1000
+    catalog: Catalog, plan: PeriodPlan, stats: QueryStats, batch_size: int = 1000,
+    on_damaged: OnDamaged | None = None,
 ) -> Iterator[tuple[bytes, Cells]]:
     """Rows of a period plan in key order: the gets (one ``get_many``) merged with the scans."""
     table = catalog.rows.partitions
@@ -137,15 +158,15 @@ def _rows(
     def scanned() -> Iterator[tuple[bytes, Cells]]:
         for scan in plan.scans:
             stats.scans += 1
-            yield from table.scan(start=scan.start, stop=scan.stop, filter=scan.filter,
-                                  batch_size=batch_size)
+            yield from scan_row_cells(table, scan.start, scan.stop, filter=scan.filter,
+                                      on_damaged=on_damaged)
 
     yield from heapq.merge(got, scanned(), key=lambda item: item[0])
 
 
 def _projected_rows(
     catalog: Catalog, plan: PeriodPlan, stats: QueryStats, batch_size: int,
-    columns: tuple[bytes, ...],
+    columns: tuple[bytes, ...], on_damaged: OnDamaged | None = None,
 ) -> Iterator[RowValues]:
     """:func:`_rows` projected on ``columns``: unfiltered scans use ``scan_columns``."""
     table = catalog.rows.partitions
@@ -159,11 +180,11 @@ def _projected_rows(
         for scan in plan.scans:
             stats.scans += 1
             if scan.filter is None:
-                yield from table.scan_columns(columns, scan.start, scan.stop,
-                                              batch_size=batch_size)
+                yield from scan_whole_rows(table, columns, scan.start, scan.stop,
+                                           batch_size=batch_size, on_damaged=on_damaged)
                 continue
-            for key, cells in table.scan(start=scan.start, stop=scan.stop, filter=scan.filter,
-                                         batch_size=batch_size):
+            for key, cells in scan_row_cells(table, scan.start, scan.stop, filter=scan.filter,
+                                             on_damaged=on_damaged):
                 yield key, tuple(map(cells.get, columns))
 
     yield from heapq.merge(got, scanned(), key=lambda item: item[0])

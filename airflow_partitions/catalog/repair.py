@@ -10,7 +10,7 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from airflow_partitions.catalog.cache import (
     SlicedStoreAllTimeline,
@@ -19,9 +19,10 @@ from airflow_partitions.catalog.cache import (
     timeline_from_cell,
 )
 from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.row_decode import PartitionDecoder
+from airflow_partitions.catalog.row_scan import scan_row_cells
 from airflow_partitions.catalog.rows import (
     DROPPING,
-    LIVE,
     MAX_SWAP_ATTEMPTS,
     STATE,
     TimelineCell,
@@ -33,12 +34,15 @@ from airflow_partitions.catalog.rows import (
 )
 from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptTimeline, InvalidInput
+from airflow_partitions.keys import KeyEncodingError, decode_key
 from airflow_partitions.kv.base import Cells
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import (
+    OrdinalRange,
     PartitionTimeline,
     StoreAllTimeline,
     convert,
+    difference_ranges,
     new_timeline,
     runs,
     storage_class_key,
@@ -51,10 +55,19 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+#: A rebuild's row scan logs its progress every this many rows.
+PROGRESS_ROWS: Final = 1_000_000
+#: At most this many values per list in a report's JSON; the counts and ranges are whole.
+REPORT_VALUES: Final = 1000
+
+
 @dataclass
 class TimelineDiff:
     """How one stored timeline differed from the rebuild of its partition rows.
 
+    The differences are kept as ordinal ranges (issue 29, F8: a stored timeline of 87.6
+    million hours that no row backs made reconcile build a set and a string per hour and
+    die of memory), so a report is O(ranges); the value lists are built only when asked.
     ``corruption`` says why a stored timeline could not be read at all; it was replaced by the
     rebuild, and its under- and over-reports are unknown (left empty).
     """
@@ -62,22 +75,60 @@ class TimelineDiff:
     storage: str
     period: UpdatePeriod
     column: str
-    under_reported: list[str] = field(default_factory=list)
-    over_reported: list[str] = field(default_factory=list)
+    tz: str = "UTC"
+    under_ranges: list[OrdinalRange] = field(default_factory=list)
+    over_ranges: list[OrdinalRange] = field(default_factory=list)
     corruption: str | None = None
 
     @property
     def consistent(self) -> bool:
-        return not self.under_reported and not self.over_reported and self.corruption is None
+        return not self.under_ranges and not self.over_ranges and self.corruption is None
+
+    @property
+    def under_count(self) -> int:
+        return sum(e - b for b, e in self.under_ranges)
+
+    @property
+    def over_count(self) -> int:
+        return sum(e - b for b, e in self.over_ranges)
+
+    @property
+    def under_reported(self) -> list[str]:
+        """Every under-reported value (O(values): prefer the ranges on large timelines)."""
+        return self.values(self.under_ranges)
+
+    @property
+    def over_reported(self) -> list[str]:
+        """Every over-reported value (O(values): prefer the ranges on large timelines)."""
+        return self.values(self.over_ranges)
+
+    def values(self, ranges: list[OrdinalRange], limit: int | None = None) -> list[str]:
+        """The values of ``ranges`` in order, at most ``limit`` of them."""
+        out: list[str] = []
+        for b, e in ranges:
+            for o in range(b, e if limit is None else min(e, b + limit - len(out))):
+                out.append(self.period.format_ordinal(o, self.tz))
+            if limit is not None and len(out) >= limit:
+                break
+        return out
+
+    def _ranges_json(self, ranges: list[OrdinalRange]) -> list[list[str]]:
+        fmt = self.period.format_ordinal
+        return [[fmt(b, self.tz), fmt(e, self.tz)] for b, e in ranges]
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "storage": self.storage,
             "period": self.period.name,
             "column": self.column,
-            "under_reported": self.under_reported,
-            "over_reported": self.over_reported,
+            "under_reported": self.values(self.under_ranges, REPORT_VALUES),
+            "over_reported": self.values(self.over_ranges, REPORT_VALUES),
         }
+        if self.under_count > REPORT_VALUES or self.over_count > REPORT_VALUES:
+            out.update(under_reported_count=self.under_count,
+                       over_reported_count=self.over_count,
+                       under_reported_ranges=self._ranges_json(self.under_ranges),
+                       over_reported_ranges=self._ranges_json(self.over_ranges))
         if self.corruption is not None:  # only then, so sound reports keep their shape
             out["corruption"] = self.corruption
         return out
@@ -91,10 +142,12 @@ class CorruptRow:
     period: UpdatePeriod
     values: dict[str, str]
     reason: str
+    key: bytes = b""  # the row key (what ``--drop-corrupt`` deletes)
+    dropped: bool = False  # deleted by ``reconcile --drop-corrupt``
 
     def to_json(self) -> dict[str, Any]:
         return {"storage": self.storage, "period": self.period.name,
-                "values": dict(self.values), "reason": self.reason}
+                "values": dict(self.values), "reason": self.reason, "dropped": self.dropped}
 
 
 @dataclass
@@ -138,11 +191,6 @@ class StoredTimeline:
     cell: TimelineCell | None = None  # None when the cell itself is corrupt
     timeline: PartitionTimeline | None = None  # None when corrupt
     corruption: str | None = None
-
-    def ordinals(self) -> set[int]:
-        if self.timeline is None:
-            return set()
-        return {o for b, e in self.timeline.ordinal_ranges() for o in range(b, e)}
 
     def version(self) -> int:
         """The stored version, or 0 when the cell is too broken to say."""
@@ -210,43 +258,56 @@ def stored_timelines(
 def timelines_from_rows(catalog: Catalog, sdef: StorageDef) -> RowScan:
     """Time ordinals of every live row, the interrupted drops, and the unreadable rows.
 
-    A row whose state is neither live nor dropping, or whose time value does not parse, is
-    corrupt: it is not counted (a timeline under-reports rather than advertise it) and it is
-    kept, for a person to look at.
+    A row that is not whole (:mod:`.row_check`: a state neither live nor dropping, no or an
+    undecodable location, value cells that are not its key, a blob that does not decode),
+    or whose time value does not parse, is corrupt: it is not counted (a timeline
+    under-reports rather than advertise it) and it is kept (quarantined), for a person to
+    look at or for ``reconcile --drop-corrupt`` to remove.
     """
     found: dict[TimelineKey, set[int]] = {
         (p, c): set() for p in sdef.periods for c in sdef.time_columns
     }
     scan = RowScan(found, [], [])
     for period in sdef.periods:
+        decoder = PartitionDecoder(sdef, period)
+
+        def damaged(key: bytes, reason: str, period: UpdatePeriod = period) -> None:
+            scan.corrupt.append(CorruptRow(sdef.name, period, _key_values(sdef, key),
+                                           reason, key))
+
         prefix = catalog.rows.period_prefix(sdef, period)
-        for _, cells in catalog.rows.partitions.scan(prefix=prefix):
-            values = {c: cells.get(value_cell_column(c), b"").decode(errors="replace")
-                      for c in sdef.column_names}
-            state = cells.get(STATE)
-            if state == DROPPING:
+        for read, (key, cells) in enumerate(scan_row_cells(
+                catalog.rows.partitions, prefix=prefix, on_damaged=damaged), 1):
+            if not read % PROGRESS_ROWS:  # a long run says where it is
+                log.info("reconcile %s: read %d %s rows", sdef.name, read, period.name)
+            row = tuple(map(cells.get, decoder.columns))
+            reason = decoder.check.damage(key, row)
+            if reason is not None:
+                damaged(key, reason)
+                continue
+            values = {c: cells[value_cell_column(c)].decode() for c in sdef.column_names}
+            if cells.get(STATE) == DROPPING:
                 scan.dropping.append((period, values))
                 continue
-            if state != LIVE:
-                shown = "no state" if state is None else f"state {state!r}"
-                scan.corrupt.append(CorruptRow(
-                    sdef.name, period, values,
-                    f"{shown}, neither {LIVE.decode()} nor {DROPPING.decode()}"))
-                continue
             try:
-                ordinals = {column: period.parse_ordinal(
-                    cells[value_cell_column(column)].decode(), sdef.tz)
-                    for column in sdef.time_columns}
-            except KeyError as exc:
-                scan.corrupt.append(CorruptRow(sdef.name, period, values,
-                                               f"the cell {exc.args[0]!r} is missing"))
-                continue
-            except ValueError as exc:  # InvalidPartitionValue, UnicodeDecodeError
-                scan.corrupt.append(CorruptRow(sdef.name, period, values, str(exc)))
+                ordinals = {column: period.parse_ordinal(values[column], sdef.tz)
+                            for column in sdef.time_columns}
+            except ValueError as exc:  # InvalidPartitionValue
+                damaged(key, str(exc))
                 continue
             for column, ordinal in ordinals.items():
                 found[(period, column)].add(ordinal)
     return scan
+
+
+def _key_values(sdef: StorageDef, key: bytes) -> dict[str, str]:
+    """The values a row key names (``{"key": <hex>}`` when it does not decode)."""
+    try:
+        _, _, typed = decode_key(sdef.key_schema, key)
+    except KeyEncodingError:
+        return {"key": key.hex()}
+    return {c: "" if v is None else str(v) for c, v in zip(sdef.column_names, typed,
+                                                           strict=True)}
 
 
 def _kind_to_store(sdef: StorageDef, key: TimelineKey, stored: StoredTimeline) -> str:
@@ -342,16 +403,24 @@ def _log_corruption(sdef: StorageDef, stored: dict[TimelineKey, StoredTimeline],
                     row.reason)
 
 
-def reconcile(catalog: Catalog, sdef: StorageDef) -> ReconcileReport:
+def reconcile(catalog: Catalog, sdef: StorageDef, *, drop_corrupt: bool = False
+              ) -> ReconcileReport:
     """Rebuild, finish interrupted drops, and report what the stored timelines got wrong.
 
     Rebuild goes first, so a corrupt timeline is replaced before the drops update it. The
     rows reconcile cannot read (an unknown state, a time value that does not parse) are
     reported and kept: deleting them as if they were interrupted drops would lose data.
+    ``drop_corrupt`` deletes them (they were never counted, so no timeline changes); the
+    partition can then be registered again.
     """
     storage = sdef.name
     stored, rebuilt, scan = rebuild(catalog, sdef)
     corrupt_rows = list(scan.corrupt)
+    if drop_corrupt:
+        for row in corrupt_rows:
+            if row.key:
+                catalog.rows.partitions.delete(row.key)
+                row.dropped = True
     finished = 0
     for period, values in scan.dropping:  # drops are idempotent: running one again completes it
         try:
@@ -366,14 +435,14 @@ def reconcile(catalog: Catalog, sdef: StorageDef) -> ReconcileReport:
         period, column = key
         before = stored[key]
         if before.corruption is not None:
-            diffs.append(TimelineDiff(storage, period, column, corruption=before.corruption))
+            diffs.append(TimelineDiff(storage, period, column, sdef.tz,
+                                      corruption=before.corruption))
             continue
-        old = before.ordinals()
-        new = {o for b, e in fresh.ordinal_ranges() for o in range(b, e)}
+        old = before.timeline.ordinal_ranges() if before.timeline is not None else []
+        new = fresh.ordinal_ranges()
         diffs.append(TimelineDiff(
-            storage, period, column,
-            under_reported=[period.format_ordinal(o, sdef.tz) for o in sorted(new - old)],
-            over_reported=[period.format_ordinal(o, sdef.tz) for o in sorted(old - new)],
+            storage, period, column, sdef.tz,
+            under_ranges=difference_ranges(new, old), over_ranges=difference_ranges(old, new),
         ))
     return ReconcileReport(storage, diffs, finished, corrupt_rows)
 

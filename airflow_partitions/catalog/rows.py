@@ -183,9 +183,15 @@ class TimelineCell:
 
     @classmethod
     def decode(cls, raw: bytes | None) -> TimelineCell:
-        """The cell's JSON (``CorruptTimeline`` when it is not the JSON this version writes)."""
-        if not raw:
+        """The cell's JSON (``CorruptTimeline`` when it is not the JSON this version writes).
+
+        An absent cell is an empty timeline never stored; an empty one is corrupt: this
+        version never writes it, and reading it as empty hid every partition (issue 29).
+        """
+        if raw is None:
             return cls(None, 0, None, {})
+        if not raw:
+            raise CorruptTimeline("the cell is empty (0 bytes), which no version writes")
         try:
             data = json.loads(raw)
             props = {str(k): str(v) for k, v in data["properties"].items()}

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from airflow_partitions.catalog.model import Partition, StorageDef
 from airflow_partitions.catalog.row_decode import LIST_BATCH, PartitionDecoder
+from airflow_partitions.catalog.row_scan import list_whole_rows
 from airflow_partitions.cover import CoverRun
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import encode_value, prefix_successor
@@ -54,7 +55,7 @@ class RunRows:
         """Every row as a :class:`Partition`, in cover order; built once, O(rows)."""
         if not self._partitions:
             decode = self.decoder.decode
-            self._partitions.append(tuple(p for v in self.rows if (p := decode(v)) is not None))
+            self._partitions.append(tuple(decode(v) for v in self.rows))
         return self._partitions[0]
 
     def by_ordinal(self) -> list[tuple[int, tuple[RowValues, ...]]]:
@@ -93,7 +94,10 @@ def read_runs(rows: CatalogRows, defs: Mapping[str, StorageDef], runs: Sequence[
     Cost: one projected scan per group of runs (of their key range when ``column`` leads the
     storage's key, else of the period's rows), then O(rows) to check them, with one parse per
     distinct time value. A time value that does not parse strictly (a damaged or
-    non-canonical cell) backs nothing: the strict value is what a cover names.
+    non-canonical cell) backs nothing: the strict value is what a cover names. So does a
+    damaged row (:mod:`.row_check`: a state not positively registered, a location that does
+    not decode, value cells that are not its key, a blob that does not decode): checked in
+    bulk, and row by row only when the bulk check fails.
     """
     out: list[RunRows] = []
     i = 0
@@ -128,21 +132,30 @@ def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
         # The period's key prefix once, then the leading value: what period_prefix(sdef,
         # period, (value,)) returns, for two values.
         base, (name, ctype) = rows.period_prefix(sdef, period), sdef.columns[0]
-        scan = rows.partitions.scan_columns(
-            decoder.columns, base + encode_value(ctype, first, column=name),
-            prefix_successor(base + encode_value(ctype, last, column=name)),
-            batch_size=LIST_BATCH)
+        low = base + encode_value(ctype, first, column=name)
+        high = prefix_successor(base + encode_value(ctype, last, column=name))
     else:
-        scan = rows.partitions.scan_columns(decoder.columns, prefix=rows.period_prefix(
-            sdef, period), batch_size=LIST_BATCH)
-    found = [v for _, v in scan if v[0] is not None]  # no location: not a partition
+        low = rows.period_prefix(sdef, period)
+        high = prefix_successor(low)
+    scanned = list_whole_rows(rows.partitions, decoder.columns, low, high,
+                              batch_size=LIST_BATCH, on_damaged=decoder.check.skip)
+    found = [v for _, v in scanned]
     texts = [v[at] for v in found]
-    if expected is not None and texts == expected:  # the common case: one row a value, in order
+    check = decoder.check
+    # The common case: one row a value, in order. With one column the keys need no check
+    # here: the scan's key range holds exactly len(expected) distinct keys whose texts are
+    # the expected values in order, so each key is its text (the catalog writes canonical
+    # keys only); the rest of the row is checked in bulk (issue 29).
+    if expected is not None and texts == expected and check.whole(
+            found, None if check.width == 1 else [k for k, _ in scanned]):
         out, lo = [], 0
         for run in group:
             out.append(RunRows(run, decoder, tuple(found[lo:lo + run.count]), None))
             lo += run.count
         return out
+    if not check.whole(found, [k for k, _ in scanned]):  # damaged rows back nothing
+        found = [v for _, v in decoder.whole(scanned)]
+        texts = [v[at] for v in found]
     distinct = list(dict.fromkeys(texts))
     ordinals = _ordinals(period, distinct, sdef.tz)
     if (leading and len(group) == 1 and len(found) == len(distinct)

@@ -35,6 +35,9 @@ from typing import Final
 from airflow_partitions.catalog.bulk_specs import KeyedSpec, Locate
 from airflow_partitions.catalog.cache import timeline_from_cell
 from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.row_check import names_damaged_rows
+from airflow_partitions.catalog.row_decode import PartitionDecoder
+from airflow_partitions.catalog.row_scan import scan_row_cells
 from airflow_partitions.catalog.row_states import read_rows
 from airflow_partitions.catalog.rows import (
     DROPPING,
@@ -53,7 +56,7 @@ from airflow_partitions.catalog.rows import (
     value_cell_column,
 )
 from airflow_partitions.catalog.timeline_shape import shaped
-from airflow_partitions.errors import ConcurrentUpdateError, InvalidInput
+from airflow_partitions.errors import ConcurrentUpdateError, CorruptPartitionRow, InvalidInput
 from airflow_partitions.keys import ColumnType, string_field, value_fields
 from airflow_partitions.kv.base import Cells
 from airflow_partitions.kv.scan_filters import SingleColumnValue
@@ -120,6 +123,7 @@ def crash_point(step: str) -> None:
         os._exit(86)
 
 
+@names_damaged_rows
 def register(
     rows: CatalogRows,
     sdef: StorageDef,
@@ -163,11 +167,14 @@ def register(
 
 def _check_conflicts(sdef: StorageDef, specs: Sequence[KeyedSpec], locate: Locate,
                      existing: Mapping[bytes, Cells], overwrite: bool) -> None:
+    # A live row without a readable location is damaged, not registered elsewhere: a
+    # register replaces it whole (issue 29, F4 and F5).
     conflicts = [
-        f"{spec.value_map} at {existing[key][LOC].decode()!r}"
+        f"{spec.value_map} at {loc!r}"
         for spec, key in specs
         if existing.get(key, {}).get(STATE) == LIVE
-        and existing[key].get(LOC, b"").decode() != locate(spec)
+        and (loc := existing[key].get(LOC, b"").decode(errors="replace"))
+        and "\ufffd" not in loc and loc != locate(spec)
     ]
     if conflicts and not overwrite:
         raise PartitionConflict(
@@ -203,7 +210,7 @@ def _register_chunk(
             if same and not restate:
                 continue
             # A rewrite of an existing row (even one a drop marked) is new data: a new version.
-            version = encode_version(decode_version(old.get(VERSION)) + 1)
+            version = encode_version(_old_version(old) + 1)
             if old.get(STATE) == LIVE:
                 restated.append(spec.value_map)
         texts = [text.encode() for _, text in spec.values]
@@ -233,6 +240,7 @@ def _register_chunk(
     return WriteResult(len(writes), len(specs) - len(writes), tuple(restated))
 
 
+@names_damaged_rows
 def drop(
     rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, specs: Sequence[KeyedSpec]
 ) -> WriteResult:
@@ -336,6 +344,14 @@ def unadvertise(
     return gone, update_timeline(rows, sdef, period, column, remove=gone)
 
 
+def _old_version(old: Cells) -> int:
+    """The version of a row being rewritten; a damaged version cell counts as 0."""
+    try:
+        return decode_version(old.get(VERSION))
+    except CorruptPartitionRow:
+        return 0
+
+
 def read_states(rows: CatalogRows, keys: list[bytes],
                 columns: Sequence[bytes] = (LOC, STATE)) -> dict[bytes, Cells]:
     """Location and state (or ``columns``) of each existing row (see :mod:`.row_states`)."""
@@ -358,19 +374,27 @@ def live_time_values(
     if not values:
         return set()
     live = SingleColumnValue(STATE, "=", LIVE, filter_if_missing=True)
-    vcol = value_cell_column(column)
+    decoder = PartitionDecoder(sdef, period)  # a damaged row is not live (issue 29)
+    columns = decoder.columns
+    at = 2 + sdef.column_names.index(column)
     found: set[str] = set()
     if sdef.column_names[0] == column and len(values) <= _PROBE_LIMIT:
         for value in values:
             prefix = rows.period_prefix(sdef, period, (value,))
-            for _ in rows.partitions.scan(prefix=prefix, columns=[STATE], filter=live, limit=1):
-                found.add(value)
+            for key, cells in scan_row_cells(rows.partitions, prefix=prefix, columns=columns,
+                                             filter=live, on_damaged=decoder.check.skip):
+                if decoder.check.damage(key, tuple(map(cells.get, columns))) is None:
+                    found.add(value)
+                    break
         return found
     prefix = rows.period_prefix(sdef, period)
-    for _, cells in rows.partitions.scan(prefix=prefix, columns=[STATE, vcol], filter=live):
-        value = cells.get(vcol, b"").decode()
-        if value in values:
-            found.add(value)
+    for key, cells in scan_row_cells(rows.partitions, prefix=prefix, columns=columns,
+                                     filter=live, on_damaged=decoder.check.skip):
+        row = tuple(map(cells.get, columns))
+        text = row[at]
+        if text is not None and text.decode(errors="replace") in values \
+                and decoder.check.damage(key, row) is None:
+            found.add(text.decode())
     return found
 
 

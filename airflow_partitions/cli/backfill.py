@@ -14,6 +14,7 @@ from airflow_partitions.cli.base import (
     add_command,
     add_json_flag,
     positive_int,
+    positive_seconds,
     print_json,
     say,
 )
@@ -55,7 +56,7 @@ def register(sub: SubParsers) -> None:
                         "count only fresh partitions as done")
     p.add_argument("--unpause", action="store_true",
                    help="unpause paused producer DAGs instead of refusing")
-    p.add_argument("--poll-interval", type=float, default=10.0, metavar="SECONDS",
+    p.add_argument("--poll-interval", type=positive_seconds, default=10.0, metavar="SECONDS",
                    help="seconds between progress checks (default 10)")
     add_json_flag(p)
 

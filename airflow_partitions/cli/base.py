@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
@@ -125,6 +126,24 @@ def say(ctx: Context, message: str, *, json_mode: bool = False) -> None:
     stream = ctx.stderr if json_mode else ctx.stdout
     stream.write(message + "\n")
     stream.flush()
+
+
+def positive_seconds(text: str) -> float:
+    """argparse ``type=`` for a duration such as ``--poll-interval``: finite seconds above 0.
+
+    ``float()`` accepts ``nan`` and ``inf``; a poll every NaN seconds never sleeps and one
+    every infinite seconds never wakes (issue 29), so both are refused here.
+
+    >>> positive_seconds("0.5")
+    0.5
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number of seconds above 0")
+    return value
 
 
 def positive_int(text: str) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 
 from airflow_partitions.catalog.cache import FactState
 from airflow_partitions.cover import Cover
-from airflow_partitions.errors import PartitionsError
+from airflow_partitions.errors import InvalidInput, InvalidRange, PartitionsError
 from airflow_partitions.periods import UpdatePeriod
 
 Span = tuple[dt.datetime, dt.datetime]
@@ -51,8 +51,8 @@ def coverage_lanes(state: FactState, cover: Cover, column: str) -> list[Lane]:
             timeline = storage.timelines[(period, column)]
             lane = Lane(name, period)
             for begin, end in timeline.ordinal_ranges(lo, hi):
-                lane.present.append(_clip(period.start_of(begin, tz), period.start_of(end, tz),
-                                          cover))
+                lane.present.append(_clip(period.start_of(begin, tz),
+                                          _start_or(period, end, tz, cover.end), cover))
             lanes.append(lane)
     by_key = {(lane.storage, lane.period): lane for lane in lanes}
     for run in cover.runs:
@@ -61,6 +61,15 @@ def coverage_lanes(state: FactState, cover: Cover, column: str) -> list[Lane]:
             chosen.chosen.append((run.period.start_of(run.first, tz),
                                 run.period.start_of(run.end, tz)))
     return lanes
+
+
+def _start_or(period: UpdatePeriod, ordinal: int, tz: str, past: dt.datetime) -> dt.datetime:
+    """The start of ``ordinal``, or ``past`` (the clip bound) when no instant holds it: the
+    calendar's end, after ``DAILY 9999-12-31`` (issue 29, F10)."""
+    try:
+        return period.start_of(ordinal, tz)
+    except InvalidRange:
+        return past
 
 
 def _clip(start: dt.datetime, end: dt.datetime, cover: Cover) -> Span:
@@ -101,9 +110,18 @@ def render_bars(lanes: list[Lane], cover: Cover, width: int = 60) -> list[str]:
     return lines
 
 
+class PlotDirectoryMissing(InvalidInput):
+    """``--plot`` names a file in a directory that does not exist."""
+
+
 def plot_coverage(lanes: list[Lane], cover: Cover, path: str | Path,
                   title: str | None = None) -> Path:
     """Draw the lanes, the chosen cover and the missing ranges into a PNG file."""
+    out = Path(path)
+    if not out.parent.is_dir():  # a typo must not create a directory tree (issue 29)
+        raise PlotDirectoryMissing(
+            f"--plot {str(out)!r}: the directory {str(out.parent)!r} does not exist; "
+            "create it first")
     try:
         import matplotlib
 
@@ -115,8 +133,6 @@ def plot_coverage(lanes: list[Lane], cover: Cover, path: str | Path,
             "plotting needs matplotlib: pip install 'airflow-partitions[plot]'"
         ) from exc
     num: Any = dates.date2num  # matplotlib's stubs leave it untyped
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(12, 1.2 + 0.6 * max(len(lanes), 1)))
     for row, lane in enumerate(reversed(lanes)):
         for spans, color, height in ((lane.present, "#c6dbef", 0.7), (lane.chosen, "#2171b5",

@@ -99,6 +99,8 @@ def timeline_import(args: argparse.Namespace, ctx: Context) -> int:
     for period, column in report.skipped:
         lines.append(f"kept the {period.name} {column} timeline as the partition rows say, "
                      f"not imported: {WEEKLY_REASON}")
+    for note in report.ambiguous:
+        lines.append(f"ambiguous in Lens: {note}")
     if report.ignored:
         lines.append(f"ignored {plural(len(report.ignored), 'key')} of implementations "
                      f"storage.class does not name, as Lens does (e.g. {report.ignored[0]})")

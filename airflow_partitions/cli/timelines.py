@@ -77,12 +77,17 @@ def register(sub: SubParsers) -> None:
         sub, "reconcile", help="check timelines against the partition rows and repair them",
         description="Rebuild a storage's timelines from its partition rows, report what the "
                     "stored timelines got wrong (and repair it), and finish half-done drops. "
-                    "Exits 0 when consistent and also after a repair.",
+                    "Exits 0 when consistent and also after a repair. Partition rows it cannot "
+                    "use (damaged) are listed, never counted, and kept unless --drop-corrupt.",
         examples=["airflow-partitions reconcile events_raw",
-                  "airflow-partitions reconcile events_raw --json"],
+                  "airflow-partitions reconcile events_raw --json",
+                  "airflow-partitions reconcile events_raw --drop-corrupt"],
         handler=reconcile_storage,
     )
     reconcile.add_argument("storage", metavar="STORAGE", help="storage table name")
+    reconcile.add_argument("--drop-corrupt", action="store_true",
+                           help="delete the damaged partition rows it lists (register them "
+                                "again with 'partition add')")
     add_json_flag(reconcile)
 
 
@@ -176,7 +181,7 @@ def timeline_migrate(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def reconcile_storage(args: argparse.Namespace, ctx: Context) -> int:
-    report = ctx.catalog.reconcile(args.storage)
+    report = ctx.catalog.reconcile(args.storage, drop_corrupt=args.drop_corrupt)
     if args.json:
         print_json(ctx, report.to_json())
     lines = []
@@ -189,15 +194,21 @@ def reconcile_storage(args: argparse.Namespace, ctx: Context) -> int:
             continue
         lines.append(
             f"repaired the {diff.period.name} {diff.column} timeline: "
-            f"{len(diff.under_reported)} under-reported{_sample(diff.under_reported)}, "
-            f"{len(diff.over_reported)} over-reported{_sample(diff.over_reported)}"
+            f"{diff.under_count} under-reported"
+            f"{_sample(diff.values(diff.under_ranges, 5), diff.under_count)}, "
+            f"{diff.over_count} over-reported"
+            f"{_sample(diff.values(diff.over_ranges, 5), diff.over_count)}"
         )
     if report.finished_drops:
         lines.append(f"finished {plural(report.finished_drops, 'half-done drop')}")
     for row in report.corrupt_rows:
         shown = ", ".join(f"{c}={v}" for c, v in row.values.items())
+        if row.dropped:
+            lines.append(f"deleted a damaged {row.period.name} partition row ({shown}): "
+                         f"{row.reason}; register it again with 'partition add'")
+            continue
         lines.append(f"kept a {row.period.name} partition row it cannot read ({shown}): "
-                     f"{row.reason}; it is not advertised")
+                     f"{row.reason}; it is not advertised (--drop-corrupt deletes it)")
     if report.consistent:
         lines.append(f"{report.storage}: {plural(len(report.diffs), 'timeline')} consistent "
                      "with the partition rows")
@@ -211,8 +222,9 @@ def reconcile_storage(args: argparse.Namespace, ctx: Context) -> int:
     return 0
 
 
-def _sample(values: list[str], shown: int = 5) -> str:
+def _sample(values: list[str], count: int, shown: int = 5) -> str:
+    """The first values of a difference and how many more (the values are cut already)."""
     if not values:
         return ""
-    more = f", ... {len(values) - shown} more" if len(values) > shown else ""
+    more = f", ... {count - shown} more" if count > shown else ""
     return " (" + ", ".join(values[:shown]) + more + ")"

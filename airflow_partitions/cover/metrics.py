@@ -25,7 +25,8 @@ from typing import Any, Final
 from airflow_partitions.cover.model import Cover
 from airflow_partitions.cover.slice_metrics import SliceMetrics, slice_metrics, slice_tags
 from airflow_partitions.cover.slice_summary import SliceKey, slice_lacks
-from airflow_partitions.errors import InvalidInput
+from airflow_partitions.errors import InvalidInput, InvalidRange
+from airflow_partitions.periods import TimePartition
 from airflow_partitions.timelines import PartitionTimeline
 
 #: Metric names, one prefix so that a dashboard finds all of them.
@@ -148,8 +149,17 @@ def missing_partitions(cover: Cover) -> int:
 
 def latest_end(timelines: Iterable[PartitionTimeline]) -> dt.datetime | None:
     """The end of the latest partition over these timelines (one storage's periods)."""
-    ends = [latest.end for latest in (t.latest() for t in timelines) if latest is not None]
+    ends = [_end(latest) for latest in (t.latest() for t in timelines) if latest is not None]
     return max(ends, default=None)
+
+
+def _end(partition: TimePartition) -> dt.datetime:
+    """A partition's end; the calendar's last one ends at the last instant Python holds
+    (issue 29, F10: ``metrics`` exited 2 once ``DAILY 9999-12-31`` was registered)."""
+    try:
+        return partition.end
+    except InvalidRange:
+        return dt.datetime.max.replace(tzinfo=dt.UTC)
 
 
 def coverage_metrics(

@@ -8,31 +8,34 @@ a directory says (names, where the value offsets are, which of them a reader wan
 worked out once and cached per directory. Per row that leaves one dict lookup, one
 ``unpack_from`` and one slice per wanted value.
 
-Layout, narrow form (tag 1, used whenever the whole blob fits in 65,535 bytes), all integers
-big-endian::
+Layout, narrow form (tag 3, used whenever the whole blob fits in 65,535 bytes), all integers
+big-endian but the checksum::
 
-    u8 tag=1 | u16 D | u16 n | n x u16 name length | names | (n+1) x u16 offset | values
+    u8 tag=3 | u16 D | u16 n | n x u16 name length | names | (n+1) x u16 offset | values | crc
     '---------------- directory: bytes [0, D) -----------'
 
-``offset[i]`` is where value ``i`` starts in the blob, ``offset[n]`` is the blob's length;
-columns are sorted ascending bytewise (the order HBase returns them in) and distinct. The
-wide form (tag 2) is the same with every integer an u32. Example, two cells:
+``offset[i]`` is where value ``i`` starts in the blob, ``offset[n]`` where the values end;
+``crc`` is the CRC-32 of everything before it, little-endian (issue 29: a flipped byte, say a
+version read as 0, was silent; every reader checks it, one ``zlib.crc32`` a blob). Columns
+are sorted ascending bytewise (as HBase returns them) and distinct. The wide form (tag 4) has
+every integer an u32. Tags 1 and 2, the same forms without the checksum, were written before:
+read unchecked, rewritten with one at their row's next write. Example, two cells:
 
 >>> blob = encode_cells({b"cf:bb": b"xy", b"cf:a": b"1"})
 >>> blob.hex(" ")
-'01 00 12 00 02 00 04 00 05 63 66 3a 61 63 66 3a 62 62 00 18 00 19 00 1b 31 78 79'
->>> # tag 1, D=18, n=2, name lengths 4 and 5, b"cf:a", b"cf:bb",
->>> # offsets 24, 25, 27 (= len), values b"1" and b"xy"
+'03 00 12 00 02 00 04 00 05 63 66 3a 61 63 66 3a 62 62 00 18 00 19 00 1b 31 78 79 69 26 9f 1d'
+>>> # tag 3, D=18, n=2, name lengths 4 and 5, b"cf:a", b"cf:bb",
+>>> # offsets 24, 25, 27, values b"1" and b"xy", the CRC-32
 >>> decode_cells(blob)
-{b'cf:a': b'1', b'cf:bb': b'xy'}
->>> Projection((b"cf:bb", b"cf:zz")).values(blob)
-(b'xy', None)
->>> select_cells(blob, (b"cf",))
 {b'cf:a': b'1', b'cf:bb': b'xy'}
 >>> decode_cells(blob[:-1])
 Traceback (most recent call last):
 ...
-airflow_partitions.kv.errors.CorruptCell: corrupt cell blob (27 bytes, 26 present)
+airflow_partitions.kv.errors.CorruptCell: corrupt cell blob (31 bytes, 30 present)
+>>> decode_cells(blob[:24] + b"2" + blob[25:])
+Traceback (most recent call last):
+...
+airflow_partitions.kv.errors.CorruptCell: corrupt cell blob (its checksum does not match its bytes)
 """
 
 from __future__ import annotations
@@ -44,12 +47,16 @@ from dataclasses import dataclass
 from itertools import accumulate, pairwise
 from operator import itemgetter
 from typing import Any, Generic, TypeVar
+from zlib import crc32
 
 from airflow_partitions.kv.errors import CorruptCell
 
-_NARROW, _WIDE = 1, 2
-_WIDTH = {_NARROW: 2, _WIDE: 4}
-_CODE = {_NARROW: "H", _WIDE: "I"}
+_NARROW, _WIDE, _NARROW_SUM, _WIDE_SUM = 1, 2, 3, 4  # 1 and 2: before issue 29, no checksum
+_WIDTH = {1: 2, 2: 4, 3: 2, 4: 4}
+_CODE = {1: "H", 2: "I", 3: "H", 4: "I"}
+_TAIL = {1: 0, 2: 0, 3: 4, 4: 4}  # the CRC-32 after the values
+_NARROW_TAGS = (_NARROW, _NARROW_SUM)
+_RESIDUE = 0x2144DF1C  # crc32 of any bytes followed by their CRC-32 (little-endian)
 _NARROW_MAX = 0xFFFF
 #: Distinct directories remembered; a table has a handful, so this bound is only a safeguard.
 _CACHE_MAX = 4096
@@ -64,6 +71,7 @@ class _Directory:
     offsets: struct.Struct  # (n+1) offsets, unpacked from byte ``size`` on
     size: int  # D, the directory's length
     first: int  # where the values must start: D + (n+1) * width
+    tail: int  # bytes after the values: 4 (the CRC-32) for tags 3 and 4, else 0
 
 
 _DIRECTORIES: dict[bytes, _Directory] = {}
@@ -93,7 +101,7 @@ def _encoder(given: tuple[bytes, ...]) -> _Encoder:
     size = 5 + 2 * n + len(names)
     # Masked so that packing never fails: a directory this large makes the blob wide anyway.
     fields = (size & _NARROW_MAX, n & _NARROW_MAX, *(len(c) & _NARROW_MAX for c in columns))
-    head = struct.pack(f">B{n + 2}H", _NARROW, *fields) + names
+    head = struct.pack(f">B{n + 2}H", _NARROW_SUM, *fields) + names
     values_of: Callable[[Mapping[bytes, bytes]], tuple[bytes, ...]]
     if n > 1:
         values_of = itemgetter(*columns)
@@ -119,7 +127,12 @@ def _blob(encoder: _Encoder, values: tuple[bytes, ...]) -> bytes:
         offsets = encoder.offsets.pack(*accumulate(map(len, values), initial=encoder.first))
     except struct.error:  # an offset past 65,535: the wide form
         return _encode_wide(encoder.columns, values)
-    return b"".join((encoder.head, offsets, *values))
+    return _summed(b"".join((encoder.head, offsets, *values)))
+
+
+def _summed(body: bytes) -> bytes:
+    """``body`` followed by its CRC-32 (little-endian, so that the whole has the residue)."""
+    return body + crc32(body).to_bytes(4, "little")
 
 
 class RowEncoder:
@@ -162,8 +175,8 @@ def _encode_wide(columns: tuple[bytes, ...], values: tuple[bytes, ...]) -> bytes
     names = b"".join(columns)
     size = 9 + 4 * n + len(names)
     ends = accumulate(map(len, values), initial=size + 4 * (n + 1))
-    head = struct.pack(f">BII{n}I", _WIDE, size, n, *map(len, columns))
-    return b"".join((head, names, struct.pack(f">{n + 1}I", *ends), *values))
+    head = struct.pack(f">BII{n}I", _WIDE_SUM, size, n, *map(len, columns))
+    return _summed(b"".join((head, names, struct.pack(f">{n + 1}I", *ends), *values)))
 
 
 def _corrupt(why: str) -> CorruptCell:
@@ -174,9 +187,9 @@ def _directory(blob: bytes) -> _Directory:
     """The (cached) directory that starts ``blob``; raises CorruptCell if there is none."""
     try:
         tag = blob[0]
-        if tag == _NARROW:
+        if tag in _NARROW_TAGS:
             key = blob[: blob[1] << 8 | blob[2]]
-        elif tag == _WIDE:
+        elif tag in (_WIDE, _WIDE_SUM):
             key = blob[: int.from_bytes(blob[1:5], "big")]
         else:
             raise _corrupt(f"unknown tag {tag}")
@@ -209,7 +222,8 @@ def _parse_directory(key: bytes, tag: int, blob_size: int) -> _Directory:
     if any(a >= b for a, b in pairwise(columns)):
         raise _corrupt("columns not sorted and distinct")
     offsets = struct.Struct(f">{n + 1}{code}")
-    return _Directory(columns, tuple(enumerate(columns)), offsets, size, size + (n + 1) * width)
+    return _Directory(columns, tuple(enumerate(columns)), offsets, size, size + (n + 1) * width,
+                      _TAIL[tag])
 
 
 def _offsets(blob: bytes, directory: _Directory) -> tuple[int, ...]:
@@ -218,8 +232,10 @@ def _offsets(blob: bytes, directory: _Directory) -> tuple[int, ...]:
         offsets: tuple[int, ...] = directory.offsets.unpack_from(blob, directory.size)
     except struct.error:
         raise _corrupt(f"{len(blob)} bytes, too short for its offsets") from None
-    if offsets[-1] != len(blob):
-        raise _corrupt(f"{offsets[-1]} bytes, {len(blob)} present")
+    if offsets[-1] + directory.tail != len(blob):
+        raise _corrupt(f"{offsets[-1] + directory.tail} bytes, {len(blob)} present")
+    if directory.tail and crc32(blob) != _RESIDUE:
+        raise _corrupt("its checksum does not match its bytes")
     if offsets[0] != directory.first:
         raise _corrupt(f"values start at {offsets[0]}, not after the offsets at {directory.first}")
     if list(offsets) != sorted(offsets):
@@ -266,7 +282,7 @@ class _PlannedReader(ABC, Generic[_P]):
         directory = _directory(blob)
         made = self._make(directory)
         entry = None if made is None else (directory, made)
-        if blob[0] == _NARROW:
+        if blob[0] in _NARROW_TAGS:
             if len(self._plans) >= _CACHE_MAX:
                 self._plans.clear()
             self._plans[blob[: directory.size]] = entry
@@ -276,7 +292,7 @@ class _PlannedReader(ABC, Generic[_P]):
         """The plan of ``blob``'s directory, and the head bytes that a later row with the same
         directory starts with (None when its plan is not cached: look it up again)."""
         try:
-            head = blob[: blob[1] << 8 | blob[2]] if blob[0] == _NARROW else None
+            head = blob[: blob[1] << 8 | blob[2]] if blob[0] in _NARROW_TAGS else None
         except IndexError:
             head = None
         plans = self._plans
@@ -295,19 +311,25 @@ class _PlannedReader(ABC, Generic[_P]):
         """
         head: bytes | None = None
         entry: tuple[_Directory, _P] | None = None
-        for key, blob in rows:
-            if head is None or not blob.startswith(head):  # the head holds its own length
-                head, entry = self._entry(blob)
-            if entry is None:
-                continue
-            directory, plan = entry
-            try:
-                o = directory.offsets.unpack_from(blob, directory.size)
-            except struct.error:
-                raise _corrupt(f"{len(blob)} bytes, too short for its offsets") from None
-            if o[0] != directory.first or o[-1] != len(blob):
-                _offsets(blob, directory)  # raises, saying what is wrong
-            yield key, blob, plan, o
+        key = b""
+        try:
+            for key, blob in rows:
+                if head is None or not blob.startswith(head):  # the head holds its length
+                    head, entry = self._entry(blob)
+                if entry is None:
+                    continue
+                directory, plan = entry
+                try:
+                    o = directory.offsets.unpack_from(blob, directory.size)
+                except struct.error:
+                    raise _corrupt(f"{len(blob)} bytes, too short for its offsets") from None
+                if o[0] != directory.first or o[-1] + directory.tail != len(blob) or (
+                        directory.tail and crc32(blob) != _RESIDUE):
+                    _offsets(blob, directory)  # raises, saying what is wrong
+                yield key, blob, plan, o
+        except CorruptCell as exc:
+            exc.row = key  # the row a caller names and reads on past
+            raise
 
 
 def _unpack_nothing(blob: bytes, offset: int) -> tuple[Any, ...]:
@@ -360,32 +382,44 @@ class Projection(_PlannedReader[_Slots]):
         head: bytes | None = None
         entry: tuple[_Directory, _Slots] | None = None
         unpack: Callable[[bytes, int], tuple[Any, ...]] = _unpack_nothing
-        size = first = 0
+        size = first = tail = 0
         slots: tuple[int | None, ...] = ()
         every: tuple[int, ...] | None = None
-        for key, blob in rows:  # _planned's loop, inlined: a generator per row cost a fifth
-            if head is None or not blob.startswith(head):  # else the previous row's directory
-                head, entry = self._entry(blob)
-                if entry is not None:
-                    directory, (slots, every) = entry
-                    unpack, size, first = (directory.offsets.unpack_from, directory.size,
-                                           directory.first)
-            if entry is None:
-                continue
-            try:
-                o = unpack(blob, size)
-            except struct.error:
-                raise _corrupt(f"{len(blob)} bytes, too short for its offsets") from None
-            if o[0] != first or o[-1] != len(blob):
-                _offsets(blob, entry[0])  # raises, saying what is wrong
-            if every is None:
-                append((key, tuple([None if i is None else blob[o[i] : o[i + 1]] for i in slots])))
-            elif len(every) == 3:  # the catalog's partition lists: unrolled, a third faster
-                a, b, c = every
-                append((key, (blob[o[a] : o[a + 1]], blob[o[b] : o[b + 1]],
-                              blob[o[c] : o[c + 1]])))
-            else:
-                append((key, tuple([blob[o[i] : o[i + 1]] for i in every])))
+        key = b""
+        try:
+            for key, blob in rows:  # _planned's loop, inlined: a generator per row cost a fifth
+                if head is None or not blob.startswith(head):  # else the previous directory
+                    head, entry = self._entry(blob)
+                    if entry is not None:
+                        directory, (slots, every) = entry
+                        unpack, size, first, tail = (directory.offsets.unpack_from,
+                                                     directory.size, directory.first,
+                                                     directory.tail)
+                if entry is None:
+                    continue
+                try:
+                    o = unpack(blob, size)
+                except struct.error:
+                    raise _corrupt(f"{len(blob)} bytes, too short for its offsets") from None
+                if o[0] != first or o[-1] + tail != len(blob) or (
+                        tail and crc32(blob) != _RESIDUE):
+                    _offsets(blob, entry[0])  # raises, saying what is wrong
+                if every is None:
+                    append((key, tuple([None if i is None else blob[o[i] : o[i + 1]]
+                                        for i in slots])))
+                elif len(every) == 4:  # the catalog's rows of one column: unrolled
+                    a, b, c, d = every
+                    append((key, (blob[o[a] : o[a + 1]], blob[o[b] : o[b + 1]],
+                                  blob[o[c] : o[c + 1]], blob[o[d] : o[d + 1]])))
+                elif len(every) == 3:
+                    a, b, c = every
+                    append((key, (blob[o[a] : o[a + 1]], blob[o[b] : o[b + 1]],
+                                  blob[o[c] : o[c + 1]])))
+                else:
+                    append((key, tuple([blob[o[i] : o[i + 1]] for i in every])))
+        except CorruptCell as exc:
+            exc.row = key  # the row a caller names and reads on past
+            raise
         return found
 
     def values(self, blob: bytes) -> tuple[bytes | None, ...] | None:

@@ -25,6 +25,21 @@ class StoreUnavailable(KVError):
         super().__init__(f"store {url} is unavailable while {operation}: {reason}")
 
 
+class StoreDamaged(KVError):
+    """The store is there but permanently unreadable: waiting will not help (issue 29).
+
+    A SQLite file that is not a database, or whose pages are malformed. Unlike
+    :class:`StoreUnavailable` (a transient outage: a sensor keeps waiting), a sensor fails at
+    once with it and a trigger yields an error event. The message names the store and what
+    SQLite said; restore the file from a backup, or move it away to start an empty catalog.
+    """
+
+    def __init__(self, url: str, operation: str, reason: str) -> None:
+        self.url, self.operation, self.reason = url, operation, reason
+        super().__init__(f"store {url} is damaged (found while {operation}): {reason}; "
+                         "restore it from a backup or move it away")
+
+
 class TableNotFound(KVError):
     """The table does not exist (create it with ``KVStore.create_table``)."""
 
@@ -56,4 +71,10 @@ class InvalidScan(InvalidArgument):
 
 
 class CorruptCell(KVError):
-    """A cell holds bytes that the operation cannot interpret (e.g. a counter not 8 bytes)."""
+    """A cell holds bytes that the operation cannot interpret (e.g. a counter not 8 bytes).
+
+    ``row`` is the key of the row whose stored bytes do not decode, when a read found it (a
+    scan sets it, so that a caller can name the row, leave it out and read on past it).
+    """
+
+    row: bytes | None = None

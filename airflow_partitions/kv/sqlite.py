@@ -30,6 +30,7 @@ from airflow_partitions.kv.cell_blob import merge_cells
 from airflow_partitions.kv.errors import (
     CorruptCell,
     KVError,
+    StoreDamaged,
     StoreUnavailable,
     TableExists,
     TableNotFound,
@@ -52,6 +53,8 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 _META_TABLE = "_kv_meta"
+#: What SQLite says of a file it can never read (SQLITE_NOTADB, SQLITE_CORRUPT).
+_DAMAGED = ("file is not a database", "database disk image is malformed")
 # Connections inherited across fork() are kept referenced, never closed: closing one in the
 # child could disturb the parent's locks and WAL.
 _ORPHANED_CONNECTIONS: list[sqlite3.Connection] = []
@@ -168,6 +171,8 @@ class SQLiteStore(KVStore):
         message = str(exc)
         if message.startswith("no such table"):
             return KVError(f"store {self.url}: {message} while {doing}")
+        if any(sign in message for sign in _DAMAGED):  # permanent: waiting cannot help
+            return StoreDamaged(self.url, doing, f"{type(exc).__name__}: {message}")
         return StoreUnavailable(self.url, doing, f"{type(exc).__name__}: {message}")
 
     def run(

@@ -410,7 +410,15 @@ def _cells_of_page(page: list[tuple[bytes, bytes]], specs: tuple[bytes, ...] | N
                    selection: Selection | None = None) -> list[RowCells]:
     """The page's rows with the cells ``specs`` select; rows left without cells dropped."""
     if specs is None:
-        return [(key, decode_cells(blob)) for key, blob in page]
+        out: list[RowCells] = []
+        key = b""
+        try:
+            for key, blob in page:
+                out.append((key, decode_cells(blob)))
+        except CorruptCell as exc:
+            exc.row = key  # the row a caller names and reads on past
+            raise
+        return out
     return (selection or Selection(specs)).page(page)
 
 

@@ -8,6 +8,7 @@ API with the login of the ``airflow_api_conn_id`` connection.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +49,7 @@ class PartitionBackfillOperator(BaseOperator):
                  catalog_conn_id: str = PartitionCatalogHook.default_conn_name,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if max_active_runs < 1 or poll_interval <= 0:
+        if max_active_runs < 1 or not math.isfinite(poll_interval) or poll_interval <= 0:
             raise ValueError("max_active_runs must be >= 1 and poll_interval above 0")
         self.fact, self.start, self.end = fact, start, end
         self.restate, self.unpause = restate, unpause

@@ -28,10 +28,10 @@ from airflow.sdk.exceptions import (
 
 from airflow_partitions.catalog.coverage_watch import CoverageWatch
 from airflow_partitions.cover import Cover, CoverRequest, missing_list, status_line, to_instant
-from airflow_partitions.errors import InvalidInput
+from airflow_partitions.errors import CorruptCatalog, InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.hooks.metrics import publish_coverage
-from airflow_partitions.kv import StoreUnavailable
+from airflow_partitions.kv import StoreDamaged, StoreUnavailable
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
 from airflow_partitions.ui.link import PartitionsViewLink, view_url
 
@@ -133,7 +133,8 @@ class PartitionCoverageSensor(BaseSensorOperator):
             self.hook.forget_cached()  # the connection may have moved: ask Airflow next time
             self.log.warning("partition catalog unreachable, will retry: %s", exc)
             return False
-        except InvalidInput as exc:  # unknown fact, misaligned range, ...: waiting cannot help
+        except (InvalidInput, CorruptCatalog, StoreDamaged) as exc:
+            # unknown fact, misaligned range, a damaged catalog, ...: waiting cannot help
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
         if watch.news() is not None:  # the answer changed, or the 10-minute reminder
             self.log.info("%s", watch.line)
@@ -232,7 +233,7 @@ class PartitionCoverageSensor(BaseSensorOperator):
         except StoreUnavailable as exc:
             self.log.warning("partition catalog unreachable after the trigger fired: %s", exc)
             cover = None
-        except InvalidInput as exc:
+        except (InvalidInput, CorruptCatalog, StoreDamaged) as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
         if "checks" in event:  # how the wait went: 2 checks = fired at the first change seen
             self.log.info("the trigger fired at its cover check %s, after %s generation poll(s)",

@@ -16,13 +16,14 @@ in and left out on the way out (and ``present`` with them, so Lens rebuilds its 
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from airflow_partitions.errors import CorruptTimeline, InvalidInput
-from airflow_partitions.periods import TzLike, UpdatePeriod
+from airflow_partitions.periods import TzLike, UpdatePeriod, zone, zone_name
 from airflow_partitions.timelines.base import PartitionTimeline
 from airflow_partitions.timelines.factory import UnknownTimelineClass, timeline_class
 from airflow_partitions.timelines.properties import (
@@ -69,6 +70,7 @@ class LensTable:
     skipped: tuple[TimelineId, ...]  # WEEKLY timelines: never read (see the module doc)
     ignored: tuple[str, ...]  # keys of implementations not selected, ignored as Lens does
     others: int  # parameters outside the timeline cache (Hive's own, Lens's other keys)
+    ambiguous: tuple[str, ...] = ()  # fall-back values and how they were read
 
 
 def to_lens_value(period: UpdatePeriod, text: str) -> str:
@@ -174,14 +176,103 @@ def read_lens_table(
     loaded: dict[TimelineId, PartitionTimeline] = {}
     skipped: list[TimelineId] = []
     ignored: list[str] = []
+    ambiguous: list[str] = []
     for (period, column), relative in grouped.items():
         if period is UpdatePeriod.WEEKLY:
             skipped.append((period, column))
             continue
+        if period in _SUB_DAILY:
+            relative = _fall_back(period, column, relative, tz, ambiguous)
         timeline, extra = _load(period, column, relative, tz)
+        _check_calendar(timeline, tz)
         loaded[(period, column)] = timeline
         ignored.extend(extra)
-    return LensTable(loaded, tuple(skipped), tuple(sorted(ignored)), others)
+    return LensTable(loaded, tuple(skipped), tuple(sorted(ignored)), others, tuple(ambiguous))
+
+
+_SUB_DAILY: Final = {UpdatePeriod.SECONDLY: "%Y-%m-%d-%H-%M-%S",
+                     UpdatePeriod.MINUTELY: "%Y-%m-%d-%H-%M", UpdatePeriod.HOURLY: "%Y-%m-%d-%H"}
+#: A sub-daily value as Lens writes it: no offset after it.
+_WALL: Final = re.compile(r"(?<![0-9])[0-9]{4}(?:-[0-9]{2}){3,5}(?![0-9+:]|-[0-9]{2}:)")
+
+
+def _fall_back(period: UpdatePeriod, column: str, relative: Mapping[str, str], tz: TzLike,
+               notes: list[str]) -> dict[str, str]:
+    """Lens's values of the repeated fall-back wall time, spelled with their offsets.
+
+    Why: Lens formats each partition in the JVM's zone, so the two hours of a DST fall-back
+    (``2015-10-25-02`` in Europe/Berlin) are written with the same text, twice; this project
+    spells them ``2015-10-25-02+02:00`` and ``+01:00``. As Lens meant them: a value a list
+    (``partitions``, ``holes``) holds twice is both, earlier first; ``first`` and a range's
+    bounds are the earlier, ``latest`` the later; a value a list holds once is the earlier
+    partition, and a hole held once is both (a hole is never read as data). Each one is
+    said in ``notes``. Cost: one regex pass over the values.
+    """
+    fmt = _SUB_DAILY[period]
+    counts: dict[str, int] = {}
+    for name, text in relative.items():
+        if name.startswith(("partitions", "holes")) and name[-5:] != ".size":
+            for token in _WALL.findall(text):
+                counts[token] = counts.get(token, 0) + 1
+    seen: dict[str, int] = {}
+    out = dict(relative)
+    for name, text in relative.items():
+        if not _VALUE_KEYS.fullmatch(name):
+            continue
+
+        def spell(match: re.Match[str], name: str = name) -> str:
+            token = match[0]
+            try:
+                wall = dt.datetime.strptime(token, fmt)
+            except ValueError:
+                return token  # the loader names what is wrong with it
+            zone_ = zone(tz)
+            both = [period.format_ordinal(period.ordinal(wall.replace(tzinfo=zone_, fold=f),
+                                                         zone_), zone_) for f in (0, 1)]
+            if both[0] == both[1]:
+                return token  # not a repeated wall time
+            many = counts.get(token, 0)
+            if name == "latest":
+                chosen, said = both[1], f"the later {both[1]}"
+            elif name.startswith("holes") and many < 2:
+                chosen, said = ",".join(both), f"both {both[0]} and {both[1]} (a hole)"
+            elif name.startswith(("partitions", "holes")) and many >= 2:
+                index = min(seen.get(token, 0), 1)
+                seen[token] = seen.get(token, 0) + 1
+                chosen, said = both[index], f"{both[0]} and {both[1]} (listed twice)"
+            else:
+                chosen, said = both[0], f"the earlier {both[0]}"
+            note = (f"{period.name}.{column}.{name.rstrip('0123456789') or name}: "
+                    f"{token!r} occurs twice in {zone_name(zone_)}; read as {said}")
+            if note not in notes:
+                notes.append(note)
+            return chosen
+
+        out[name] = _WALL.sub(spell, text)
+    return out
+
+
+def _check_calendar(timeline: PartitionTimeline, tz: TzLike) -> None:
+    """Refuse a timeline reaching past the calendar (years 0001 to 9999), before any write.
+
+    Why (issue 29, F7): ``latest = 10000-01-01-00`` parsed (it is the calendar's exclusive
+    end), was stored, and only failed when the next cell was formatted: the refused import
+    had rewritten a cell, and every later read of it failed. Two formats per timeline.
+    """
+    ranges = timeline.ordinal_ranges()
+    if not ranges:
+        return
+    period = timeline.period
+    for ordinal, which in ((ranges[0][0], "first"), (ranges[-1][1] - 1, "latest")):
+        try:
+            text = period.format_ordinal(ordinal, tz)
+        except InvalidInput:
+            text = ""
+        if len(text.split("-", 1)[0]) != 4:  # 10000-01-01-00 ends the calendar, names nothing
+            raise LensParameterError(
+                timeline_prefix(period.name, timeline.column) + which,
+                f"reaches {text or 'past the calendar'}: partition values run from year 0001 "
+                "to 9999; nothing was imported")
 
 
 def _prefix_of(key: str) -> str:

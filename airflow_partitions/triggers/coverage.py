@@ -40,10 +40,10 @@ from airflow_partitions.catalog.connection import InvalidConnection
 from airflow_partitions.catalog.coverage_watch import CoverageWatch
 from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.cover import CoverRequest, missing_list, to_instant
-from airflow_partitions.errors import InvalidInput
+from airflow_partitions.errors import CorruptCatalog, InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook, shared_catalog
 from airflow_partitions.hooks.metrics import publish_coverage
-from airflow_partitions.kv import StoreUnavailable
+from airflow_partitions.kv import StoreDamaged, StoreUnavailable
 from airflow_partitions.triggers.poller import POLLER, Watch
 
 #: What makes a poll retry after ``poke_interval``, resolving the connection again.
@@ -119,7 +119,8 @@ class PartitionCoverageTrigger(BaseTrigger):
                 except _UNREACHABLE as exc:
                     self.log.warning("partition catalog unreachable, will retry: %s", exc)
                     catalog = url = None  # the connection may have moved: ask Airflow next poll
-                except InvalidInput as exc:
+                except (InvalidInput, CorruptCatalog, StoreDamaged) as exc:
+                    # permanent (bad input, a damaged catalog): an error event, not a raise
                     self._unwatch()  # before the event: the triggerer may not resume us soon
                     yield _event({"status": "error", "message": str(exc)})
                     return

@@ -18,11 +18,14 @@ from typing import Any, Final
 WIDTH: Final = 960
 LABEL: Final = 190
 ROW: Final = 22
+#: How many lanes of one dimension's group are drawn; the rest are counted (JSON: all).
+SHOWN_LANES: Final = 25
 COLORS: Final = {"registered": "#74c476", "missing": "#de2d26", "stale": "#fd8d3c",
                  "not_applicable": "#e0e0e0", "cover": "#2171b5"}
 #: What the legend calls each state.
 LEGEND: Final = {"registered": "registered", "missing": "missing", "stale": "stale",
-                 "not_applicable": "not applicable (sticks out of the range)", "cover": "cover"}
+                 "not_applicable": "not applicable (sticks out of the range, or a slice that "
+                                   "is not required then)", "cover": "cover"}
 STYLE: Final = """
 body{font-family:system-ui,sans-serif;margin:1rem;color:#222}
 a{color:#2171b5}table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left}
@@ -128,11 +131,25 @@ def _rects(items: Iterable[Item], scale: Scale, y: int, link: Callable[[dt.datet
     return "".join(out)
 
 
+#: The calendar's ends as instants: a link past them names no partition (and overflows).
+_FIRST = dt.datetime(1, 1, 1, tzinfo=dt.UTC)
+_LAST = dt.datetime(9999, 12, 31, tzinfo=dt.UTC)
+
+
+def _at(base: dt.datetime, delta: dt.timedelta) -> str:
+    """``base + delta`` in ISO form, kept inside the calendar (issue 29, F9: a range reaching
+    year 1 or 9999 made the zoom links overflow, and the page answer 500)."""
+    try:
+        moved = base + delta
+    except OverflowError:
+        moved = _FIRST if delta < dt.timedelta(0) else _LAST
+    return min(max(moved, _FIRST), _LAST).isoformat()
+
+
 def _zoom_to(root: str, fact: str, query: Mapping[str, Any], start: dt.datetime,
              end: dt.datetime) -> str:
     pad = (end - start) / 4
-    return view_link(root, fact, query, start=(start - pad).isoformat(),
-                     end=(end + pad).isoformat())
+    return view_link(root, fact, query, start=_at(start, -pad), end=_at(end, pad))
 
 
 def lanes_svg(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
@@ -149,14 +166,7 @@ def lanes_svg(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> s
     for lane in view["lanes"]:
         label = f"{lane['storage']} {lane['period']}"
         parts.append(f"<text x='4' y='{y + 12}' font-size='12'>{esc(label)}</text>")
-        items: list[Item] = []
-        for s in lane["stretches"]:
-            s0, s1 = _instant(s["start"]), _instant(s["end"])
-            text = s["first"] if s["partitions"] == 1 else f"{s['first']}..{s['last']}"
-            tip = f"{s['state']} {lane['period']} {text} ({s['partitions']})"
-            target = None if s["state"] in ("registered", "not_applicable") else (s0, s1)
-            items.append((s["state"], s0, s1, tip, target))
-        parts.append(_rects(items, scale, y, zoom))
+        parts.append(_rects(_items(lane["stretches"], lane["period"]), scale, y, zoom))
         y += ROW
     cover_items: list[Item] = [("cover", _instant(r["start"]), _instant(r["end"]),
                     f"cover {r['storage']} {r['period']} ({r['partitions']})", None)
@@ -168,14 +178,76 @@ def lanes_svg(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> s
     parts.append(f"<text x='4' y='{y + 12}' font-size='12' font-weight='bold'>cover</text>")
     parts.append(_rects(sorted(cover_items, key=lambda i: i[1]), scale, y, zoom))
     y += ROW
+    return _svg(parts, start, end, y)
+
+
+def _items(stretches: Iterable[Mapping[str, Any]], period: str, what: str = "") -> list[Item]:
+    """A lane's stretches to draw; missing and stale ones link to a zoom on them."""
+    items: list[Item] = []
+    for s in stretches:
+        s0, s1 = _instant(s["start"]), _instant(s["end"])
+        text = s["first"] if s["partitions"] == 1 else f"{s['first']}..{s['last']}"
+        tip = f"{s['state']} {period} {text} ({s['partitions']}){what}"
+        target = None if s["state"] in ("registered", "not_applicable") else (s0, s1)
+        items.append((s["state"], s0, s1, tip, target))
+    return items
+
+
+def _svg(parts: list[str], start: dt.datetime, end: dt.datetime, y: int) -> str:
+    """The drawn lanes, a time axis under them at ``y``, as one SVG element."""
     for i in range(5):
         at = start + (end - start) * i / 4
         anchor = "start" if i == 0 else "end" if i == 4 else "middle"
         parts.append(f"<text x='{LABEL + WIDTH * i / 4:.0f}' y='{y + 10}' font-size='11' "
-                     f"text-anchor='{anchor}'>{esc(at.strftime('%Y-%m-%d %H:%M'))}</text>")
+                     f"text-anchor='{anchor}'>{esc(f'{at.year:04d}-' + at.strftime('%m-%d %H:%M'))}"
+                     "</text>")
     height = y + 16
     return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{LABEL + WIDTH + 10}' "
             f"height='{height}' role='img'>{''.join(parts)}</svg>")
+
+
+def slices_html(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
+    """Per dimensioned (storage, period), each dimension's group of slice lanes, collapsible
+    (``<details>``, open when something is missing), the worst first.
+
+    Bounded: a group draws its :data:`SHOWN_LANES` worst lanes and counts the rest in one line
+    (the JSON lists every lane), so a thousand regions cost a few dozen lanes of SVG.
+    """
+    start, end = _instant(view["start"]), _instant(view["end"])
+    scale = Scale(start, end)
+    fact = view["fact"]
+    api = view_link(root + "/api", fact, {**query, "start": view["start"], "end": view["end"]})
+
+    def zoom(s0: dt.datetime, s1: dt.datetime) -> str:
+        return _zoom_to(root, fact, query, s0, s1)
+
+    out: list[str] = []
+    for sliced in view.get("slices", ()):
+        out.append(f"<h3>{esc(sliced['storage'])} {esc(sliced['period'])}: "
+                   f"{sliced['slices']:,} slices over {esc(', '.join(sliced['dimensions']))}, "
+                   f"{sliced['incomplete']:,} incomplete</h3>")
+        for group in sliced["groups"]:
+            parts: list[str] = []
+            y = 4
+            for lane in group["lanes"][:SHOWN_LANES]:
+                parts.append(f"<text x='4' y='{y + 12}' font-size='12'>"
+                             f"{esc(lane['label'])}</text>")
+                parts.append(_rects(_items(lane["stretches"], sliced["period"],
+                                           f" for {lane['label']}"), scale, y, zoom))
+                y += ROW
+            rest = group["lanes"][SHOWN_LANES:]
+            bad = [lane for lane in rest if lane["missing"]]
+            more = (f"<p>... and {len(rest):,} more: {len(bad):,} incomplete "
+                    f"({sum(lane['missing'] for lane in bad):,} {esc(sliced['period'])} "
+                    f"partitions missing), {len(rest) - len(bad):,} complete; "
+                    f"<a href='{esc(api)}'>every lane in the JSON</a></p>" if rest else "")
+            opened = " open" if group["incomplete"] else ""
+            out.append(f"<details class='slices'{opened}><summary>{esc(group['summary'])}"
+                       f"</summary>{_svg(parts, start, end, y)}{more}</details>")
+    notes = "".join(f"<li>{esc(n['storage'])}: {esc(n['note'])}</li>"
+                    for n in view.get("undeclared", ()))
+    return ("<h2>Slices</h2>" + "".join(out) if out else "") + (
+        f"<ul class='notes'>{notes}</ul>" if notes else "")
 
 
 def _zoom_links(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
@@ -184,14 +256,14 @@ def _zoom_links(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) ->
     mid = start + span / 2
     links = {
         "whole history": view_link(root, fact, query, start=None, end=None),
-        "zoom out ×4": view_link(root, fact, query, start=(mid - span * 2).isoformat(),
-                                 end=(mid + span * 2).isoformat()),
-        "zoom in ×4": view_link(root, fact, query, start=(mid - span / 8).isoformat(),
-                                end=(mid + span / 8).isoformat()),
-        "← earlier": view_link(root, fact, query, start=(start - span / 2).isoformat(),
-                               end=(end - span / 2).isoformat()),
-        "later →": view_link(root, fact, query, start=(start + span / 2).isoformat(),
-                             end=(end + span / 2).isoformat()),
+        "zoom out ×4": view_link(root, fact, query, start=_at(mid, -span * 2),
+                                 end=_at(mid, span * 2)),
+        "zoom in ×4": view_link(root, fact, query, start=_at(mid, -span / 8),
+                                end=_at(mid, span / 8)),
+        "← earlier": view_link(root, fact, query, start=_at(start, -span / 2),
+                               end=_at(end, -span / 2)),
+        "later →": view_link(root, fact, query, start=_at(start, span / 2),
+                             end=_at(end, span / 2)),
     }
     return "<p class='zoom'>" + "".join(
         f"<a href='{esc(href)}'>{esc(name)}</a>" for name, href in links.items()) + "</p>"
@@ -237,6 +309,7 @@ def fact_page(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> s
         + f"<p class='legend'>{legend}</p>" + lanes_svg(view, root, query)
         + (f"<details><summary>missing ranges ({len(view['cover']['missing']):,})</summary>"
            f"<ul>{missing}</ul></details>" if missing else "")
+        + slices_html(view, root, query)
         + "<h2>Lanes</h2><table><tr><th>storage</th><th>period</th><th>registered</th>"
         f"<th>missing</th><th>stale</th><th>n/a</th><th>stretches</th></tr>{totals}</table>"
         f"<p>history: {esc(view['extent']['start'])} → {esc(view['extent']['end'])}</p>"

@@ -7,13 +7,23 @@ not retried. The DB calls are replaced here; the real ones run under the schedul
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy
+from sqlalchemy.orm import Session
 
 from airflow_partitions.backfill import airflow_db
-from airflow_partitions.backfill.airflow_db import AirflowBackfills, BackfillRefused
+from airflow_partitions.backfill.airflow_db import (
+    AirflowBackfills,
+    BackfillRefused,
+    MetadataDbMissing,
+)
+from airflow_partitions.errors import InvalidInput
 
 DAY = dt.datetime(2015, 1, 30, tzinfo=dt.UTC)
 LOCKED = BackfillRefused("Airflow refused a backfill of d: (sqlite3.OperationalError) "
@@ -58,3 +68,24 @@ def test_other_refusals_and_endless_locks_surface() -> None:
     with pytest.raises(BackfillRefused, match="database is locked"):
         endless.create("d", DAY, DAY, 1)
     assert endless.calls == airflow_db.LOCK_RETRIES + 1
+
+
+def test_a_home_without_a_metadata_db_is_one_typed_error(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Issue 29, F12: a dry run against a home with no metadata DB printed its plan, then
+    ``unexpected OperationalError ... no such table: dag``. Here Airflow's session is opened
+    on a real, empty SQLite file."""
+    engine = sqlalchemy.create_engine(f"sqlite:///{tmp_path}/airflow.db")
+
+    @contextlib.contextmanager
+    def empty_session() -> Iterator[Session]:
+        with Session(engine) as session:
+            yield session
+
+    monkeypatch.setattr("airflow.utils.session.create_session", empty_session)
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path))
+    with pytest.raises(MetadataDbMissing, match="run 'airflow db migrate' there") as caught:
+        AirflowBackfills().check_dag("events_hourly")
+    assert isinstance(caught.value, InvalidInput)  # the CLI's one line and exit 2
+    assert f"AIRFLOW_HOME={tmp_path}" in str(caught.value)
+    engine.dispose()

@@ -53,7 +53,7 @@ def test_an_hour_one_region_lacks_is_missing_for_that_region(catalog: Catalog) -
     raw = regions_fact(catalog)
     register(catalog, raw, "us", range(48))
     register(catalog, raw, "eu", range(5))
-    cover = catalog.cover("ev", T0, DAY, periods="HOURLY")
+    cover = catalog.cover("ev", T0, DAY, periods=["HOURLY"])
     assert not cover.coverable
     assert len(cover.partitions) == 5
     [missing] = cover.missing

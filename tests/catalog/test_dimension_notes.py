@@ -25,10 +25,10 @@ def test_the_notes_name_each_undeclared_column(catalog: Catalog) -> None:
     assert cover.notes == ("region: not a dimension of agg, any value counts",
                            "source: not a dimension, any value counts")
     assert catalog.cover("ev", T0, end, verify=False).notes == cover.notes
-    assert catalog.cover("ev", T0, end, storages="raw").notes == (
+    assert catalog.cover("ev", T0, end, storages=["raw"]).notes == (
         "source: not a dimension, any value counts",)
-    assert catalog.cover("ev", T0, end, storages="agg").notes == (NOTE,)
-    assert catalog.cover("ev", T0, end, storages="total").notes == ()
+    assert catalog.cover("ev", T0, end, storages=["agg"]).notes == (NOTE,)
+    assert catalog.cover("ev", T0, end, storages=["total"]).notes == ()
     assert cover.to_json()["notes"] == list(cover.notes)
 
 

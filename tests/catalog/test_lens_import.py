@@ -103,7 +103,7 @@ def test_covers_and_reconcile_withdraw_what_has_no_row(lens: Catalog) -> None:
     lens.register("raw", "DAILY", {"dt": "2015-01-02", "region": "eu"})
     lens.import_lens_timelines("raw", lens_params())
     cover = lens.cover("events", "2015-01-01T00:00:00+00:00", "2015-01-04T00:00:00+00:00",
-                       periods="DAILY")
+                       periods=["DAILY"])
     assert [p.value for p in cover.partitions] == ["2015-01-02"]  # verified against the rows
     report = lens.reconcile("raw")
     daily = next(d for d in report.diffs if d.period is D)
