@@ -43,6 +43,23 @@ def register_hours(catalog: Catalog, first: int, last: int, regions: tuple[str, 
     ])
 
 
+def regions_fact(catalog: Catalog) -> Catalog:
+    """``ev``: ``ev_raw`` HOURLY by (dt, region), ``region`` a dimension with domain eu, us
+    (docs/dimensions.md); us has hours 00..03 of :data:`T0`'s day, eu 00..01 (eu lacks two)."""
+    catalog.create_fact("ev")
+    catalog.create_storage("ev", "ev_raw", ["HOURLY"], columns=["dt", "region"],
+                           dimensions=["region=eu,us"])
+    region_hours(catalog, "us", 0, 3)
+    region_hours(catalog, "eu", 0, 1)
+    return catalog
+
+
+def region_hours(catalog: Catalog, region: str, first: int, last: int) -> None:
+    """Register ``ev_raw`` hours ``first..last`` (inclusive) of :data:`T0`'s day for ``region``."""
+    catalog.register("ev_raw", "HOURLY", [{"dt": f"2024-01-01-{h:02d}", "region": region}
+                                          for h in range(first, last + 1)])
+
+
 def module_catalog(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
                    name: str, backend: str = "sqlite") -> Catalog:
     """A catalog with the fact ``ev``, for a module-scoped ``catalog`` fixture to yield and close.

@@ -10,10 +10,12 @@ from __future__ import annotations
 import datetime as dt
 
 from airflow_partitions.catalog.cache import FactState
+from airflow_partitions.catalog.dimensions import required_slices, select_slices
 from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.cover.metrics import CoverageMetrics, coverage_metrics
 from airflow_partitions.cover.model import Cover
 from airflow_partitions.cover.request import CoverRequest
+from airflow_partitions.cover.slice_summary import SliceKey
 from airflow_partitions.timelines import PartitionTimeline
 
 
@@ -35,9 +37,36 @@ def request_timelines(
     }
 
 
+def request_slices(state: FactState, request: CoverRequest) -> list[SliceKey]:
+    """The slices the request requires somewhere in its range: over every allowed storage
+    with declared dimensions (of the request's time column), each combination of declared
+    values required during the range, narrowed by ``request.where``; sorted, no repeats.
+
+    Cost: O(storages x slices); no store access (the definitions are in the cached state).
+    """
+    column = request.time_column or state.definition.time_columns[0]
+    allowed = set(request.storages) if request.storages is not None else None
+    out: set[SliceKey] = set()
+    for name, storage in state.storages.items():
+        sdef = storage.definition
+        if not sdef.dimensions or column not in sdef.time_columns or (
+                allowed is not None and name not in allowed):
+            continue
+        chosen = select_slices(required_slices(sdef.dimensions, request.start, request.end),
+                               sdef.dimensions, request.where)
+        out.update(s.slice for s in chosen)
+    return sorted(out)
+
+
+def metrics_of(state: FactState, request: CoverRequest, cover: Cover,
+               now: dt.datetime) -> CoverageMetrics:
+    """The metrics of ``cover`` at ``now`` from the fact's cached state (no store access)."""
+    return coverage_metrics(cover, request_timelines(state, request), now,
+                            request_slices(state, request))
+
+
 def measure(
     catalog: Catalog, request: CoverRequest, cover: Cover, now: dt.datetime
 ) -> CoverageMetrics:
     """The metrics of ``cover`` (the answer to ``request``) at ``now``: one cached read."""
-    state = catalog.fact_state(request.require_fact())
-    return coverage_metrics(cover, request_timelines(state, request), now)
+    return metrics_of(catalog.fact_state(request.require_fact()), request, cover, now)

@@ -101,7 +101,8 @@ def with_stale_used(status: str, coverable: bool, used: int) -> str:
     """
     if not used:
         return status
-    return f"{status}{', ' if coverable else '; '}{used} stale partition{'s' * (used != 1)} used"
+    sep = ", " if coverable and status.endswith("coverable") else "; "  # after notes: "; "
+    return f"{status}{sep}{used} stale partition{'s' * (used != 1)} used"
 
 
 def fact_extent(state: FactState, column: str) -> tuple[pendulum.DateTime, pendulum.DateTime]:

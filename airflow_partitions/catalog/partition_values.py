@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from airflow_partitions.catalog.model import StorageDef, range_values
@@ -24,8 +24,10 @@ from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 
 #: Asset partition key styles (see docs/airflow.md, "Asset partition keys").
-KEY_STYLES: Final = ("start", "value", "columns")
+KEY_STYLES: Final = ("start", "value", "columns", "composite")
 MAX_KEY_LENGTH: Final = 250
+#: The delimiter of Airflow 3.3's composite keys (``ProductMapper``'s default).
+COMPOSITE_DELIMITER: Final = "|"
 
 
 def _texts(column: str, value: Any) -> list[str]:
@@ -88,14 +90,41 @@ def expand_values(values: Any, sdef: StorageDef, period: UpdatePeriod | str) -> 
     return list(out.values())
 
 
+def composite_segments(sdef: StorageDef, segments: Sequence[str] | None = None
+                       ) -> tuple[str, ...]:
+    """The columns of a ``composite`` key, in order: ``segments`` as given, or by default the
+    storage's non-time partition columns in column order, then its (first) time column:
+    ``region|dt``, the order of Airflow's own example (``ProductMapper(IdentityMapper(),
+    StartOfDayMapper())`` over ``us|2026-06-14T03:00:00``). A consumer's ``ProductMapper``
+    must list one mapper per segment in this order."""
+    time_column = sdef.time_columns[0]
+    chosen = tuple(segments) if segments is not None else (
+        *(c for c in sdef.column_names if c not in sdef.time_columns), time_column)
+    unknown = [c for c in chosen if c not in sdef.column_names]
+    if unknown or len(set(chosen)) != len(chosen):
+        raise InvalidInput(f"key_segments {list(chosen)!r} must name distinct partition columns "
+                           f"of storage {sdef.name!r} ({', '.join(sdef.column_names)})")
+    if time_column not in chosen:
+        raise InvalidInput(f"key_segments {list(chosen)!r} must include the time column "
+                           f"{time_column!r}: a key names one time partition")
+    if len(chosen) < 2:
+        raise InvalidInput(f"a composite key of storage {sdef.name!r} needs two segments or "
+                           "more (ProductMapper takes two mappers or more): the storage has no "
+                           "other partition column; use partition_key='start'")
+    return chosen
+
+
 def partition_key(part: Mapping[str, str], sdef: StorageDef, period: UpdatePeriod,
-                  style: str) -> str:
+                  style: str, segments: Sequence[str] | None = None) -> str:
     """The asset partition key of one partition.
 
     * ``start``: the time partition's start in the storage's zone, ``%Y-%m-%dT%H:%M:%S``
       (what Airflow's temporal partition mappers parse by default);
     * ``value``: the time partition value (``2024-01-01-05``);
-    * ``columns``: every partition column, ``dt=2024-01-01-05,region=eu`` in column order.
+    * ``columns``: every partition column, ``dt=2024-01-01-05,region=eu`` in column order;
+    * ``composite``: Airflow 3.3's composite form for ``ProductMapper``, the segments
+      (:func:`composite_segments`) joined by ``|``, the time column as its start:
+      ``eu|2024-01-01T05:00:00``. A value holding ``|`` is refused (it would split).
     """
     column = sdef.time_columns[0]
     if style == "start":
@@ -104,17 +133,31 @@ def partition_key(part: Mapping[str, str], sdef: StorageDef, period: UpdatePerio
         return part[column]
     if style == "columns":
         return ",".join(f"{c}={part[c]}" for c in sdef.column_names if c in part)
+    if style == "composite":
+        texts = []
+        for c in composite_segments(sdef, segments):
+            if c not in part:
+                raise InvalidInput(f"partition {dict(part)!r} lacks {c!r}, a key segment")
+            text = (period.parse(part[c], sdef.tz).strftime("%Y-%m-%dT%H:%M:%S")
+                    if c == column else part[c])
+            if COMPOSITE_DELIMITER in text:
+                raise InvalidInput(f"{c} value {text!r} holds {COMPOSITE_DELIMITER!r}, the "
+                                   "composite key's delimiter: use partition_key='columns'")
+            texts.append(text)
+        return COMPOSITE_DELIMITER.join(texts)
     raise InvalidInput(f"partition key style {style!r} is not one of {', '.join(KEY_STYLES)}")
 
 
 def partition_keys(parts: Iterable[Mapping[str, str]], sdef: StorageDef,
-                   period: UpdatePeriod | str, style: str) -> list[str]:
+                   period: UpdatePeriod | str, style: str,
+                   segments: Sequence[str] | None = None) -> list[str]:
     """Distinct keys in time order; each checked against Airflow's 250-character limit."""
-    return list(key_facts(parts, sdef, period, style))
+    return list(key_facts(parts, sdef, period, style, segments))
 
 
 def key_facts(parts: Iterable[Mapping[str, str]], sdef: StorageDef,
-              period: UpdatePeriod | str, style: str) -> dict[str, dict[str, Any]]:
+              period: UpdatePeriod | str, style: str,
+              segments: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
     """Each distinct asset partition key, in time order, with what it stands for.
 
     A key may stand for several partitions (``start`` keys collapse regions), so its facts are
@@ -142,7 +185,7 @@ def key_facts(parts: Iterable[Mapping[str, str]], sdef: StorageDef,
     # A key is derived from one time value (its text or its start), so it names one value.
     spans: dict[str, tuple[Any, str, int]] = {}
     for part in parts:
-        key = partition_key(part, sdef, period, style)
+        key = partition_key(part, sdef, period, style, segments)
         if len(key) > MAX_KEY_LENGTH:
             raise InvalidInput(
                 f"asset partition key {key[:60]!r}... is {len(key)} characters; Airflow allows "

@@ -19,6 +19,7 @@ from airflow_partitions.catalog.dimension_coverage import (
     incomplete_in,
     with_slices,
 )
+from airflow_partitions.catalog.dimension_notes import cover_notes
 from airflow_partitions.catalog.dimensions import NotADimension
 from airflow_partitions.catalog.fresh_cover import fresh_sources
 from airflow_partitions.catalog.model import Partition, StorageDef
@@ -98,8 +99,9 @@ def verified_cover(
         if skipped:
             cover = cover.with_skipped(skipped)
         defs = {name: s.definition for name, s in state.storages.items()}
+        notes = cover_notes(defs.values(), request, column)  # undeclared columns, said
         if not verify:
-            return VerifiedCover(cover, ())
+            return VerifiedCover(cover.with_notes(notes), ())
         runs = read_runs(catalog.rows, defs, cover.runs, column, merge=not request.fresh_only)
         unbacked = [(rows.run, ordinal) for rows in runs for ordinal in rows.missing]
         if not unbacked and _still_complete(runs, defs, checks):
@@ -107,7 +109,7 @@ def verified_cover(
                             with_slices(cover.missing, list(checks.values()), cover.tz or "UTC",
                                         _sliced(sources, checks)),
                             tz=cover.tz, fact=cover.fact, skipped=cover.skipped,
-                            locator=_locator(runs))
+                            locator=_locator(runs), notes=notes)
             return VerifiedCover(located, runs=runs)
         if not unbacked:  # a slice's row went away since the completeness scan: read again
             refresh = True

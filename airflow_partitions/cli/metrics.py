@@ -22,6 +22,7 @@ from airflow_partitions.cli.base import (
 from airflow_partitions.cli.coverage import parse_instant
 from airflow_partitions.cover.metrics import CoverageMetrics
 from airflow_partitions.cover.request import CoverRequest
+from airflow_partitions.cover.slice_metrics import slice_label
 
 
 def register(sub: SubParsers) -> None:
@@ -30,7 +31,8 @@ def register(sub: SubParsers) -> None:
         sub, "metrics", help="coverage metrics of [start, end): print and publish them",
         description="Compute FACT's covered fraction and missing partitions over [start, end) "
                     "(the verified cover) and each storage's lateness (now minus the end of "
-                    "its latest partition), print them, and publish them as gauges through "
+                    "its latest partition), with declared dimensions the incomplete slices and "
+                    "the worst one, print them, and publish them as gauges through "
                     "Airflow's metrics ([metrics] statsd_on, ...) when those are on; with "
                     "Airflow's metrics off nothing is sent. Exit 0, 2 for bad input.",
         examples=["airflow-partitions metrics events --start 2024-01-01 --end 2024-01-02",
@@ -49,6 +51,9 @@ def register(sub: SubParsers) -> None:
     p.add_argument("--align", choices=["outer", "inner"],
                    help="widen (outer) or narrow (inner) bounds that do not start a partition "
                         "of the finest period")
+    p.add_argument("--where", metavar="FILTER",
+                   help="which slices of the declared dimensions are required, e.g. "
+                        "\"region IN ('eu','us')\" (default: every value each domain requires)")
     add_json_flag(p)
 
 
@@ -60,7 +65,7 @@ def metrics(args: argparse.Namespace, ctx: Context) -> int:
     request = CoverRequest.of(
         args.fact, parse_instant(args.start, tz, "start"), parse_instant(args.end, tz, "end"),
         time_column=args.time_column, periods=args.periods, storages=args.storages,
-        align=args.align,
+        align=args.align, where=args.where,
     )
     cover = ctx.catalog.cover_with_partitions(request).cover
     values = measure(ctx.catalog, request, cover, pendulum.now("UTC"))
@@ -89,4 +94,10 @@ def _lines(values: CoverageMetrics) -> list[str]:
         else:
             lines.append(f"  lateness {late.storage}: {late.seconds:.0f} s "
                          f"(latest partition ends {late.latest_end.isoformat()})")
+    slices = values.slices
+    if slices is not None:
+        lines.append(f"  incomplete slices   {slices.incomplete} of {slices.required}")
+        if slices.worst is not None:
+            lines.append(f"  worst slice         {slice_label(slices.worst)}: "
+                         f"{slices.worst_missing} partition(s) missing")
     return lines

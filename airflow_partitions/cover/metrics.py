@@ -9,17 +9,22 @@ numbers are tested here without Airflow or a store; the Airflow layer only sends
   period registering would fill it (the first ``needed`` entry, finest first); 0 when coverable;
 - **lateness** (per storage): ``now`` minus the end of the storage's latest registered partition
   (of the cover's time column, over all its periods); negative when that partition ends in the
-  future, absent when the storage has no partition.
+  future, absent when the storage has no partition;
+- with declared dimensions (:mod:`.slice_metrics`): **incomplete slices** and the **worst
+  slice's missing partitions** (per fact), and per slice its missing partitions (tagged with
+  its dimension values) while at most ``MAX_SLICE_TAGS`` (50) slices are required.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from airflow_partitions.cover.model import Cover
+from airflow_partitions.cover.slice_metrics import SliceMetrics, slice_metrics, slice_tags
+from airflow_partitions.cover.slice_summary import SliceKey, slice_lacks
 from airflow_partitions.errors import InvalidInput, InvalidRange
 from airflow_partitions.periods import TimePartition
 from airflow_partitions.timelines import PartitionTimeline
@@ -28,6 +33,9 @@ from airflow_partitions.timelines import PartitionTimeline
 COVERED_FRACTION: Final = "partitions.coverage.fraction"
 MISSING_PARTITIONS: Final = "partitions.coverage.missing"
 LATENESS_SECONDS: Final = "partitions.lateness_seconds"
+INCOMPLETE_SLICES: Final = "partitions.coverage.incomplete_slices"
+WORST_SLICE_MISSING: Final = "partitions.coverage.worst_slice_missing"
+SLICE_MISSING: Final = "partitions.coverage.slice_missing"
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,8 @@ class CoverageMetrics:
     covered_fraction: float
     missing_partitions: int
     lateness: tuple[StorageLateness, ...]
+    #: The per-slice picture; None for a fact without declared dimensions.
+    slices: SliceMetrics | None = None
 
     def gauges(self) -> list[Gauge]:
         """The gauges to publish: fraction and missing tagged by fact, lateness by fact and
@@ -93,12 +103,18 @@ class CoverageMetrics:
             for late in self.lateness
             if late.seconds is not None
         )
+        if self.slices is not None:
+            out.append(Gauge(INCOMPLETE_SLICES, self.slices.incomplete, fact))
+            out.append(Gauge(WORST_SLICE_MISSING, self.slices.worst_missing, fact))
+            out.extend(Gauge(SLICE_MISSING, n, {**fact, **slice_tags(s)})
+                       for s, n in self.slices.per_slice)
         return out
 
     def to_json(self) -> dict[str, Any]:
         """``{"fact", "start", "end", "now", "covered_fraction", "missing_partitions",
-        "lateness": [{"storage", "latest_end", "seconds"}]}`` (instants as ISO text)."""
-        return {
+        "lateness": [{"storage", "latest_end", "seconds"}]}`` (instants as ISO text), and
+        ``"slices"`` (:meth:`.SliceMetrics.to_json`) for a fact with declared dimensions."""
+        out: dict[str, Any] = {
             "fact": self.fact,
             "start": self.start.isoformat(),
             "end": self.end.isoformat(),
@@ -114,6 +130,9 @@ class CoverageMetrics:
                 for late in self.lateness
             ],
         }
+        if self.slices is not None:
+            out["slices"] = self.slices.to_json()
+        return out
 
 
 def missing_partitions(cover: Cover) -> int:
@@ -121,8 +140,11 @@ def missing_partitions(cover: Cover) -> int:
 
     A missing range whose ``needed`` list is empty (no partition fits without overlapping the
     cover) adds nothing: no registration of a partition of the request's periods fills it.
+    A range that names slices counts what each slice lacks (its finest lacking period), so
+    19 hours lacking in eu and 2 in us are 21, not the 19 time partitions they fall in.
     """
-    return sum(gap.needed[0].total for gap in cover.missing if gap.needed)
+    plain = sum(gap.needed[0].total for gap in cover.missing if gap.needed and not gap.slices)
+    return plain + sum(lack.count for lack in slice_lacks(cover.missing))
 
 
 def latest_end(timelines: Iterable[PartitionTimeline]) -> dt.datetime | None:
@@ -144,9 +166,12 @@ def coverage_metrics(
     cover: Cover,
     timelines: Mapping[str, Iterable[PartitionTimeline]],
     now: dt.datetime,
+    required_slices: Sequence[SliceKey] = (),
 ) -> CoverageMetrics:
     """The metrics of ``cover`` at ``now``; ``timelines`` maps each storage to its timelines of
-    the cover's time column (one per period), and gives the lateness rows in its order."""
+    the cover's time column (one per period), and gives the lateness rows in its order;
+    ``required_slices`` are the slices the request requires (the catalog lists them from the
+    declared dimensions: ``catalog.coverage_metrics.request_slices``)."""
     if cover.fact is None:
         raise InvalidInput("coverage metrics need the cover of a fact")
     if now.tzinfo is None:
@@ -164,4 +189,5 @@ def coverage_metrics(
         covered_fraction=min(max(cover.covered_fraction, 0.0), 1.0),
         missing_partitions=missing_partitions(cover),
         lateness=tuple(lateness),
+        slices=slice_metrics(cover.missing, required_slices),
     )

@@ -3,7 +3,8 @@
 A :class:`Cover` keeps its partitions as *runs* (consecutive ordinals of one storage and period)
 so that computing a cover costs O(runs); the per-partition objects are built on first access to
 :attr:`Cover.partitions`, which costs O(answer). Covers read back from JSON (XCom) or given
-locations keep explicit partitions instead.
+locations keep explicit partitions instead. The missing side (:class:`MissingRange` and what
+fills it) lives in :mod:`.missing` and is importable from here too.
 """
 
 from __future__ import annotations
@@ -15,42 +16,21 @@ from typing import Any, Final
 
 import pendulum
 
-from airflow_partitions.cover.instant_text import abbreviate, format_instant
+from airflow_partitions.cover.instant_text import format_instant
+from airflow_partitions.cover.json_fields import iso, json_field, parse_instant
+from airflow_partitions.cover.missing import MAX_NEEDED_RUNS as MAX_NEEDED_RUNS
+from airflow_partitions.cover.missing import JsonDict
+from airflow_partitions.cover.missing import MissingRange as MissingRange
+from airflow_partitions.cover.missing import NeededPartitions as NeededPartitions
+from airflow_partitions.cover.missing import ValueRun as ValueRun
 from airflow_partitions.cover.skipped import SkippedPartition
+from airflow_partitions.cover.slice_summary import lacking_text, slice_lacks
 from airflow_partitions.errors import InvalidInput
-from airflow_partitions.periods import UpdatePeriod, zone
+from airflow_partitions.periods import UpdatePeriod
 
-#: How many runs of absent partitions a :class:`NeededPartitions` keeps per period.
-MAX_NEEDED_RUNS: Final = 3
 #: How many lines ``str(cover)`` shows for partitions, and for missing ranges.
 MAX_STR_RUNS: Final = 12
 MAX_STR_MISSING: Final = 6
-
-_JsonDict = dict[str, Any]
-
-
-def _iso(value: dt.datetime) -> str:
-    return value.isoformat()
-
-
-def _parse_instant(text: Any, what: str, tz: str | None) -> pendulum.DateTime:
-    """An aware instant from ISO text, in ``tz`` when given (else its own offset)."""
-    if not isinstance(text, str):
-        raise InvalidInput(f"cover JSON: {what} must be an ISO-8601 string, not {text!r}")
-    try:
-        parsed = dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise InvalidInput(f"cover JSON: {what} {text!r} is not ISO-8601") from None
-    if parsed.tzinfo is None:
-        raise InvalidInput(f"cover JSON: {what} {text!r} has no UTC offset")
-    target = zone(tz) if tz is not None else parsed.tzinfo
-    return pendulum.instance(parsed.astimezone(target), tz=target)
-
-
-def _field(d: Mapping[str, Any], key: str, what: str) -> Any:
-    if not isinstance(d, Mapping) or key not in d:
-        raise InvalidInput(f"cover JSON: {what} lacks {key!r}")
-    return d[key]
 
 
 @dataclass(frozen=True)
@@ -65,26 +45,26 @@ class CoverPartition:
     end: pendulum.DateTime
     location: str | None = None
 
-    def to_json(self) -> _JsonDict:
+    def to_json(self) -> JsonDict:
         """The manifest form (no ordinal: it is derived from the value)."""
         return {
             "storage": self.storage,
             "period": self.period.name,
             "value": self.value,
-            "start": _iso(self.start),
-            "end": _iso(self.end),
+            "start": iso(self.start),
+            "end": iso(self.end),
             "location": self.location,
         }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any], tz: str | None = None) -> CoverPartition:
         """Read :meth:`to_json` back; the ordinal comes from the start instant's own offset."""
-        period = UpdatePeriod.of(_field(d, "period", "a partition"))
-        start = _parse_instant(_field(d, "start", "a partition"), "partition start", tz)
-        end = _parse_instant(_field(d, "end", "a partition"), "partition end", tz)
-        value = _field(d, "value", "a partition")
+        period = UpdatePeriod.of(json_field(d, "period", "a partition"))
+        start = parse_instant(json_field(d, "start", "a partition"), "partition start", tz)
+        end = parse_instant(json_field(d, "end", "a partition"), "partition end", tz)
+        value = json_field(d, "value", "a partition")
         location = d.get("location")
-        storage = _field(d, "storage", "a partition")
+        storage = json_field(d, "storage", "a partition")
         if not isinstance(value, str) or not isinstance(storage, str):
             raise InvalidInput(f"cover JSON: bad partition {dict(d)!r}")
         if location is not None and not isinstance(location, str):
@@ -113,108 +93,6 @@ class CoverRun:
         return self.end - self.first
 
 
-@dataclass(frozen=True)
-class ValueRun:
-    """Consecutive absent partitions of one period, by value (``last`` inclusive)."""
-
-    first: str
-    last: str
-    count: int
-
-    def describe(self) -> str:
-        """``2015-02-10-12..17 (6)``, or just the value for a single partition."""
-        text = abbreviate(self.first, self.last)
-        return text if self.count == 1 else f"{text} ({self.count})"
-
-
-@dataclass(frozen=True)
-class NeededPartitions:
-    """The absent partitions of one period that could have filled (part of) a missing range.
-
-    ``runs`` holds at most :data:`MAX_NEEDED_RUNS` runs in time order; ``total`` counts all of
-    them, so the text stays short however long the gap is.
-    """
-
-    period: UpdatePeriod
-    runs: tuple[ValueRun, ...]
-    total: int
-    #: The slice these partitions lack (``(("region", "eu"),)``; docs/dimensions.md), or ().
-    dimensions: tuple[tuple[str, str], ...] = ()
-
-    def describe(self) -> str:
-        """``no HOURLY 2015-02-10-12..17 (6)``, ``no HOURLY 2015-02-10-12 for region=eu``."""
-        shown = ", ".join(r.describe() for r in self.runs)
-        listed = sum(r.count for r in self.runs)
-        more = f", ... ({self.total} in all)" if listed < self.total else ""
-        of = (" for " + ",".join(f"{c}={v}" for c, v in self.dimensions)
-              if self.dimensions else "")
-        return f"no {self.period.name} {shown}{more}{of}"
-
-    def to_json(self) -> _JsonDict:
-        """``{"period", "total", "runs": [...]}`` (``"dimensions": {...}`` for a slice)."""
-        return {
-            "period": self.period.name,
-            "total": self.total,
-            "runs": [{"first": r.first, "last": r.last, "count": r.count} for r in self.runs],
-            **({"dimensions": dict(self.dimensions)} if self.dimensions else {}),
-        }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> NeededPartitions:
-        """Read :meth:`to_json` back."""
-        runs = tuple(
-            ValueRun(str(r["first"]), str(r["last"]), int(r["count"]))
-            for r in _field(d, "runs", "a needed entry")
-        )
-        dims = d.get("dimensions") or {}
-        if not isinstance(dims, Mapping):
-            raise InvalidInput(f"cover JSON: needed dimensions must be an object, not {dims!r}")
-        return cls(UpdatePeriod.of(_field(d, "period", "a needed entry")), runs, int(d["total"]),
-                   tuple(sorted((str(c), str(v)) for c, v in dims.items())))
-
-
-@dataclass(frozen=True)
-class MissingRange:
-    """A maximal sub-range ``[start, end)`` that the chosen cover leaves uncovered.
-
-    ``needed`` lists, finest period first, the absent partitions that lie inside the requested
-    range and intersect this one: registering them is what would fill it.
-    """
-
-    start: pendulum.DateTime
-    end: pendulum.DateTime
-    needed: tuple[NeededPartitions, ...] = ()
-
-    @property
-    def duration(self) -> dt.timedelta:
-        """The missing length."""
-        return self.end - self.start
-
-    def describe(self) -> str:
-        """``missing 2015-02-10T12:00/13:00: no HOURLY 2015-02-10-12, no DAILY 2015-02-10``."""
-        span = f"{format_instant(self.start)}/{format_instant(self.end, self.start)}"
-        if not self.needed:
-            return f"missing {span}: no partition fits without overlapping the cover"
-        return f"missing {span}: " + ", ".join(n.describe() for n in self.needed)
-
-    def to_json(self) -> _JsonDict:
-        """``{"start", "end", "needed": [...]}``."""
-        return {
-            "start": _iso(self.start),
-            "end": _iso(self.end),
-            "needed": [n.to_json() for n in self.needed],
-        }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any], tz: str | None = None) -> MissingRange:
-        """Read :meth:`to_json` back."""
-        return cls(
-            _parse_instant(_field(d, "start", "a missing range"), "missing start", tz),
-            _parse_instant(_field(d, "end", "a missing range"), "missing end", tz),
-            tuple(NeededPartitions.from_json(n) for n in d.get("needed", ())),
-        )
-
-
 Locations = (
     Mapping[tuple[str, str, str], str] | Callable[[CoverPartition], str | None]
 )
@@ -231,8 +109,8 @@ class Cover:
     returns a new cover.
     """
 
-    __slots__ = ("_end", "_fact", "_locator", "_missing", "_partitions", "_runs", "_skipped",
-                 "_start", "_tz")
+    __slots__ = ("_end", "_fact", "_locator", "_missing", "_notes", "_partitions", "_runs",
+                 "_skipped", "_start", "_tz")
 
     def __init__(
         self,
@@ -246,10 +124,13 @@ class Cover:
         partitions: Iterable[CoverPartition] | None = None,
         skipped: Iterable[SkippedPartition] = (),
         locator: RunLocator | None = None,
+        notes: Iterable[str] = (),
     ) -> None:
         """``locator`` gives each run's locations when the partitions are first built (a
-        verified cover's rows); ``partitions`` given explicitly take precedence over runs."""
+        verified cover's rows); ``partitions`` given explicitly take precedence over runs;
+        ``notes`` are said with every answer (:attr:`notes`)."""
         self._fact = fact
+        self._notes: tuple[str, ...] = tuple(notes)
         self._locator = locator
         self._skipped: tuple[SkippedPartition, ...] = tuple(skipped)
         self._start = start
@@ -289,11 +170,25 @@ class Cover:
         """Stale partitions a ``fresh_only`` cover left out, in time order (else empty)."""
         return self._skipped
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What a reader must know to read the answer right, said with every status line and
+        in the JSON: ``region: not a dimension, any value counts`` for a partition column that
+        is not a declared dimension (docs/dimensions.md). Empty for most covers."""
+        return self._notes
+
     def with_skipped(self, skipped: Iterable[SkippedPartition]) -> Cover:
         """A copy that reports these partitions as skipped."""
+        return self._copy(skipped=tuple(skipped), notes=self._notes)
+
+    def with_notes(self, notes: Iterable[str]) -> Cover:
+        """A copy that carries these notes (:attr:`notes`)."""
+        return self._copy(skipped=self._skipped, notes=tuple(notes))
+
+    def _copy(self, skipped: tuple[SkippedPartition, ...], notes: tuple[str, ...]) -> Cover:
         return Cover(self.start, self.end, self._runs if self._partitions is None else (),
                      self.missing, tz=self.tz, fact=self.fact, partitions=self._partitions,
-                     skipped=skipped, locator=self._locator)
+                     skipped=skipped, locator=self._locator, notes=notes)
 
     # -- contents ---------------------------------------------------------------------------------
 
@@ -359,23 +254,26 @@ class Cover:
 
         parts = [replace(p, location=find(p)) for p in self.partitions]
         return Cover(self.start, self.end, (), self.missing, tz=self.tz, fact=self.fact,
-                     partitions=parts, skipped=self.skipped)
+                     partitions=parts, skipped=self.skipped, notes=self.notes)
 
     # -- JSON (XCom, manifests) -------------------------------------------------------------------
 
-    def to_json(self) -> _JsonDict:
+    def to_json(self) -> JsonDict:
         """``{"fact", "start", "end", "coverable", "partitions", "missing"}``, JSON-serialisable,
-        and ``"skipped"`` when a ``fresh_only`` cover left stale partitions out."""
-        out = {
+        ``"skipped"`` when a ``fresh_only`` cover left stale partitions out, and ``"notes"``
+        when it has :attr:`notes`."""
+        out: JsonDict = {
             "fact": self.fact,
-            "start": _iso(self.start),
-            "end": _iso(self.end),
+            "start": iso(self.start),
+            "end": iso(self.end),
             "coverable": self.coverable,
             "partitions": [p.to_json() for p in self.partitions],
             "missing": [m.to_json() for m in self.missing],
         }
         if self.skipped:
             out["skipped"] = [s.to_json() for s in self.skipped]
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
     @classmethod
@@ -386,16 +284,17 @@ class Cover:
         if fact is not None and not isinstance(fact, str):
             raise InvalidInput(f"cover JSON: fact must be a string or null, not {fact!r}")
         cover = cls(
-            _parse_instant(_field(d, "start", "the cover"), "start", tz),
-            _parse_instant(_field(d, "end", "the cover"), "end", tz),
+            parse_instant(json_field(d, "start", "the cover"), "start", tz),
+            parse_instant(json_field(d, "end", "the cover"), "end", tz),
             (),
-            (MissingRange.from_json(m, tz) for m in _field(d, "missing", "the cover")),
+            (MissingRange.from_json(m, tz) for m in json_field(d, "missing", "the cover")),
             tz=tz,
             fact=fact,
             partitions=(
-                CoverPartition.from_json(p, tz) for p in _field(d, "partitions", "the cover")
+                CoverPartition.from_json(p, tz) for p in json_field(d, "partitions", "the cover")
             ),
             skipped=(SkippedPartition.from_json(s) for s in d.get("skipped") or ()),
+            notes=_notes(d.get("notes")),
         )
         if "coverable" in d and bool(d["coverable"]) != cover.coverable:
             raise InvalidInput("cover JSON: 'coverable' contradicts the 'missing' list")
@@ -419,7 +318,11 @@ class Cover:
                 f"{self.covered_fraction:.1%} covered"
             )
         skipped = [f"  {s.describe()}" for s in self.skipped[:MAX_STR_MISSING]]
-        return "\n".join([head, *self._run_lines(), *self._missing_lines(), *skipped])
+        lacking = lacking_text(slice_lacks(self.missing), MAX_STR_MISSING)
+        lacks = [f"  slices lacking partitions: {lacking}"] if lacking else []
+        notes = [f"  {n}" for n in self.notes]
+        return "\n".join([head, *self._run_lines(), *lacks, *self._missing_lines(), *skipped,
+                          *notes])
 
     def _run_lines(self) -> list[str]:
         show_storage = len({r.storage for r in self._runs}) > 1
@@ -447,7 +350,7 @@ class Cover:
 
     def __repr__(self) -> str:
         return (
-            f"Cover({_iso(self.start)}, {_iso(self.end)}, partitions={len(self)}, "
+            f"Cover({iso(self.start)}, {iso(self.end)}, partitions={len(self)}, "
             f"missing={len(self.missing)}, fact={self.fact!r})"
         )
 
@@ -464,6 +367,14 @@ class Cover:
             other.partitions,
             other.missing,
         )
+
+
+def _notes(data: Any) -> tuple[str, ...]:
+    if data is None:
+        return ()
+    if not isinstance(data, list) or not all(isinstance(n, str) for n in data):
+        raise InvalidInput(f"cover JSON: notes must be a list of strings, not {data!r}")
+    return tuple(data)
 
 
 def _group(partitions: Iterable[CoverPartition]) -> Iterator[CoverRun]:

@@ -25,9 +25,9 @@ from typing import Any
 import pendulum
 
 from airflow_partitions.catalog.cache import FactState
-from airflow_partitions.catalog.coverage_metrics import measure, request_timelines
+from airflow_partitions.catalog.coverage_metrics import measure, metrics_of
 from airflow_partitions.catalog.facade import Catalog
-from airflow_partitions.cover.metrics import CoverageMetrics, coverage_metrics
+from airflow_partitions.cover.metrics import CoverageMetrics
 from airflow_partitions.cover.model import Cover
 from airflow_partitions.cover.request import CoverRequest
 
@@ -148,7 +148,7 @@ def publish_coverage(catalog: Catalog, request: CoverRequest, cover: Cover,
     try:
         at = now or pendulum.now("UTC")
         metrics = (measure(catalog, request, cover, at) if state is None
-                   else coverage_metrics(cover, request_timelines(state, request), at))
+                   else metrics_of(state, request, cover, at))
     except Exception as exc:  # e.g. the store went away between the cover and this read
         log.warning("coverage metrics of %s not measured: %s: %s", request.fact,
                     type(exc).__name__, exc)

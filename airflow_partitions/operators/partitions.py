@@ -52,16 +52,22 @@ class _PartitionsOperator(BaseOperator):
         values: Any,
         catalog_conn_id: str = PartitionCatalogHook.default_conn_name,
         partition_key: str = "start",
+        key_segments: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         if partition_key not in KEY_STYLES:
             raise ValueError(f"partition_key must be one of {KEY_STYLES}, not {partition_key!r}")
+        if key_segments is not None and (partition_key != "composite" or isinstance(
+                key_segments, str) or not all(isinstance(c, str) for c in key_segments)):
+            raise ValueError("key_segments is a list of column names, for "
+                             f"partition_key='composite' only, not {key_segments!r}")
         self.storage = storage
         self.period = period
         self.values = values
         self.catalog_conn_id = catalog_conn_id
         self.partition_key = partition_key
+        self.key_segments = None if key_segments is None else tuple(key_segments)
         #: The storage and the partitions the last run wrote (for OpenLineage).
         self.written: tuple[StorageDef, list[dict[str, str]]] | None = None
 
@@ -79,7 +85,7 @@ class _PartitionsOperator(BaseOperator):
         try:
             sdef = catalog.get_storage(self.storage)
             parts = expand_values(self.values, sdef, self.period)
-            facts = key_facts(parts, sdef, self.period, self.partition_key)
+            facts = key_facts(parts, sdef, self.period, self.partition_key, self.key_segments)
             keys = list(facts)
             if not parts:
                 self.log.info("no partitions to %s", self.action)
@@ -107,7 +113,8 @@ class _PartitionsOperator(BaseOperator):
         if not assets:
             return
         restated_keys = {partition_key(part, sdef, UpdatePeriod.of(self.period),
-                                       self.partition_key) for part in result.restated}
+                                       self.partition_key, self.key_segments)
+                         for part in result.restated}
         extra = event_extra(self.action, self.storage, self.period, facts, result.changed,
                             result.unchanged, restated=len(result.restated),
                             restated_keys=restated_keys)
@@ -132,7 +139,14 @@ class RegisterPartitionsOperator(_PartitionsOperator):
         these partitions; its XCom ``inputs`` (the manifest's partitions with versions) is
         recorded as their lineage. (templated)
     :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
-    :param partition_key: asset partition key style: ``start`` (default), ``value``, ``columns``.
+    :param partition_key: asset partition key style: ``start`` (default), ``value``,
+        ``columns``, or ``composite``: Airflow 3.3's composite key for a consumer whose
+        ``PartitionedAssetTimetable`` maps with ``ProductMapper(...)``, one ``|``-separated
+        segment per column (``eu|2024-01-01T05:00:00``: the non-time columns in column order,
+        then the time partition's start), so each slice's hour is its own event.
+    :param key_segments: the composite key's columns in the order the consumer's
+        ``ProductMapper`` lists its mappers (``["dt", "region"]`` gives
+        ``2024-01-01T05:00:00|eu``); it must include the time column. Default: as above.
     """
 
     template_fields: Sequence[str] = (*_PartitionsOperator.template_fields, "location",
@@ -182,8 +196,8 @@ class RegisterPartitionsOperator(_PartitionsOperator):
 class DropPartitionsOperator(_PartitionsOperator):
     """Drop partitions of a storage table from the catalog (idempotent; data is not deleted).
 
-    Takes the same ``storage``, ``period``, ``values``, ``catalog_conn_id`` and
-    ``partition_key`` arguments as :class:`RegisterPartitionsOperator`.
+    Takes the same ``storage``, ``period``, ``values``, ``catalog_conn_id``,
+    ``partition_key`` and ``key_segments`` arguments as :class:`RegisterPartitionsOperator`.
     """
 
     action = "drop"

@@ -57,6 +57,11 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
     :param periods: restrict the cover to these update periods. (templated)
     :param storages: restrict the cover to these storage tables. (templated)
     :param align: the cover's alignment policy. (templated)
+    :param where: which slices of the fact's declared dimensions must be present, a filter
+        over dimension columns (``"region IN ('eu', 'us')"``); default: the ``where`` of the
+        ``cover_from`` sensor's cover, else every value each domain requires
+        (docs/dimensions.md). The manifest lists every row behind each chosen partition, so a
+        storage's other slices are in it too. (templated)
     :param fresh_only: use fresh partitions only: stale ones (built from inputs restated or
         dropped since, see ``Catalog.stale``) are skipped and finer fresh ones used instead.
     :param allow_partial: launch on the covered part of an uncoverable range (logged, and the
@@ -87,7 +92,7 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
     template_fields: Sequence[str] = (
         *SparkSubmitOperator.template_fields,
         "cover_from", "fact", "start", "end", "time_column", "periods", "storages", "align",
-        "residual_filter", "manifest_dir", "catalog_conn_id",
+        "where", "residual_filter", "manifest_dir", "catalog_conn_id",
     )
 
     def __init__(
@@ -101,6 +106,7 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         periods: Sequence[str] | str | None = None,
         storages: Sequence[str] | str | None = None,
         align: str | None = None,
+        where: str | None = None,
         fresh_only: bool = False,
         allow_partial: bool = False,
         residual_filter: str | None = None,
@@ -125,6 +131,7 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         self.periods = periods
         self.storages = storages
         self.align = align
+        self.where = where
         self.fresh_only = fresh_only
         self.allow_partial = allow_partial
         self.residual_filter = residual_filter
@@ -147,7 +154,7 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
     def _request(self, context: Context) -> CoverRequest:
         """The rendered arguments, completed from the upstream sensor's cover if asked."""
         fact, start, end = self.fact, self.start, self.end
-        periods, storages = self.periods, self.storages
+        periods, storages, where = self.periods, self.storages, self.where
         if self.cover_from:
             pushed = context["ti"].xcom_pull(task_ids=self.cover_from)
             if not pushed:
@@ -161,9 +168,12 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
                 periods = sorted({p.period.name for p in upstream.partitions})
             if storages is None and upstream.partitions:
                 storages = sorted({p.storage for p in upstream.partitions})
+            if where is None:  # the slices the sensor waited for (its XCom says which)
+                where = pushed.get("where")
         return CoverRequest.of(
             fact or "", start, end, time_column=self.time_column, periods=periods,
             storages=storages, align=self.align, allow_empty=False, fresh_only=self.fresh_only,
+            where=where,
         )
 
     def build_manifest(self, context: Context) -> Manifest:

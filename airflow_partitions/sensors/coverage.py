@@ -58,12 +58,18 @@ class PartitionCoverageSensor(BaseSensorOperator):
     :param align: the cover's alignment policy, passed to ``catalog.cover``. (templated)
     :param fresh_only: wait for a cover of fresh partitions: stale ones (``Catalog.stale``)
         do not count, and each poke's line says which were skipped.
+    :param where: which slices of the fact's declared dimensions must be present, a filter
+        over dimension columns (``"region IN ('eu', 'us')"``); default: every value each
+        domain requires (docs/dimensions.md). It travels in the trigger's request and in the
+        XCom cover (key ``where``), so a ``cover_from`` operator asks for the same slices.
+        (templated)
     :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
     :param deferrable: wait in the triggerer (no worker slot) between the first and last check.
     """
 
     template_fields: Sequence[str] = (
-        "fact", "start", "end", "time_column", "periods", "storages", "align", "catalog_conn_id",
+        "fact", "start", "end", "time_column", "periods", "storages", "align", "where",
+        "catalog_conn_id",
     )
     ui_color = "#c8e6c9"
     #: A button to the fact's Partitions view over the range (docs/observability.md).
@@ -80,6 +86,7 @@ class PartitionCoverageSensor(BaseSensorOperator):
         storages: Sequence[str] | str | None = None,
         align: str | None = None,
         fresh_only: bool = False,
+        where: str | None = None,
         catalog_conn_id: str = PartitionCatalogHook.default_conn_name,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         **kwargs: Any,
@@ -93,6 +100,7 @@ class PartitionCoverageSensor(BaseSensorOperator):
         self.storages = storages
         self.align = align
         self.fresh_only = fresh_only
+        self.where = where
         self.catalog_conn_id = catalog_conn_id
         self.deferrable = deferrable
         self._watch: CoverageWatch | None = None
@@ -109,7 +117,7 @@ class PartitionCoverageSensor(BaseSensorOperator):
             return CoverRequest.of(
                 self.fact, self.start, self.end, time_column=self.time_column,
                 periods=self.periods, storages=self.storages, align=self.align,
-                allow_empty=False, fresh_only=self.fresh_only,
+                allow_empty=False, fresh_only=self.fresh_only, where=self.where,
             )
         except InvalidInput as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
@@ -133,8 +141,16 @@ class PartitionCoverageSensor(BaseSensorOperator):
         # no-op unless Airflow metrics are on; then every poke (lateness grows while idle)
         publish_coverage(catalog, self.request, cover, state=watch.state)
         if cover.coverable:
-            return PokeReturnValue(is_done=True, xcom_value=cover.to_json())
+            return PokeReturnValue(is_done=True, xcom_value=self._xcom(cover))
         return False
+
+    def _xcom(self, cover: Cover) -> dict[str, Any]:
+        """The verified cover as JSON, plus the slice filter it answered (``where``), which a
+        ``cover_from`` operator reads back to ask for the same slices."""
+        out = cover.to_json()
+        if self.request.where is not None:
+            out["where"] = self.request.where
+        return out
 
     @property
     def last_cover(self) -> Cover | None:
@@ -144,7 +160,8 @@ class PartitionCoverageSensor(BaseSensorOperator):
     def _still_missing(self) -> str:
         if self.last_cover is None:
             return "the catalog was never reached"
-        return "still missing: " + "; ".join(missing_list(self.last_cover))
+        return "still missing: " + "; ".join([*missing_list(self.last_cover),
+                                               *self.last_cover.notes])
 
     def _log_range(self, context: Context) -> None:
         """Say which range this check waits on, and warn when a manual run's data interval
@@ -202,7 +219,8 @@ class PartitionCoverageSensor(BaseSensorOperator):
         event = event or {}
         status = event.get("status")
         if status == "timeout":
-            missing = "; ".join(event.get("missing") or []) or "unknown"
+            missing = "; ".join([*(event.get("missing") or ["unknown"]),
+                                 *(event.get("notes") or [])])
             raise AirflowSensorTimeout(
                 f"{self.task_id}: timed out waiting for {self.fact}; still missing: {missing}"
             )
@@ -217,9 +235,12 @@ class PartitionCoverageSensor(BaseSensorOperator):
             cover = None
         except (InvalidInput, CorruptCatalog, StoreDamaged) as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
+        if "checks" in event:  # how the wait went: 2 checks = fired at the first change seen
+            self.log.info("the trigger fired at its cover check %s, after %s generation poll(s)",
+                          event["checks"], event.get("polls"))
         if cover is not None and cover.coverable:
             self.log.info("%s (re-verified)", status_line(cover))
-            return cover.to_json()
+            return self._xcom(cover)
         if cover is not None:
             self._watch = CoverageWatch(self.request)
             self._watch.cover = cover

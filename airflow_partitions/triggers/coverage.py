@@ -4,8 +4,12 @@ It polls the catalog from the triggerer, so no worker slot is held while waiting
 calls block, so they run in a thread (``asyncio.to_thread``); the process-wide catalog of the
 hook is shared by every trigger of the triggerer, and so is its timeline cache.
 
-Events (a dict): ``{"status": "success", "covered_fraction", "partitions", "deadline"}``,
-``{"status": "timeout", "missing": [...], "deadline"}`` or ``{"status": "error", "message"}``.
+Events (a dict): ``{"status": "success", "covered_fraction", "partitions", "deadline",
+"checks", "polls"}`` (``checks``: the covers this run computed, the first at its start and one
+per generation change it saw; ``polls``: the generation reads of its last poller watch),
+``{"status": "timeout", "missing": [...], "notes": [...], "deadline"}`` (``notes``: the
+cover's, e.g. ``region: not a dimension, any value counts``) or
+``{"status": "error", "message"}``.
 The sensor re-verifies the cover on ``success`` before it succeeds (DESIGN.md invariant 1).
 When the picture changes, the trigger logs it and publishes the coverage metrics (a no-op unless
 Airflow's metrics are on; docs/observability.md); an unchanged picture is logged again every 10
@@ -100,6 +104,7 @@ class PartitionCoverageTrigger(BaseTrigger):
             return
         watch = CoverageWatch(request)
         catalog: Catalog | None = None
+        checks = 0  # covers computed: 2 means it fired on the first change it saw
         try:
             while True:
                 try:
@@ -110,6 +115,7 @@ class PartitionCoverageTrigger(BaseTrigger):
                     elif not request.fresh_only:  # idle polls happen in the poller, not here
                         await self._until_changed(catalog, watch, deadline_at)
                     cover = await asyncio.to_thread(watch.check, catalog)
+                    checks += 1
                 except _UNREACHABLE as exc:
                     self.log.warning("partition catalog unreachable, will retry: %s", exc)
                     catalog = url = None  # the connection may have moved: ask Airflow next poll
@@ -126,12 +132,15 @@ class PartitionCoverageTrigger(BaseTrigger):
                         await asyncio.to_thread(publish_coverage, catalog, request, cover,
                                                 state=watch.state)
                     if cover.coverable:
+                        polls = self._polls.reads if self._polls is not None else 0
                         self._unwatch()
                         yield _event({
                             "status": "success",
                             "covered_fraction": cover.covered_fraction,
                             "partitions": len(cover),
                             "deadline": self.deadline,
+                            "checks": checks,
+                            "polls": polls,
                         })
                         return
                 if deadline_at is not None and time.time() >= deadline_at:
@@ -139,6 +148,7 @@ class PartitionCoverageTrigger(BaseTrigger):
                     yield _event({
                         "status": "timeout",
                         "missing": missing_list(watch.cover) or ["the catalog was never reached"],
+                        "notes": list(watch.cover.notes) if watch.cover is not None else [],
                         "deadline": self.deadline,
                     })
                     return

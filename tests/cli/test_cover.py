@@ -31,8 +31,9 @@ def test_cover_json_is_the_documented_shape(lens: Run) -> None:
     result = lens("cover", "events", *RANGE, "--json")
     assert result.code == 0, result.err
     doc = result.json()
-    assert set(doc) == {"fact", "start", "end", "coverable", "partitions", "missing"}
+    assert set(doc) == {"fact", "start", "end", "coverable", "partitions", "missing", "notes"}
     assert doc["coverable"] is True and doc["missing"] == []
+    assert doc["notes"] == ["region: not a dimension, any value counts"]  # raw's region
     assert doc["start"] == "2015-01-29T06:00:00+00:00"
     first = doc["partitions"][0]
     assert set(first) == {"storage", "period", "value", "start", "end", "location"}

@@ -12,6 +12,10 @@ read through the REST API (a JWT from the simple auth manager), and only polled,
   backfill of the rollup's producer DAG, which runs the covered Spark job on exactly each
   day's 24 hours and registers each day with its inputs (two spark-submits);
 * a ``PartitionedAssetTimetable`` DAG runs once per registered day, with that day's key;
+* over declared dimensions (issue 28): a deferrable sensor over two regions stays deferred
+  while one region's hour is missing (its log names the region) and fires at the first poll
+  after the registration; the registration's composite asset keys (``eu|2024-01-01T05:00:00``)
+  run a ``PartitionedAssetTimetable`` consumer with ``ProductMapper`` once per region and day;
 * restating one hour makes exactly its day stale; a backfill of the paused producer is
   refused; ``PartitionBackfillOperator(restate=True)`` (the REST API path) rebuilds that day
   alone (one more spark-submit), after which the rollup equals the raw data again;
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import socket
 import subprocess
 import threading
@@ -130,6 +135,39 @@ with DAG(
     @task
     def follow(dag_run=None):
         print("following partition", dag_run.partition_key)
+
+    follow()
+'''
+
+
+REGION_DAGS = '''
+import pendulum
+from airflow.sdk import (DAG, Asset, IdentityMapper, PartitionedAssetTimetable, ProductMapper,
+                         StartOfDayMapper, task)
+
+from airflow_partitions.operators.partitions import RegisterPartitionsOperator
+from airflow_partitions.sensors.coverage import PartitionCoverageSensor
+
+HOURS = Asset("sched_region_hours")
+START = pendulum.datetime(2024, 1, 1, tz="UTC")
+
+with DAG("sched_regions_wait", schedule=None, start_date=START):
+    PartitionCoverageSensor(task_id="wait", fact="regions", deferrable=True, poke_interval=2,
+                            timeout=600, start="2024-01-01T04:00:00+00:00",
+                            end="2024-01-01T06:00:00+00:00")
+
+with DAG("sched_regions_produce", schedule=None, start_date=START):
+    RegisterPartitionsOperator(task_id="register", storage="regions_raw", period="HOURLY",
+                               values={"dt": "2024-01-01-05", "region": ["eu", "us"]},
+                               outlets=[HOURS], partition_key="composite")
+
+with DAG("sched_regions_daily", start_date=START, catchup=False,
+         schedule=PartitionedAssetTimetable(
+             assets=HOURS,
+             default_partition_mapper=ProductMapper(IdentityMapper(), StartOfDayMapper()))):
+    @task
+    def follow(dag_run=None):
+        print("following region and day", dag_run.partition_key)
 
     follow()
 '''
@@ -326,6 +364,7 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
     data = home.home / "sevents"
     (home.dags / "sched_waits.py").write_text(WAIT_DAGS)
     (home.dags / "sched_restate.py").write_text(RESTATE_DAG)
+    (home.dags / "sched_regions.py").write_text(REGION_DAGS)
     (home.dags / "sched_rollup.py").write_text(
         ROLLUP_DAG.replace("@ROLLUP@", repr(str(data / "rollup")))
         .replace("@JOB@", repr(job_path("events_aggregate")))
@@ -334,6 +373,11 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
     catalog.create_fact("waits")
     catalog.create_storage("waits", "waits_hourly", ["HOURLY"])
     catalog.register("waits_hourly", "HOURLY", [{"dt": "2024-01-01-00"}, {"dt": "2024-01-01-02"}])
+    catalog.create_fact("regions")  # us has hours 04 and 05, eu only 04 (issue 28)
+    catalog.create_storage("regions", "regions_raw", ["HOURLY"], columns=["dt", "region"],
+                           dimensions=["region=eu,us"])
+    catalog.register("regions_raw", "HOURLY", [{"dt": "2024-01-01-04", "region": "eu"}] + [
+        {"dt": f"2024-01-01-0{h}", "region": "us"} for h in (4, 5)])
     catalog.create_fact("sevents")
     catalog.create_storage("sevents", "sevents_raw", ["HOURLY"],
                            location=f"{data}/raw/dt={{dt}}")
@@ -350,7 +394,8 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
         services.start()
         services.wait_healthy(timeout=300)
         services.wait_for_dags(["sched_deferred", "sched_reschedule", "sched_rollup",
-                                "sched_rollup_consumer", "sched_restate"], timeout=180)
+                                "sched_rollup_consumer", "sched_restate", "sched_regions_wait",
+                                "sched_regions_produce", "sched_regions_daily"], timeout=180)
         scheduler = Scheduler(services, catalog, data)
         api = urllib.parse.urlsplit(services.api_url)
         scheduler.airflow("connections", "add", "airflow_api_e2e", "--conn-type", "http",
@@ -518,6 +563,59 @@ def test_partitioned_asset_consumer_runs_with_each_registered_key(scheduler: Sch
 
     runs = poll(f"consumer runs with keys {expected}", done, timeout=240, every=2)
     assert len(runs) == len(DAYS)
+
+
+def produce_regions(scheduler: Scheduler) -> str:
+    """Run ``sched_regions_produce`` once (eu's and us's hour 05, composite asset keys)."""
+    run_id = "test__sched_regions_produce"
+    if not any(r["dag_run_id"] == run_id for r in scheduler.runs("sched_regions_produce")):
+        scheduler.trigger("sched_regions_produce")
+    scheduler.wait_state("sched_regions_produce", run_id, "register", {"success"})
+    return run_id
+
+
+def test_a_deferred_sensor_over_two_regions_waits_for_the_late_one(scheduler: Scheduler,
+                                                                   backfill: Command) -> None:
+    """Issue 28 under the real triggerer: us has both hours, eu lacks 05. The sensor defers,
+    names eu, stays deferred over several polls, and fires on the first poll after eu's hour
+    is registered: the trigger computed the cover at its start and once more, at the first
+    generation change it saw (``checks == 2``), having polled in between."""
+    run_id = scheduler.trigger("sched_regions_wait")
+    scheduler.wait_state("sched_regions_wait", run_id, "wait", {"deferred"})
+    log = scheduler.log("sched_regions_wait", run_id, "wait")
+    assert "missing 2024-01-01T05:00/06:00: no HOURLY 2024-01-01-05 for region=eu" in log, \
+        log[-3000:]
+    for _ in range(3):  # 2-second polls: several of them, and nothing fires
+        time.sleep(2)
+        assert scheduler.ti("sched_regions_wait", run_id, "wait")["state"] == "deferred"
+    produce_regions(scheduler)
+    scheduler.wait_state("sched_regions_wait", run_id, "wait", {"success"})
+    log = scheduler.log("sched_regions_wait", run_id, "wait")
+    fired = re.search(r"the trigger fired at its cover check (\d+), after (\d+) generation",
+                      log)
+    assert fired is not None, log[-3000:]
+    assert int(fired[1]) == 2 and int(fired[2]) >= 3, fired[0]
+    assert "100.0% covered by 2 partition(s), coverable (re-verified)" in log, log[-3000:]
+
+
+def test_product_mapper_consumer_runs_from_composite_keys(scheduler: Scheduler,
+                                                          backfill: Command) -> None:
+    """The registration's events carry ``eu|2024-01-01T05:00:00`` and ``us|...``; the
+    consumer's ``ProductMapper(IdentityMapper(), StartOfDayMapper())`` maps them to one run
+    per region and day."""
+    produce_regions(scheduler)
+    expected = ["eu|2024-01-01", "us|2024-01-01"]
+
+    def done() -> list[dict[str, Any]] | None:
+        runs = [r for r in scheduler.runs("sched_regions_daily") if r["state"] == "success"]
+        return runs if sorted(str(r.get("partition_key")) for r in runs) == expected else None
+
+    runs = poll(f"consumer runs with keys {expected}", done, timeout=240, every=2)
+    assert len(runs) == 2
+    events = scheduler.api.get("assets/events", limit=100)["asset_events"]
+    keys = sorted(e["partition_key"] for e in events if e.get("partition_key", "") and
+                  "|" in e["partition_key"])
+    assert keys == ["eu|2024-01-01T05:00:00", "us|2024-01-01T05:00:00"], events
 
 
 def raw_totals(data: Path, day: dt.datetime) -> dict[str, tuple[int, int]]:

@@ -18,10 +18,20 @@ import pytest
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import CoverRequest
+from airflow_partitions.cover.slice_metrics import MAX_SLICE_TAGS
 from airflow_partitions.hooks import metrics as publisher
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
-from tests.helpers import LOGICAL_DATE, T0, VENV_BIN, AirflowHome, register_hours, unique
+from tests.helpers import (
+    LOGICAL_DATE,
+    T0,
+    VENV_BIN,
+    AirflowHome,
+    region_hours,
+    regions_fact,
+    register_hours,
+    unique,
+)
 
 #: ``prefix.name[,tag=value...]:value|g`` (the influxdb tag format Airflow's StatsD logger writes)
 DATAGRAM = re.compile(r"^(?P<name>[^,:]+)(?P<tags>(?:,[^,=:]+=[^,:]+)*):(?P<value>[^|]+)\|g$")
@@ -153,8 +163,9 @@ def metrics_on(listener: Listener, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 
 def sensor(**kwargs: Any) -> PartitionCoverageSensor:
-    return PartitionCoverageSensor(task_id="wait", fact="events", start=T0, end=T0.add(hours=4),
-                                   poke_interval=0, timeout=0, **kwargs)
+    args: dict[str, Any] = {"task_id": "wait", "fact": "events", "start": T0,
+                            "end": T0.add(hours=4), "poke_interval": 0, "timeout": 0}
+    return PartitionCoverageSensor(**{**args, **kwargs})
 
 
 def test_the_sensor_publishes_at_each_poke(events: Catalog, metrics_on: Listener) -> None:
@@ -248,6 +259,42 @@ def test_the_trigger_publishes_when_the_picture_changes(events: Catalog,
     fractions = [v for n, t, v in metrics_on.gauges()
                  if n == "airflow.partitions.coverage.fraction" and t]
     assert fractions == [0.5, 1.0]
+
+
+def test_the_sensor_sends_the_slice_gauges(catalog: Catalog, metrics_on: Listener) -> None:
+    """Over a (dt, region) storage with domain eu, us where eu lacks two hours: the incomplete
+    slices, the worst slice's missing partitions, and one gauge per region (us at 0) reach the
+    wire with the region as a tag; once eu's hours are there every slice gauge drops to 0."""
+    regions_fact(catalog)
+    task = sensor(fact="ev")
+    assert task.poke({}) is False
+    got = tagged(metrics_on.gauges())
+    assert got[("airflow.partitions.coverage.missing", "fact=ev")] == 2.0
+    assert got[("airflow.partitions.coverage.incomplete_slices", "fact=ev")] == 1.0
+    assert got[("airflow.partitions.coverage.worst_slice_missing", "fact=ev")] == 2.0
+    assert got[("airflow.partitions.coverage.slice_missing", "fact=ev,region=eu")] == 2.0
+    assert got[("airflow.partitions.coverage.slice_missing", "fact=ev,region=us")] == 0.0
+    region_hours(catalog, "eu", 2, 3)
+    assert task.poke({})
+    got = tagged(metrics_on.gauges())
+    assert got[("airflow.partitions.coverage.incomplete_slices", "fact=ev")] == 0.0
+    assert got[("airflow.partitions.coverage.slice_missing", "fact=ev,region=eu")] == 0.0
+
+
+def test_many_slices_send_no_per_slice_gauge(catalog: Catalog, metrics_on: Listener) -> None:
+    """Above MAX_SLICE_TAGS required slices only the fact-level gauges go out."""
+    regions = [f"r{i:02d}" for i in range(MAX_SLICE_TAGS + 1)]
+    catalog.create_fact("wide")
+    catalog.create_storage("wide", "wide_raw", ["HOURLY"], columns=["dt", "region"],
+                           dimensions=["region=" + ",".join(regions)])
+    catalog.register("wide_raw", "HOURLY", [{"dt": f"2024-01-01-{h:02d}", "region": r}
+                                            for r in regions[1:] for h in range(4)])
+    assert sensor(fact="wide").poke({}) is False
+    got = metrics_on.gauges()
+    assert not [n for n, _, _ in got if "slice_missing" in n and "worst" not in n]
+    values = tagged(got)
+    assert values[("airflow.partitions.coverage.incomplete_slices", "fact=wide")] == 1.0
+    assert values[("airflow.partitions.coverage.worst_slice_missing", "fact=wide")] == 4.0
 
 
 # -- the sensor under `airflow dags test` (a task process configured by Airflow) ----------------

@@ -44,7 +44,7 @@ def test_a_stale_partition_does_not_satisfy_the_sensor(stale_day: Catalog) -> No
         assert not task.poke({})
     line = next(e["event"] for e in logs if "skipped" in e["event"])
     assert line.endswith("DAILY 2024-01-01 of rollup skipped: stale (input raw HOURLY "
-                         "2024-01-01-07 eu restated)")
+                         "2024-01-01-07 eu restated); region: not a dimension, any value counts")
     # the day is rebuilt from the current hours: fresh again
     stale_day.register("rollup", "DAILY", DAY, inputs=[
         {"storage": "raw", "period": "HOURLY", "values": p.values, "version": p.version}

@@ -151,7 +151,8 @@ def test_a_write_is_seen_at_once(client: TestClient, events: Catalog) -> None:
     assert client.get("/api/facts/events", params=DAY).json()["coverable"] is False
     events.register("raw", "HOURLY", [{"dt": f"2024-01-01-0{h}", "region": "eu"} for h in (5, 6)])
     view = client.get("/api/facts/events", params=DAY).json()
-    assert view["coverable"] is True and view["status"].endswith("coverable")
+    assert view["coverable"] is True
+    assert view["status"].endswith("coverable; region: not a dimension, any value counts")
 
 
 def test_a_cover_on_stale_partitions_says_how_many(client: TestClient, events: Catalog) -> None:
@@ -162,10 +163,12 @@ def test_a_cover_on_stale_partitions_says_how_many(client: TestClient, events: C
     events.register("raw", "HOURLY", hours[0], restate=True)
     view = client.get("/api/facts/events", params=DAY).json()
     assert view["coverable"] is True and view["stale_used"] == 1
-    assert view["status"].endswith(", coverable, 1 stale partition used"), view["status"]
+    assert view["status"].endswith(", coverable; region: not a dimension, any value counts; "
+                                   "1 stale partition used"), view["status"]
     assert "class='status ok stale'" in client.get("/facts/events", params=DAY).text
     unchecked = client.get("/api/facts/events", params={**DAY, "stale": "false"}).json()
-    assert unchecked["status"].endswith("coverable") and unchecked["stale_used"] == 0
+    assert unchecked["status"].endswith("coverable; region: not a dimension, any value counts")
+    assert unchecked["stale_used"] == 0
     assert "class='status ok'" in client.get("/facts/events",
                                              params={**DAY, "stale": "false"}).text
 

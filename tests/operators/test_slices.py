@@ -1,0 +1,82 @@
+"""The covered operators over declared dimensions (issue 28): they refuse while a required
+slice lacks an hour (naming it), take a ``where`` slice filter, and inherit the sensor's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.operators.pruned_spark import PrunedSparkSubmitOperator
+from airflow_partitions.operators.spark import CoveredSparkSubmitOperator, UncoverableRange
+from airflow_partitions.sensors.coverage import PartitionCoverageSensor
+from airflow_partitions.spark.manifest import load_manifest
+from tests.helpers import T0, FakeTI, regions_fact
+
+EU_ONLY = "region = 'eu'"
+US_ONLY = "region = 'us'"
+
+
+@pytest.fixture
+def regions(catalog: Catalog) -> Catalog:
+    """``ev``: us has hours 00..03, eu 00..01 (``tests.helpers.regions_fact``)."""
+    return regions_fact(catalog)
+
+
+def covered(tmp_path: Path, cls: type[CoveredSparkSubmitOperator] = CoveredSparkSubmitOperator,
+            **kwargs: Any) -> CoveredSparkSubmitOperator:
+    args: dict[str, Any] = {"task_id": "spark", "application": "job.py", "fact": "ev",
+                            "start": T0, "end": T0.add(hours=4), "keep_manifest": True,
+                            "manifest_dir": str(tmp_path / "manifests")}
+    return cls(**{**args, **kwargs})
+
+
+def test_the_covered_operator_refuses_while_a_region_lacks_hours(
+        regions: Catalog, tmp_path: Path, launched: list[Any]) -> None:
+    with pytest.raises(UncoverableRange, match=r"no HOURLY 2024-01-01-02\.\.03 \(2\) "
+                                               r"for region=eu"):
+        covered(tmp_path).execute({"ti": FakeTI()})  # type: ignore[arg-type]
+    assert not launched
+    ti = FakeTI()
+    op = covered(tmp_path, where=US_ONLY)
+    assert "where" in op.template_fields
+    op.execute({"ti": ti})  # type: ignore[arg-type]
+    assert launched == [op]
+    manifest = load_manifest(ti.pushed["manifest"])
+    # us alone is required; the hours 00..01 also hold eu's rows, which the manifest lists
+    assert sorted((p.value, p.values["region"]) for p in manifest.partitions) == sorted(
+        [(f"2024-01-01-{h:02d}", "us") for h in range(4)]
+        + [(f"2024-01-01-{h:02d}", "eu") for h in range(2)])
+
+
+def test_cover_from_takes_the_sensors_where(regions: Catalog, tmp_path: Path,
+                                            launched: list[Any]) -> None:
+    """The sensor waited for us alone; the operator recomputes the cover for the same slices
+    (without the filter it would refuse: eu lacks two hours)."""
+    pushed = PartitionCoverageSensor(task_id="wait", fact="ev", start=T0, end=T0.add(hours=4),
+                                     where=US_ONLY, timeout=0).execute({})
+    ti = FakeTI({"wait": pushed})
+    op = covered(tmp_path, cover_from="wait", fact=None, start=None, end=None)
+    op.execute({"ti": ti})  # type: ignore[arg-type]
+    assert launched == [op]
+    ti = FakeTI({"wait": pushed})
+    with pytest.raises(UncoverableRange, match="for region=eu"):  # its own where wins
+        covered(tmp_path, cover_from="wait", fact=None, start=None, end=None,
+                where=EU_ONLY).execute({"ti": ti})  # type: ignore[arg-type]
+
+
+def test_the_pruned_operator_takes_where_too(regions: Catalog, tmp_path: Path,
+                                             launched: list[Any]) -> None:
+    """The pruned operator builds its request the same way (it inherits the argument). A left
+    join keeps every big-table row, so nothing is collected or pruned: no Spark here."""
+    joins = [{"small": "dim", "on": {"region": "region"}, "how": "left", "big_side": "left"}]
+    op = covered(tmp_path, PrunedSparkSubmitOperator, joins=joins, small_tables={"dim": "/d"})
+    assert "where" in op.template_fields
+    with pytest.raises(UncoverableRange, match="for region=eu"):
+        op.execute({"ti": FakeTI()})  # type: ignore[arg-type]
+    op = covered(tmp_path, PrunedSparkSubmitOperator, joins=joins, small_tables={"dim": "/d"},
+                 where=US_ONLY)
+    op.execute({"ti": FakeTI()})  # type: ignore[arg-type]
+    assert launched == [op]
