@@ -30,6 +30,18 @@ T0 = pendulum.datetime(2024, 1, 1, tz="UTC")
 _counter = itertools.count()
 
 
+def run_cli(cat: Catalog, capsys: pytest.CaptureFixture[str], *args: str
+            ) -> tuple[int, str, str]:
+    """``airflow-partitions ARGS`` in this process on ``cat``'s store (its cache dropped
+    first, as a new process would start): exit code, stdout, stderr."""
+    from airflow_partitions.cli import main
+
+    TimelineCache.for_store(cat.kv.url).invalidate()
+    code = main(["--store", cat.kv.url, "--data-root", cat.data_root, *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def unique(prefix: str) -> str:
     """A name no other test in this process uses (module-scoped catalogs are shared)."""
     return f"{prefix}{next(_counter)}"

@@ -47,6 +47,7 @@ from airflow_partitions.cover.model import (
     NeededPartitions,
     ValueRun,
 )
+from airflow_partitions.cover.ordinal_sets import best_label_sweep
 from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.cover.sources import CoverSource, PreparedCover, prepare
 from airflow_partitions.periods import UpdatePeriod
@@ -159,30 +160,7 @@ class _PeriodAvailability:
 
 def _label(per_rank: list[tuple[int, list[OrdinalRange]]]) -> list[tuple[int, int, int]]:
     """Merge several storages' ranges of one period; each piece keeps the best rank holding it."""
-    if len(per_rank) == 1:
-        rank, ranges = per_rank[0]
-        return [(b, e, rank) for b, e in ranges]
-    events: dict[int, list[tuple[int, int]]] = {}
-    for rank, ranges in per_rank:
-        for b, e in ranges:
-            events.setdefault(b, []).append((rank, 1))
-            events.setdefault(e, []).append((rank, -1))
-    points = sorted(events)
-    active: dict[int, int] = {}
-    out: list[tuple[int, int, int]] = []
-    for i, pos in enumerate(points[:-1]):
-        for rank, delta in events[pos]:
-            active[rank] = active.get(rank, 0) + delta
-            if not active[rank]:
-                del active[rank]
-        if not active:
-            continue
-        best, nxt = min(active), points[i + 1]
-        if out and out[-1][1] == pos and out[-1][2] == best:
-            out[-1] = (out[-1][0], nxt, best)
-        else:
-            out.append((pos, nxt, best))
-    return out
+    return best_label_sweep(per_rank)
 
 
 # -- the planner ------------------------------------------------------------------------------

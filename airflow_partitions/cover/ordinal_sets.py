@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from airflow_partitions.timelines.base import OrdinalRange
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRichComparison
 
 
 class OrdinalSet:
@@ -99,17 +103,33 @@ def best_labelled(
     ``labelled`` pairs a label (``(storage rank, option)``: smaller is preferred) with its set.
     A sweep over the range ends: O(pieces x log pieces).
     """
+    return best_label_sweep([(label, list(ordinals.pieces(lo, hi)))
+                             for label, ordinals in labelled])
+
+
+L = TypeVar("L", bound="SupportsRichComparison")
+
+
+def best_label_sweep(labelled: Sequence[tuple[L, Sequence[OrdinalRange]]]
+                     ) -> list[tuple[int, int, L]]:
+    """Merge several labelled range lists: each stretch any of them holds, with the smallest
+    label holding it, adjacent stretches of one label joined. One sweep over the range ends:
+    O(ranges x log ranges). Shared by the time-only cover and the slice cover.
+
+    >>> best_label_sweep([(1, [(0, 4)]), (0, [(2, 6)])])
+    [(0, 2, 1), (2, 6, 0)]
+    """
     if len(labelled) == 1:
-        label, only = labelled[0]
-        return [(b, e, label) for b, e in only.pieces(lo, hi)]
-    events: dict[int, list[tuple[tuple[int, int], int]]] = {}
-    for label, ordinals in labelled:
-        for b, e in ordinals.pieces(lo, hi):
+        label, ranges = labelled[0]
+        return [(b, e, label) for b, e in ranges]
+    events: dict[int, list[tuple[L, int]]] = {}
+    for label, ranges in labelled:
+        for b, e in ranges:
             events.setdefault(b, []).append((label, 1))
             events.setdefault(e, []).append((label, -1))
     points = sorted(events)
-    active: dict[tuple[int, int], int] = {}
-    out: list[tuple[int, int, tuple[int, int]]] = []
+    active: dict[L, int] = {}
+    out: list[tuple[int, int, L]] = []
     for i, pos in enumerate(points[:-1]):
         for label, delta in events[pos]:
             active[label] = active.get(label, 0) + delta

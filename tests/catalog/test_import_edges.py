@@ -15,13 +15,12 @@ from typing import Any
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.repair import REPORT_VALUES
 from airflow_partitions.catalog.rows import storage_row
-from airflow_partitions.cli import main
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import PRESENT_KEY, LensParameterError, read_lens_table
 from airflow_partitions.timelines.properties import timeline_prefix
+from tests.helpers import run_cli
 
 H = UpdatePeriod.HOURLY
 HP, DP = timeline_prefix("HOURLY", "dt"), timeline_prefix("DAILY", "dt")
@@ -46,13 +45,6 @@ def ev(catalog: Catalog) -> Catalog:
     return catalog
 
 
-def _cli(cat: Catalog, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    TimelineCache.for_store(cat.kv.url).invalidate()
-    code = main(["--store", cat.kv.url, "--data-root", cat.data_root, *args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_an_import_past_the_calendar_writes_nothing(ev: Catalog, tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """F7: ``latest = 10000-01-01-00`` was refused after both cells had been rewritten."""
@@ -61,11 +53,11 @@ def test_an_import_past_the_calendar_writes_nothing(ev: Catalog, tmp_path: Path,
               **ends(DP, "2015-01-01", "2015-01-01")}
     path = tmp_path / "f.json"
     path.write_text(json.dumps(params))
-    code, out, err = _cli(ev, capsys, "timeline", "import", "raw", "--lens", str(path))
+    code, out, err = run_cli(ev, capsys, "timeline", "import", "raw", "--lens", str(path))
     assert code == 2, (out, err)
     assert "HOURLY.dt.latest" in err and "9999" in err and "nothing was imported" in err
     assert ev.rows.catalog.get(storage_row("raw")) == before
-    code, out, _ = _cli(ev, capsys, "timeline", "show", "raw", "--json")
+    code, out, _ = run_cli(ev, capsys, "timeline", "show", "raw", "--json")
     assert code == 0 and json.loads(out)[0]["count"] == 9
     assert ev.reconcile("raw").consistent
 
@@ -118,7 +110,7 @@ def test_the_fall_back_hour_imports_and_is_reported(catalog: Catalog, tmp_path: 
     path.write_text(json.dumps({PRESENT_KEY: "true", HP + "storage.class": ALL,
                                 HP + "partitions.size": "1",
                                 HP + "partitions0": BERLIN_PARTITIONS}))
-    code, out, err = _cli(catalog, capsys, "timeline", "import", "raw", "--lens", str(path))
+    code, out, err = run_cli(catalog, capsys, "timeline", "import", "raw", "--lens", str(path))
     assert code == 0, err
     assert "ambiguous in Lens: HOURLY.dt.partitions: '2015-10-25-02' occurs twice" in out
     assert len(catalog.timeline("raw", "HOURLY")) == 4

@@ -17,10 +17,10 @@ from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.model import UnsafeLocation
 from airflow_partitions.catalog.producers import InvalidProducer, Producer, parse_rule
-from airflow_partitions.cli import main
 from airflow_partitions.cover.instant_text import format_instant
 from airflow_partitions.errors import InvalidRange, WrongType
 from airflow_partitions.periods import UpdatePeriod
+from tests.helpers import run_cli
 
 
 @pytest.fixture
@@ -32,13 +32,6 @@ def ev(tmp_path: Path) -> Catalog:
     cat.register("raw", "HOURLY", [{"dt": f"2015-01-01-{h:02d}", "region": "us"}
                                    for h in range(9)])
     return cat
-
-
-def cli(cat: Catalog, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    TimelineCache.for_store(cat.kv.url).invalidate()
-    code = main(["--store", cat.kv.url, "--data-root", cat.data_root, *args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("location", [
@@ -57,7 +50,7 @@ def test_an_explicit_location_is_normalised(ev: Catalog,
                 location="/data//ev/./raw/x/")
     part = ev.get_partition("raw", "HOURLY", {"dt": "2015-01-01-10", "region": "us"})
     assert part is not None and part.location == "/data/ev/raw/x"
-    code, _, err = cli(ev, capsys, "partition", "add", "raw", "--period", "HOURLY",
+    code, _, err = run_cli(ev, capsys, "partition", "add", "raw", "--period", "HOURLY",
                        "dt=2015-01-01-11", "region=us", "--location", "/data/ev/raw/../../etc")
     assert code == 2 and "'..' segment" in err and len(err.splitlines()) == 1
 
@@ -70,7 +63,7 @@ def test_a_producer_rule_past_a_century_is_refused_at_input(
     ``ValueError``."""
     with pytest.raises(InvalidProducer, match="more than 36,525 days"):
         parse_rule(rule)
-    code, _, err = cli(ev, capsys, "storage", "set-producer", "raw", f"HOURLY=ingest@{rule}")
+    code, _, err = run_cli(ev, capsys, "storage", "set-producer", "raw", f"HOURLY=ingest@{rule}")
     assert code == 2 and "36,525 days" in err
     assert ev.get_storage("raw").producers == {}
 
@@ -91,9 +84,9 @@ def test_the_last_day_of_the_calendar_breaks_no_command(
     last = ("--start", "9999-12-01T00:00:00Z", "--end", "9999-12-31T00:00:00Z")
     for args in (("coverage", "ev", *inside), ("coverage", "ev", *last),
                  ("metrics", "ev", *inside, "--json")):
-        code, out, err = cli(ev, capsys, *args)
+        code, out, err = run_cli(ev, capsys, *args)
         assert code == 0 or (code == 1 and "NOT coverable" in out), (args, out, err)
-    code, out, _ = cli(ev, capsys, "metrics", "ev", *inside, "--json")
+    code, out, _ = run_cli(ev, capsys, "metrics", "ev", *inside, "--json")
     lateness = json.loads(out)["lateness"]
     assert any(late["latest_end"].startswith("9999-12-31T23:59:59") for late in lateness)
 
@@ -101,7 +94,7 @@ def test_the_last_day_of_the_calendar_breaks_no_command(
 def test_coverage_plot_creates_no_directory_tree(ev: Catalog, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "no" / "such" / "dir" / "c.png"
-    code, _, err = cli(ev, capsys, "coverage", "ev", "--start", "2015-01-01T00:00:00Z",
+    code, _, err = run_cli(ev, capsys, "coverage", "ev", "--start", "2015-01-01T00:00:00Z",
                        "--end", "2015-01-01T09:00:00Z", "--plot", str(target))
     assert code == 2 and "does not exist" in err
     assert not (tmp_path / "no").exists()
@@ -110,7 +103,7 @@ def test_coverage_plot_creates_no_directory_tree(ev: Catalog, tmp_path: Path,
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "0"])
 def test_a_poll_interval_that_is_not_a_finite_positive_number_is_refused(
         ev: Catalog, value: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = cli(ev, capsys, "backfill", "ev", "--start", "2015-01-01T00:00:00Z",
+    code, _, err = run_cli(ev, capsys, "backfill", "ev", "--start", "2015-01-01T00:00:00Z",
                        "--end", "2015-01-02T00:00:00Z", "--dry-run", "--poll-interval", value)
     assert code == 2 and "--poll-interval" in err
 
@@ -126,7 +119,7 @@ def test_cover_refuses_one_string_where_a_list_is_meant(ev: Catalog) -> None:
 def test_year_one_prints_with_four_digits(ev: Catalog,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     assert format_instant(dt.datetime(1, 1, 1, tzinfo=dt.UTC)) == "0001-01-01T00:00"
-    code, out, _ = cli(ev, capsys, "cover", "ev", "--start", "0001-01-01T00:00:00Z",
+    code, out, _ = run_cli(ev, capsys, "cover", "ev", "--start", "0001-01-01T00:00:00Z",
                        "--end", "0001-01-02T00:00:00Z")
     assert code == 1 and "[0001-01-01T00:00, 0001-01-02T00:00)" in out
     assert " 1-01-01" not in out
