@@ -24,6 +24,7 @@ from airflow_partitions.arguments import (
 )
 from airflow_partitions.catalog import bulk_specs, definition_update, lens_table, writer
 from airflow_partitions.catalog import query as filter_query
+from airflow_partitions.catalog import slice_build
 from airflow_partitions.catalog import repair as catalog_repair
 from airflow_partitions.catalog.cache import (
     FactState,
@@ -224,7 +225,7 @@ class Catalog:
             if not (exist_ok and existing == sdef):
                 raise AlreadyExists(f"storage {name!r} already exists: {existing.to_json()}")
         else:  # no partition rows can exist yet, so empty timelines are the truth
-            self.rows.set_present(name, True)
+            self.rows.set_present(name, True, slice_build.created_marker(sdef))
         member = member_column(name)
         # An identical re-create (exist_ok) changes nothing, so readers' caches stay warm; it
         # only finishes a create that stopped before the fact listed the storage.
@@ -261,8 +262,8 @@ class Catalog:
     def set_dimension(self, storage: str, spec: str) -> StorageDef:
         """Add to a dimension's domain (``region=apac@2025-06-01T00:00:00Z``) or retire a value
         (``region=apac@..2026-01-01T00:00:00Z``), with check-and-put as :meth:`set_producers`."""
-        sdef = definition_update.set_dimension(self.rows, require_text("storage", storage),
-                                               require_text("dimension", spec))
+        sdef = slice_build.declare_dimension(self.rows, require_text("storage", storage),
+                                             require_text("dimension", spec))
         self._defs[storage] = sdef
         return sdef
 

@@ -1,7 +1,8 @@
 """Keeping stored timelines true: rebuild from the partition rows, reconcile, migrate.
 
 Rebuild and migration swap timeline cells with check-and-put like every other writer, so they
-are safe while registrations and drops go on.
+are safe while registrations and drops go on. Rebuild (and so reconcile) also rebuilds the slice
+timelines of a storage with declared dimensions (:mod:`.slice_build`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from airflow_partitions.catalog.cache import (
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.row_scan import scan_row_cells
+from airflow_partitions.catalog.slice_build import build_slices
 from airflow_partitions.catalog.rows import (
     DROPPING,
     MAX_SWAP_ATTEMPTS,
@@ -382,6 +384,7 @@ def rebuild(catalog: Catalog, sdef: StorageDef, *,
                 rows.mutate_value_columns(sdef.name, {}, before.values)  # leftovers
         if ok:
             rows.set_present(sdef.name, True)
+            build_slices(rows, sdef, again=True)  # and each slice's, from the same rows
             rows.bump_generation(sdef.fact)
             catalog.cache.invalidate(sdef.fact)
             _log_corruption(sdef, stored, scan)

@@ -416,8 +416,11 @@ class CatalogRows:
         if puts or deletes:
             self.catalog.mutate_row(storage_row(storage), puts=puts, deletes=deletes)
 
-    def set_present(self, storage: str, present: bool) -> None:
-        self.catalog.put(storage_row(storage), {PRESENT: b"true" if present else b"false"})
+    def set_present(self, storage: str, present: bool,
+                    also: Mapping[bytes, bytes] | None = None) -> None:
+        """The ``present`` flag, and ``also`` (the slice marker at creation) in the same put."""
+        self.catalog.put(storage_row(storage),
+                         {PRESENT: b"true" if present else b"false", **(also or {})})
 
     # -- partition rows ----------------------------------------------------------------------------
 

@@ -230,7 +230,8 @@ def read_presence(catalog: Catalog, state: FactState, sdef: StorageDef, period: 
             return hit
     timeline = state.storages[sdef.name].timelines[(period, column)]
     request = CoverRequest.of(sdef.fact, start, end, time_column=column)
-    check = completeness(catalog.rows, sdef, period, column, timeline, request)
+    check = completeness(catalog.rows, sdef, period, column, timeline, request,
+                         state.storages[sdef.name].slice_timelines(period, column))
     required = [(r.slice, r.spans) for r in
                 required_slices(sdef.dimensions, request.start, request.end)]
     found = presence_of(sdef.name, period, sdef.tz, start, end, required, check.lacking)
