@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Final
 
 from airflow_partitions.catalog import definition_update
+from airflow_partitions.catalog.dimensions import parse_dimension
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.row_decode import LIST_BATCH, PartitionDecoder
 from airflow_partitions.catalog.rows import (
@@ -68,8 +69,16 @@ def declare_dimension(rows: CatalogRows, storage: str, spec: str,
                       progress: Progress | None = None) -> StorageDef:
     """``set_dimension``, then build the slice timelines the new definition lacks (none when
     only a value was added to a column already declared and built). Resumable: running it
-    again after a crash finishes the build."""
-    sdef = definition_update.set_dimension(rows, storage, spec)
+    again after a crash (the values are declared already, so the definition is left as it
+    is) finishes the build, skipping the timelines already built."""
+    current = rows.read_storage_def(storage)
+    change = parse_dimension(spec)
+    declared = {d.column: d for d in current.dimensions} if current is not None else {}
+    if change.column in declared and set(change.values) <= set(declared[change.column].values):
+        sdef = current  # declared already (a re-run after a crash): only resume the build
+    else:
+        sdef = definition_update.set_dimension(rows, storage, spec)
+    assert sdef is not None  # set_dimension raises UnknownStorage
     build_slices(rows, sdef, progress=progress)
     return sdef
 
