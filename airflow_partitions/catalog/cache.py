@@ -19,13 +19,6 @@ from dataclasses import dataclass, field
 
 from airflow_partitions.arguments import shown
 from airflow_partitions.catalog.model import FactDef, StorageDef
-from airflow_partitions.catalog.slice_cells import (
-    MARKER,
-    SliceMarker,
-    parse_slice_cell,
-    read_slice_cell,
-    slice_columns,
-)
 from airflow_partitions.catalog.rows import (
     DEF,
     PRESENT,
@@ -34,6 +27,13 @@ from airflow_partitions.catalog.rows import (
     TimelineCell,
     decode_storage,
     timeline_column,
+)
+from airflow_partitions.catalog.slice_cells import (
+    MARKER,
+    SliceMarker,
+    parse_slice_cell,
+    read_slice_cell,
+    slice_columns,
 )
 from airflow_partitions.cover.slice_model import Slice
 from airflow_partitions.errors import CorruptTimeline, InvalidInput

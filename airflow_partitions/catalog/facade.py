@@ -22,9 +22,14 @@ from airflow_partitions.arguments import (
     require_value_maps,
     shown,
 )
-from airflow_partitions.catalog import bulk_specs, definition_update, lens_table, writer
+from airflow_partitions.catalog import (
+    bulk_specs,
+    definition_update,
+    lens_table,
+    slice_build,
+    writer,
+)
 from airflow_partitions.catalog import query as filter_query
-from airflow_partitions.catalog import slice_build
 from airflow_partitions.catalog import repair as catalog_repair
 from airflow_partitions.catalog.cache import (
     FactState,

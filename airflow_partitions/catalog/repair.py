@@ -22,7 +22,6 @@ from airflow_partitions.catalog.cache import (
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.row_scan import scan_row_cells
-from airflow_partitions.catalog.slice_build import build_slices
 from airflow_partitions.catalog.rows import (
     DROPPING,
     MAX_SWAP_ATTEMPTS,
@@ -34,6 +33,7 @@ from airflow_partitions.catalog.rows import (
     value_column,
     value_ordinals,
 )
+from airflow_partitions.catalog.slice_build import build_slices
 from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptTimeline, InvalidInput
 from airflow_partitions.keys import KeyEncodingError, decode_key

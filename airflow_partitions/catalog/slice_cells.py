@@ -26,13 +26,13 @@ these cells; Lens has no slices and its export is the union, as before.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import quote, unquote
 
 from airflow_partitions.catalog.model import StorageDef, encode_json
-from airflow_partitions.catalog.rows import CorruptTimelineCell, TimelineCell, storage_row
+from airflow_partitions.catalog.rows import CorruptTimelineCell, TimelineCell
 from airflow_partitions.cover.slice_model import Slice
 from airflow_partitions.errors import CorruptTimeline
 from airflow_partitions.periods import UpdatePeriod
@@ -148,19 +148,9 @@ def created_marker(sdef: StorageDef) -> dict[bytes, bytes]:
     return {MARKER: SliceMarker(slice_columns(sdef), every_timeline(sdef)).encode()}
 
 
-def storage_row_key(storage: str) -> bytes:
-    return storage_row(storage)
-
-
-def cells_of(names: Iterable[bytes], cells: Mapping[bytes, bytes]) -> dict[bytes, bytes | None]:
-    """``cells`` restricted to ``names`` (None for an absent one)."""
-    return {n: cells.get(n) for n in names}
-
-
 __all__ = [
     "MARKER",
     "SliceMarker",
-    "cells_of",
     "created_marker",
     "every_timeline",
     "parse_slice_cell",
@@ -171,6 +161,5 @@ __all__ = [
     "slice_columns",
     "slice_key",
     "slice_of_values",
-    "storage_row_key",
     "timeline_name",
 ]

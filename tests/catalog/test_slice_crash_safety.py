@@ -10,6 +10,7 @@ import os
 import pytest
 
 from airflow_partitions.catalog import CRASH_ENV, Catalog
+from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.writer import BUILD_STEPS, DROP_STEPS, REGISTER_STEPS
 from tests.catalog.slice_truth import built, rows_slices, stored_slices
 from tests.catalog.workers import crash_op, random_adds_and_drops
@@ -77,14 +78,14 @@ def test_a_crashed_build_is_unused_then_resumed(catalog: Catalog, step: str) -> 
     catalog.create_storage("events", "raw", ["HOURLY"], columns=["dt", "region"])
     catalog.register("raw", "HOURLY", INITIAL)
     assert _in_child(_declare, catalog.kv.url, catalog.data_root, crash_at=step) == 86
-    catalog.cache.invalidate()
-    catalog.get_storage("raw")
-    catalog._defs.clear()  # noqa: SLF001 - another process changed the definition
-    assert catalog.get_storage("raw").dimensions, "the definition was written before the build"
-    assert not built(catalog, "raw")
+    # Another process changed the definition: a new catalog object reads it.
+    fresh = Catalog(catalog.kv.url, data_root=catalog.data_root, cache=TimelineCache())
+    assert fresh.get_storage("raw").dimensions, "the definition was written before the build"
+    assert not built(fresh, "raw")
     assert _in_child(_declare, catalog.kv.url, catalog.data_root) == 0
-    assert built(catalog, "raw")
-    assert stored_slices(catalog, "raw") == rows_slices(catalog, "raw")
+    assert built(fresh, "raw")
+    assert stored_slices(fresh, "raw") == rows_slices(fresh, "raw")
+    fresh.close()
 
 
 def test_concurrent_regions_of_the_same_hours_lose_no_slice_update(sliced: Catalog) -> None:

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_partitions.catalog import Catalog, dimension_coverage
+from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.rows import storage_row
 from airflow_partitions.catalog.slice_cells import (
     MARKER,
@@ -21,22 +22,22 @@ from airflow_partitions.catalog.slice_cells import (
 from airflow_partitions.catalog.slice_writer import update_slice
 from airflow_partitions.periods import UpdatePeriod
 from tests.catalog.slice_truth import built, rows_slices, stored_slices
-from tests.catalog.test_dimension_coverage import DAY, T0, hour, lacking, register, regions_fact
+from tests.catalog.test_dimension_coverage import DAY, T0, hour, lacking, regions_fact, register
 from tests.hypothesis_budget import examples
 
 EU, US = (("region", "eu"),), (("region", "us"),)
 
 
 def _no_row_scan(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Make the row-scan fallback count its calls (the stored slice timelines must not use it)."""
+    """Count the row scans of the completeness fallback (slice timelines must not need one)."""
     calls: list[int] = []
-    real = dimension_coverage._present  # noqa: SLF001 - the fallback under test
 
-    def counted(*args: Any) -> Any:
-        calls.append(1)
-        return real(*args)
+    class Counted(PartitionDecoder):
+        def rows(self, *args: Any, **kwargs: Any) -> Any:
+            calls.append(1)
+            return super().rows(*args, **kwargs)
 
-    monkeypatch.setattr(dimension_coverage, "_present", counted)
+    monkeypatch.setattr(dimension_coverage, "PartitionDecoder", Counted)
     return calls
 
 
