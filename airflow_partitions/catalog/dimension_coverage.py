@@ -155,19 +155,26 @@ def _ordinal(period: UpdatePeriod, text: bytes, tz: str) -> int | None:
 def incomplete_in(run_ordinals: Iterable[tuple[int, Sequence[tuple[bytes | None, ...]]]],
                   sdef: StorageDef, check: SliceCompleteness) -> list[int]:
     """Ordinals of a verified run whose rows (projected as :class:`.PartitionDecoder` does)
-    no longer hold every slice ``check`` requires there: a row dropped since the scan."""
+    no longer hold every slice ``check`` requires there: a row dropped since the check.
+
+    Cost: O(rows + slices) per run: slices that are required at the same ordinals (usually
+    all of them) are checked together as one set of encoded values against each ordinal's
+    rows, with no decoding per row.
+    """
     names = sdef.column_names
     dims = sorted(d.column for d in sdef.dimensions)
     dim_at = [2 + names.index(c) for c in dims]
-    needed: dict[int, list[Slice]] = {}
+    classes: dict[frozenset[int], set[tuple[bytes, ...]]] = {}
     for slice_, ordinals in check.needs.items():
-        for o in ordinals:
-            needed.setdefault(o, []).append(slice_)
+        if ordinals:
+            classes.setdefault(ordinals, set()).add(tuple(v.encode() for _, v in slice_))
     out = []
     for ordinal, group in run_ordinals:
-        have = {tuple((c, (v[i] or b"").decode("utf-8", "replace"))
-                      for c, i in zip(dims, dim_at, strict=True)) for v in group}
-        if any(s not in have for s in needed.get(ordinal, ())):
+        wanted = [need for ordinals, need in classes.items() if ordinal in ordinals]
+        if not wanted:
+            continue
+        have = {tuple(v[i] or b"" for i in dim_at) for v in group}
+        if any(not need <= have for need in wanted):
             out.append(ordinal)
     return out
 
