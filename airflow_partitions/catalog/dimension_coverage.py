@@ -79,15 +79,22 @@ def completeness(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, colu
     required = select_slices(required_slices(sdef.dimensions, request.start, request.end),
                              sdef.dimensions, request.where)
     needs: dict[Slice, frozenset[int]] = {}
-    for slice_ in required:
-        wanted: set[int] = set()
-        for a, b in slice_.spans:
-            wanted.update(range(max(lo, clock.floor(period, a)), min(hi, clock.ceil(period, b))))
-        needs[slice_.slice] = frozenset(wanted)
+    shared: dict[tuple[tuple[int, int], ...], frozenset[int]] = {}
+    for slice_ in required:  # slices with the same spans (usually all) share one set
+        spans = tuple(slice_.spans)
+        if spans not in shared:
+            wanted: set[int] = set()
+            for a, b in spans:
+                wanted.update(range(max(lo, clock.floor(period, a)),
+                                    min(hi, clock.ceil(period, b))))
+            shared[spans] = frozenset(wanted)
+        needs[slice_.slice] = shared[spans]
     advertised_set = {o for b, e in advertised.ordinal_ranges(lo, hi) for o in range(b, e)}
     if slices is not None:  # the per-column timeline ∩ each required slice's timeline
-        lacking = {s: _lacking(wanted, slices.get(s), lo, hi) for s, wanted in needs.items()}
-        incomplete = {o for ordinals in lacking.values() for o in ordinals}
+        bounds = {w: (min(w), max(w) + 1) for w in shared.values() if w}
+        lacking = {s: _lacking(wanted, slices.get(s), bounds.get(wanted, (lo, lo)))
+                   for s, wanted in needs.items()}
+        incomplete = set().union(*lacking.values())
         complete = frozenset(advertised_set - incomplete)
     else:
         present = _present(rows, sdef, period, column, lo, hi)
@@ -99,13 +106,17 @@ def completeness(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, colu
                              {s: o for s, o in lacking.items() if o})
 
 
-def _lacking(wanted: frozenset[int], timeline: PartitionTimeline | None, lo: int,
-             hi: int) -> tuple[int, ...]:
-    """The ordinals of ``wanted`` a slice timeline does not hold (all of them when absent)."""
+def _lacking(wanted: frozenset[int], timeline: PartitionTimeline | None,
+             bounds: tuple[int, int]) -> tuple[int, ...]:
+    """The ordinals of ``wanted`` (within ``bounds``, half-open) a slice timeline does not
+    hold (all of them when absent). O(1) when one run holds them all, else O(wanted)."""
+    if not wanted:
+        return ()
     if timeline is None:
         return tuple(sorted(wanted))
+    lo, hi = bounds
     have = timeline.ordinal_ranges(lo, hi)
-    if have and have[0][0] <= lo and have[0][1] >= hi:  # the common case: all of the window
+    if have and have[0][0] <= lo and have[0][1] >= hi:  # the common case
         return ()
     held = {o for b, e in have for o in range(b, e)}
     return tuple(sorted(wanted - held))
