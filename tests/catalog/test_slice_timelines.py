@@ -164,3 +164,21 @@ def test_slice_timelines_equal_a_recount_after_any_registers_and_drops(
 
 def test_slice_key_is_unambiguous() -> None:
     assert slice_key((("region", "eu"), ("source", "w,=b"))) == "region=eu,source=w%2C%3Db"
+
+
+def test_a_corrupt_slice_cell_is_never_used_and_reconcile_rebuilds_it(
+        catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Invariant 6: the damaged timeline's covers read the rows; reconcile replaces the cell."""
+    raw = regions_fact(catalog)
+    register(catalog, raw, "us", range(24))
+    register(catalog, raw, "eu", range(4))
+    catalog.rows.catalog.put(storage_row(raw), {slice_cell(UpdatePeriod.HOURLY, "dt", EU):
+                                                b'{"version": 3, "properties": 7}'})
+    catalog.rows.bump_generation("ev")
+    assert not built(catalog, raw)
+    scans = _no_row_scan(monkeypatch)
+    assert lacking(catalog.cover("ev", T0, DAY)) == {"region=eu": [hour(4)]}
+    assert scans
+    catalog.reconcile(raw)
+    assert built(catalog, raw)
+    assert stored_slices(catalog, raw) == rows_slices(catalog, raw)
