@@ -4,12 +4,15 @@
 * Cold (a reschedule-mode sensor is always cold): one read of the fact row, one batched read
   of its storage rows; never a scan of partition rows. StoreAll timelines, stored one column
   per value, are read lazily, a column-range slice at a time.
+* Slice timelines (:mod:`.slice_cells`) live in the same storage row, so the cold read brings
+  them at no extra round trip; they are decoded with the storage (O(slice cells)).
 * Timelines that were never stored (or whose ``present`` flag is off) are rebuilt from the
   partition rows by the catalog and stored, once.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,11 +28,20 @@ from airflow_partitions.catalog.rows import (
     decode_storage,
     timeline_column,
 )
+from airflow_partitions.catalog.slice_cells import (
+    MARKER,
+    SliceMarker,
+    parse_slice_cell,
+    read_slice_cell,
+    slice_columns,
+)
+from airflow_partitions.cover.slice_model import Slice
 from airflow_partitions.errors import CorruptTimeline, InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import (
     OrdinalRange,
     PartitionTimeline,
+    RangesTimeline,
     StoreAllTimeline,
     UnknownTimelineClass,
     new_timeline,
@@ -39,6 +51,7 @@ from airflow_partitions.timelines import (
 )
 
 TimelineKey = tuple[UpdatePeriod, str]
+log = logging.getLogger(__name__)
 
 
 class UnknownFact(InvalidInput):
@@ -108,6 +121,22 @@ class StorageState:
     definition: StorageDef
     present: bool
     timelines: dict[TimelineKey, PartitionTimeline] = field(default_factory=dict)
+    #: Per (period, column), the stored slice timelines over the declared columns.
+    slices: dict[TimelineKey, dict[Slice, PartitionTimeline]] = field(default_factory=dict)
+    marker: SliceMarker | None = None
+    #: Timelines with a corrupt slice cell: read from the rows until reconcile rebuilds them.
+    broken: set[TimelineKey] = field(default_factory=set)
+
+    def slice_timelines(self, period: UpdatePeriod, column: str
+                        ) -> dict[Slice, PartitionTimeline] | None:
+        """The slice timelines of (period, column), or None when they are not built (never
+        stored, or a build not finished): the reader then reads the rows instead."""
+        sdef = self.definition
+        if not sdef.dimensions or self.marker is None or not self.marker.covers(sdef, period,
+                                                                                column) \
+                or (period, column) in self.broken:
+            return None
+        return self.slices.get((period, column), {})
 
 
 @dataclass
@@ -176,7 +205,34 @@ class TimelineCache:
                     state.timelines[(period, column)] = timeline_from_cell(
                         catalog_rows, sdef, period, column, cell
                     )
+            if sdef.dimensions:
+                load_slices(state, cells)
         return FactState(definition, generation, states)
+
+
+def load_slices(state: StorageState, cells: dict[bytes, bytes]) -> None:
+    """Decode the slice timelines of the storage's declared columns from its row's cells
+    (cells of other columns, left by an earlier declaration, are ignored). O(slice cells)."""
+    sdef = state.definition
+    state.marker = SliceMarker.decode(cells.get(MARKER))
+    columns = slice_columns(sdef)
+    wanted = {(p.name, c): p for p in sdef.periods for c in sdef.time_columns}
+    for name, raw in cells.items():
+        parsed = parse_slice_cell(name)
+        if parsed is None or (parsed[0], parsed[1]) not in wanted:
+            continue
+        period_name, column, slice_ = parsed
+        if tuple(c for c, _ in slice_) != columns:
+            continue
+        period = wanted[(period_name, column)]
+        try:
+            cell = read_slice_cell(raw, sdef.name, period, column, slice_)
+            timeline = RangesTimeline.from_properties(cell.properties, period, column, sdef.tz)
+        except CorruptTimeline as exc:  # never used: this timeline reads the rows instead
+            log.warning("%s; reading the rows instead", exc)
+            state.broken.add((period, column))
+            continue
+        state.slices.setdefault((period, column), {})[slice_] = timeline
 
 
 def timeline_from_cell(

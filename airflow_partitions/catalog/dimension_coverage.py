@@ -6,19 +6,21 @@ advertises an hour as soon as any region has it, and a sensor fired while one re
 cover only when every *required* slice (each combination of the declared columns' values that
 the domain requires at that time, narrowed by the request's ``where``) has its row there.
 
-How (the first step of docs/dimensions.md's design): the storage's rows in the range are read
-with one projected scan per period, and each time partition is kept only when every required
-slice has a live row in it; the cover is computed over those complete partitions, and every
-run it chooses is checked again when its rows are read for verification (a row dropped in
-between makes the cover be recomputed). Columns that are not declared keep their meaning: any
-value counts. Cost: O(rows of the storage in the range) per dimensioned (storage, period), on
-top of the verified cover; nothing is stored, so registration and its crash safety are
-unchanged.
+How: a time partition is complete when the per-column timeline advertises it and every slice
+required there has it in its *slice timeline* (:mod:`.slice_cells`, kept by the write protocol
+and cached with the fact): O(required slices x window) in memory, no read. Where the slice
+timelines are not built (a storage declared before they existed, a build not finished, a
+corrupt slice cell), the storage's rows in the range are read instead, with one projected scan
+per period (O(rows in the range)), and each time partition is kept only when every required
+slice has a live row in it. Either way the cover is computed over the complete partitions, and
+every run it chooses is checked again when its rows are read for verification (a row dropped
+in between makes the cover be recomputed, and a slice timeline that over-reports is settled).
+Columns that are not declared keep their meaning: any value counts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from airflow_partitions.catalog.dimensions import required_slices, select_slices
@@ -62,31 +64,62 @@ class SliceCompleteness:
 
 
 def completeness(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str,
-                 advertised: PartitionTimeline, request: CoverRequest) -> SliceCompleteness:
+                 advertised: PartitionTimeline, request: CoverRequest,
+                 slices: Mapping[Slice, PartitionTimeline] | None = None) -> SliceCompleteness:
     """Which time partitions of ``sdef``'s ``period`` inside the request are complete.
 
-    Cost: one projected scan of the period's rows in the window (of the period when ``column``
-    does not lead the key), O(rows + required slices x window).
+    ``slices``: the stored slice timelines of (period, column) (None: not built). Cost with
+    them: O(required slices x window), no read; without: one projected scan of the period's
+    rows in the window (of the period when ``column`` does not lead the key), O(rows +
+    required slices x window).
     """
     clock = clock_for(sdef.tz)
     start_us, end_us = to_us(request.start), to_us(request.end)
     lo, hi = clock.floor(period, start_us), clock.ceil(period, end_us)
     required = select_slices(required_slices(sdef.dimensions, request.start, request.end),
                              sdef.dimensions, request.where)
-    present = _present(rows, sdef, period, column, lo, hi)
     needs: dict[Slice, frozenset[int]] = {}
-    for slice_ in required:
-        wanted: set[int] = set()
-        for a, b in slice_.spans:
-            wanted.update(range(max(lo, clock.floor(period, a)), min(hi, clock.ceil(period, b))))
-        needs[slice_.slice] = frozenset(wanted)
+    shared: dict[tuple[tuple[int, int], ...], frozenset[int]] = {}
+    for slice_ in required:  # slices with the same spans (usually all) share one set
+        spans = tuple(slice_.spans)
+        if spans not in shared:
+            wanted: set[int] = set()
+            for a, b in spans:
+                wanted.update(range(max(lo, clock.floor(period, a)),
+                                    min(hi, clock.ceil(period, b))))
+            shared[spans] = frozenset(wanted)
+        needs[slice_.slice] = shared[spans]
     advertised_set = {o for b, e in advertised.ordinal_ranges(lo, hi) for o in range(b, e)}
-    lacking = {s: tuple(sorted(o for o in wanted if s not in present.get(o, ())))
-               for s, wanted in needs.items()}
-    incomplete = {o for ordinals in lacking.values() for o in ordinals}
-    complete = frozenset(o for o in advertised_set if o in present and o not in incomplete)
+    if slices is not None:  # the per-column timeline ∩ each required slice's timeline
+        bounds = {w: (min(w), max(w) + 1) for w in shared.values() if w}
+        lacking = {s: _lacking(wanted, slices.get(s), bounds.get(wanted, (lo, lo)))
+                   for s, wanted in needs.items()}
+        incomplete = set().union(*lacking.values())
+        complete = frozenset(advertised_set - incomplete)
+    else:
+        present = _present(rows, sdef, period, column, lo, hi)
+        lacking = {s: tuple(sorted(o for o in wanted if s not in present.get(o, ())))
+                   for s, wanted in needs.items()}
+        incomplete = {o for ordinals in lacking.values() for o in ordinals}
+        complete = frozenset(o for o in advertised_set if o in present and o not in incomplete)
     return SliceCompleteness(sdef.name, period, lo, hi, complete, needs,
                              {s: o for s, o in lacking.items() if o})
+
+
+def _lacking(wanted: frozenset[int], timeline: PartitionTimeline | None,
+             bounds: tuple[int, int]) -> tuple[int, ...]:
+    """The ordinals of ``wanted`` (within ``bounds``, half-open) a slice timeline does not
+    hold (all of them when absent). O(1) when one run holds them all, else O(wanted)."""
+    if not wanted:
+        return ()
+    if timeline is None:
+        return tuple(sorted(wanted))
+    lo, hi = bounds
+    have = timeline.ordinal_ranges(lo, hi)
+    if have and have[0][0] <= lo and have[0][1] >= hi:  # the common case
+        return ()
+    held = {o for b, e in have for o in range(b, e)}
+    return tuple(sorted(wanted - held))
 
 
 def _present(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str,
@@ -133,19 +166,26 @@ def _ordinal(period: UpdatePeriod, text: bytes, tz: str) -> int | None:
 def incomplete_in(run_ordinals: Iterable[tuple[int, Sequence[tuple[bytes | None, ...]]]],
                   sdef: StorageDef, check: SliceCompleteness) -> list[int]:
     """Ordinals of a verified run whose rows (projected as :class:`.PartitionDecoder` does)
-    no longer hold every slice ``check`` requires there: a row dropped since the scan."""
+    no longer hold every slice ``check`` requires there: a row dropped since the check.
+
+    Cost: O(rows + slices) per run: slices that are required at the same ordinals (usually
+    all of them) are checked together as one set of encoded values against each ordinal's
+    rows, with no decoding per row.
+    """
     names = sdef.column_names
     dims = sorted(d.column for d in sdef.dimensions)
     dim_at = [2 + names.index(c) for c in dims]
-    needed: dict[int, list[Slice]] = {}
+    classes: dict[frozenset[int], set[tuple[bytes, ...]]] = {}
     for slice_, ordinals in check.needs.items():
-        for o in ordinals:
-            needed.setdefault(o, []).append(slice_)
+        if ordinals:
+            classes.setdefault(ordinals, set()).add(tuple(v.encode() for _, v in slice_))
     out = []
     for ordinal, group in run_ordinals:
-        have = {tuple((c, (v[i] or b"").decode("utf-8", "replace"))
-                      for c, i in zip(dims, dim_at, strict=True)) for v in group}
-        if any(s not in have for s in needed.get(ordinal, ())):
+        wanted = [need for ordinals, need in classes.items() if ordinal in ordinals]
+        if not wanted:
+            continue
+        have = {tuple(v[i] or b"" for i in dim_at) for v in group}
+        if any(not need <= have for need in wanted):
             out.append(ordinal)
     return out
 

@@ -55,6 +55,7 @@ from airflow_partitions.catalog.rows import (
     member_column,
     storage_row,
 )
+from airflow_partitions.catalog.slice_build import created_marker, declare_dimension
 from airflow_partitions.catalog.staleness import StalePartition, find_stale
 from airflow_partitions.catalog.verified_cover import VerifiedCover, verified_cover
 from airflow_partitions.catalog.writer import WriteResult
@@ -224,7 +225,7 @@ class Catalog:
             if not (exist_ok and existing == sdef):
                 raise AlreadyExists(f"storage {name!r} already exists: {existing.to_json()}")
         else:  # no partition rows can exist yet, so empty timelines are the truth
-            self.rows.set_present(name, True)
+            self.rows.set_present(name, True, created_marker(sdef))
         member = member_column(name)
         # An identical re-create (exist_ok) changes nothing, so readers' caches stay warm; it
         # only finishes a create that stopped before the fact listed the storage.
@@ -260,9 +261,10 @@ class Catalog:
 
     def set_dimension(self, storage: str, spec: str) -> StorageDef:
         """Add to a dimension's domain (``region=apac@2025-06-01T00:00:00Z``) or retire a value
-        (``region=apac@..2026-01-01T00:00:00Z``), with check-and-put as :meth:`set_producers`."""
-        sdef = definition_update.set_dimension(self.rows, require_text("storage", storage),
-                                               require_text("dimension", spec))
+        (``region=apac@..2026-01-01T00:00:00Z``), with check-and-put as :meth:`set_producers`;
+        a new column's slice timelines are built from the rows (resumable, :mod:`.slice_build`)."""
+        sdef = declare_dimension(self.rows, require_text("storage", storage),
+                                 require_text("dimension", spec))
         self._defs[storage] = sdef
         return sdef
 

@@ -1,7 +1,8 @@
 """Keeping stored timelines true: rebuild from the partition rows, reconcile, migrate.
 
 Rebuild and migration swap timeline cells with check-and-put like every other writer, so they
-are safe while registrations and drops go on.
+are safe while registrations and drops go on. Rebuild (and so reconcile) also rebuilds the slice
+timelines of a storage with declared dimensions (:mod:`.slice_build`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from airflow_partitions.catalog.rows import (
     value_column,
     value_ordinals,
 )
+from airflow_partitions.catalog.slice_build import build_slices
 from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptTimeline, InvalidInput
 from airflow_partitions.keys import KeyEncodingError, decode_key
@@ -382,6 +384,7 @@ def rebuild(catalog: Catalog, sdef: StorageDef, *,
                 rows.mutate_value_columns(sdef.name, {}, before.values)  # leftovers
         if ok:
             rows.set_present(sdef.name, True)
+            build_slices(rows, sdef, again=True)  # and each slice's, from the same rows
             rows.bump_generation(sdef.fact)
             catalog.cache.invalidate(sdef.fact)
             _log_corruption(sdef, stored, scan)

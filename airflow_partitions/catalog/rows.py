@@ -10,7 +10,9 @@ Two KV tables:
     ``t:<PERIOD>.<col>`` (one cell per timeline: JSON ``{"version", "properties"}``, updated only by
     check-and-put, because Thrift1's checkAndPut swaps exactly one cell), and for StoreAll
     timelines one ``v:<PERIOD>.<col>:<ordinal>`` column per value, so a cold reader can read a
-    slice of a large timeline with a column-range filter (seed 004).
+    slice of a large timeline with a column-range filter (seed 004). A storage with declared
+    dimensions also keeps ``t:<PERIOD>.<col>@<slice>`` (one timeline per slice) and
+    ``t:slices`` (their build marker): :mod:`.slice_cells`.
 
 ``partitions``: one row per partition, keyed by :mod:`airflow_partitions.keys` as
   ``(storage, period, values...)``: ``p:loc``, ``p:state`` (``live`` or ``dropping``), ``p:v.<col>``
@@ -416,8 +418,11 @@ class CatalogRows:
         if puts or deletes:
             self.catalog.mutate_row(storage_row(storage), puts=puts, deletes=deletes)
 
-    def set_present(self, storage: str, present: bool) -> None:
-        self.catalog.put(storage_row(storage), {PRESENT: b"true" if present else b"false"})
+    def set_present(self, storage: str, present: bool,
+                    also: Mapping[bytes, bytes] | None = None) -> None:
+        """The ``present`` flag, and ``also`` (the slice marker at creation) in the same put."""
+        self.catalog.put(storage_row(storage),
+                         {PRESENT: b"true" if present else b"false", **(also or {})})
 
     # -- partition rows ----------------------------------------------------------------------------
 

@@ -9,11 +9,12 @@ summary line; with two or more dimensions, each column's group has one lane per 
 value is missing where any of its slices is) and a last group holds every slice.
 
 How, and what it costs: the per-slice presence comes from
-:func:`.dimension_coverage.completeness` (the read the verified cover makes; today one projected
-scan of the rows in the window, O(rows)), reduced at once to ordinal ranges per slice
+:func:`.dimension_coverage.completeness` over the stored slice timelines (O(slices x window), no
+read; one projected scan of the rows in the window, O(rows), where they are not built), reduced
+at once to ordinal ranges per slice
 (:class:`SlicePresence`) and kept per fact generation, like the view's cover, so every later
-view of the window until the next write is O(slices + stretches) and never reads a row. When
-stored slice timelines replace the scan, only :func:`read_presence` changes. The lanes are
+view of the window until the next write is O(slices + stretches) and never reads a row. The
+lanes are
 computed in O(stretches) per slice (ranges, never one entry per partition). No Airflow here.
 """
 
@@ -218,8 +219,9 @@ def read_presence(catalog: Catalog, state: FactState, sdef: StorageDef, period: 
 
     Kept per (store, fact, generation, storage, its dimensions, period, column, window): a
     write bumps the generation, so a kept answer is never older than the timelines the view
-    shows. Cost when not kept: :func:`.dimension_coverage.completeness` (O(rows in the window)
-    today) plus O(slices x spans).
+    shows. Cost when not kept: :func:`.dimension_coverage.completeness` (O(slices x window)
+    from the slice timelines; O(rows in the window) where they are not built) plus
+    O(slices x spans).
     """
     key = (catalog.kv.url, sdef.fact, state.generation, sdef.name, sdef.dimensions, period,
            column, start.isoformat(), end.isoformat())
@@ -230,7 +232,8 @@ def read_presence(catalog: Catalog, state: FactState, sdef: StorageDef, period: 
             return hit
     timeline = state.storages[sdef.name].timelines[(period, column)]
     request = CoverRequest.of(sdef.fact, start, end, time_column=column)
-    check = completeness(catalog.rows, sdef, period, column, timeline, request)
+    check = completeness(catalog.rows, sdef, period, column, timeline, request,
+                         state.storages[sdef.name].slice_timelines(period, column))
     required = [(r.slice, r.spans) for r in
                 required_slices(sdef.dimensions, request.start, request.end)]
     found = presence_of(sdef.name, period, sdef.tz, start, end, required, check.lacking)

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from airflow_partitions.catalog import writer
+from airflow_partitions.catalog import slice_writer, writer
 from airflow_partitions.catalog.dimension_coverage import (
     SliceCompleteness,
     completeness,
@@ -104,14 +104,17 @@ def verified_cover(
             return VerifiedCover(cover.with_notes(notes), ())
         runs = read_runs(catalog.rows, defs, cover.runs, column, merge=not request.fresh_only)
         unbacked = [(rows.run, ordinal) for rows in runs for ordinal in rows.missing]
-        if not unbacked and _still_complete(runs, defs, checks):
+        incomplete = _incomplete(runs, defs, checks)
+        if not unbacked and not incomplete:
             located = Cover(cover.start, cover.end, cover.runs,
                             with_slices(cover.missing, list(checks.values()), cover.tz or "UTC",
                                         _sliced(sources, checks)),
                             tz=cover.tz, fact=cover.fact, skipped=cover.skipped,
                             locator=_locator(runs), notes=notes)
             return VerifiedCover(located, runs=runs)
-        if not unbacked:  # a slice's row went away since the completeness scan: read again
+        if not unbacked:  # a slice's row went away since the completeness check: read again
+            if refresh:  # fresh slice timelines still advertise it: settle them (repair)
+                _repair_slices(catalog, defs, column, incomplete, checks)
             refresh = True
             continue
         if refresh:  # fresh timelines still advertise them: repair the over-report
@@ -147,7 +150,8 @@ def _sources(catalog: Catalog, state: FactState, request: CoverRequest, column: 
             timeline = s.timelines[(period, column)]
             if sdef.dimensions and (allowed_periods is None or period in allowed_periods) and (
                     allowed is None or name in allowed):
-                check = completeness(catalog.rows, sdef, period, column, timeline, request)
+                check = completeness(catalog.rows, sdef, period, column, timeline, request,
+                                     s.slice_timelines(period, column))
                 checks[(name, period)] = check
                 timeline = check.timeline(column, sdef.tz)
             sources.append(CoverSource(name, sdef.priority, period, timeline))
@@ -166,16 +170,35 @@ def _sliced(sources: Sequence[CoverSource],
                                        if s.period is p)}
 
 
-def _still_complete(runs: Sequence[RunRows], defs: dict[str, StorageDef],
-                    checks: dict[tuple[str, UpdatePeriod], SliceCompleteness]) -> bool:
-    """Whether every run of a dimensioned storage still has each required slice's row (the
-    rows just read for verification, against what the completeness scan required)."""
+def _incomplete(runs: Sequence[RunRows], defs: dict[str, StorageDef],
+                checks: dict[tuple[str, UpdatePeriod], SliceCompleteness]
+                ) -> list[tuple[CoverRun, list[int]]]:
+    """The ordinals of each run of a dimensioned storage that lack a required slice's row
+    (the rows just read for verification, against what the completeness check required)."""
+    out = []
     for rows in runs:
         check = checks.get((rows.run.storage, rows.run.period))
-        if check is not None and incomplete_in(rows.by_ordinal(), defs[rows.run.storage],
-                                               check):
-            return False
-    return True
+        if check is not None:
+            lost = incomplete_in(rows.by_ordinal(), defs[rows.run.storage], check)
+            if lost:
+                out.append((rows.run, lost))
+    return out
+
+
+def _repair_slices(catalog: Catalog, defs: dict[str, StorageDef], column: str,
+                   incomplete: list[tuple[CoverRun, list[int]]],
+                   checks: dict[tuple[str, UpdatePeriod], SliceCompleteness]) -> None:
+    """Settle the required slices' timelines at ordinals their rows do not back: a slice
+    timeline over-reported (e.g. a drop by a process holding a definition from before the
+    dimension was declared). Cost: one scan of those time values' rows."""
+    for run, ordinals in incomplete:
+        sdef, check = defs[run.storage], checks[(run.storage, run.period)]
+        wanted = {s: {run.period.format_ordinal(o, sdef.tz) for o in ordinals if o in needed}
+                  for s, needed in check.needs.items()}
+        if slice_writer.settle_slices(catalog.rows, sdef, run.period, column, wanted):
+            log.warning("cover of %s: repaired slice timelines of %s %s that advertised "
+                        "partitions without a row", sdef.fact, run.storage, run.period.name)
+            catalog.rows.bump_generation(sdef.fact)
 
 
 def _locator(runs: Sequence[RunRows]) -> RunLocator:

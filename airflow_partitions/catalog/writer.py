@@ -11,6 +11,9 @@ check-and-put:
   values that no other live row still has, re-check, re-advertise what a concurrent register
   made live), bump the generation, then delete each row only if it still carries this drop's
   mark, and settle any of its values a timeline advertises again.
+* Slice timelines (storages with declared dimensions, :mod:`.slice_writer`): the same steps
+  per (time column, slice), right after the column's: advertised after the rows are written,
+  settled against the slice's rows after a drop marks them.
 * Same-partition races: whoever changes a timeline last checks the rows last. A register
   re-reads its rows after advertising and settles any a concurrent drop marked or deleted,
   unless each timeline cell it advertised in is the very cell it read before writing its rows:
@@ -32,6 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from airflow_partitions.catalog import slice_writer
 from airflow_partitions.catalog.bulk_specs import KeyedSpec, Locate
 from airflow_partitions.catalog.cache import timeline_from_cell
 from airflow_partitions.catalog.model import StorageDef
@@ -70,15 +74,19 @@ REGISTER_STEPS: Final = (
     "register:before-rows",
     "register:after-rows",
     "register:after-timeline",
+    "register:after-slice-timelines",
     "register:after-generation",
 )
 DROP_STEPS: Final = (
     "drop:after-mark",
     "drop:after-timeline",
+    "drop:after-slice-timelines",
     "drop:after-generation",
     "drop:after-delete",
 )
-WRITE_STEPS: Final = REGISTER_STEPS + DROP_STEPS
+#: Building slice timelines from the rows (:mod:`.slice_build`): after a timeline's cells.
+BUILD_STEPS: Final = ("build:after-slice-cells",)
+WRITE_STEPS: Final = REGISTER_STEPS + DROP_STEPS + BUILD_STEPS
 #: In-process observers of write steps, for tests that break the store at an exact step.
 STEP_HOOKS: list[Callable[[str], None]] = []
 #: Up to this many time values, finding which still have a live row is one small prefix scan
@@ -219,6 +227,9 @@ def _register_chunk(
         writes.append((key, (location.encode(), LIVE, now, version,
                              *lineage, *texts, *fields)))
     before = [rows.read_raw_timeline_cell(sdef.name, period, c) for c in sdef.time_columns]
+    sliced = slice_writer.spec_slices(sdef, period, specs)  # {} without dimensions
+    before_slices = slice_writer.read_raw(rows, sdef.name,
+                                          slice_writer.slice_names(period, sliced))
     crash_point("register:before-rows")
     if writes:
         rows.partitions.put_rows(columns, writes, batch_size=PUT_BATCH)
@@ -230,6 +241,9 @@ def _register_chunk(
                                                                           specs), seen=seen)
         quiet &= seen == [cell_before]
         crash_point("register:after-timeline")
+    for column in sdef.time_columns:  # each slice's timeline, as the column's (slice_writer)
+        quiet &= slice_writer.advertise(rows, sdef, period, column, sliced, before_slices)
+        crash_point("register:after-slice-timelines")
     if not (quiet and rows.kv.writes_are_ordered):
         _withdraw_dropped(rows, sdef, period, specs)
     # Why unconditionally: a run killed after its timeline write but before this bump leaves a
@@ -260,6 +274,10 @@ def drop(
             # rows then knows a drop came in between (see the module docstring).
             update_timeline(rows, sdef, period, column, touch=True)
         crash_point("drop:after-timeline")
+    sliced = slice_writer.spec_slices(sdef, period, present)
+    for column in sdef.time_columns:
+        slice_writer.drop_step(rows, sdef, period, column, sliced)
+        crash_point("drop:after-slice-timelines")
     rows.bump_generation(sdef.fact)
     crash_point("drop:after-generation")
     for _, key in present:
@@ -267,7 +285,8 @@ def drop(
         rows.partitions.check_and_delete(key, STATE, DROPPING)
     # Why check again: on HBase the conditional delete also removes a rewrite that landed in
     # the same millisecond as the mark, after that register had verified its row.
-    if _settle_advertised(rows, sdef, period, values):
+    if _settle_advertised(rows, sdef, period, values) | slice_writer.settle_shown(
+            rows, sdef, period, sliced):
         rows.bump_generation(sdef.fact)
     crash_point("drop:after-delete")
     return WriteResult(len(present), len(specs) - len(present))
@@ -311,8 +330,11 @@ def _withdraw_dropped(
     """
     states = read_states(rows, [key for _, key in specs], [STATE])
     lost = [spec for spec, key in specs if states.get(key, {}).get(STATE) != LIVE]
+    sliced = slice_writer.spec_slices(sdef, period, [(s, b"") for s in lost])
     for column in sdef.time_columns if lost else ():
         settle(rows, sdef, period, column, {spec.value_map[column] for spec in lost})
+        slice_writer.settle_slices(rows, sdef, period, column,
+                                   slice_writer.texts_by_slice(sdef, period, column, sliced))
 
 
 def _settle_advertised(
