@@ -16,6 +16,7 @@ from airflow_partitions.catalog.producers import Producer
 from airflow_partitions.cli.planning import describe
 from airflow_partitions.planning import Plan, plan
 from tests.helpers import unique
+from tests.hypothesis_budget import examples
 
 DAY = dt.datetime(2015, 1, 31, tzinfo=dt.UTC)
 END = DAY + dt.timedelta(days=1)
@@ -29,8 +30,9 @@ def regions_pipeline(catalog: Catalog, *, slice_conf: str | None = None, rollup:
     producer (the rollup's only when ``rollup``)."""
     fact, raw, roll = unique("sl"), unique("raw"), unique("roll")
     catalog.create_fact(fact)
-    dims = ["region=eu,us"] + ([f"region=apac@{(DAY + dt.timedelta(hours=apac_since)):%Y-%m-%dT%H:%M:%SZ}"]
-                               if apac_since is not None else [])
+    dims = ["region=eu,us"]
+    if apac_since is not None:
+        dims.append(f"region=apac@{DAY + dt.timedelta(hours=apac_since):%Y-%m-%dT%H:%M:%SZ}")
     catalog.create_storage(fact, raw, ["HOURLY"], columns=["dt", "region"], dimensions=dims,
                            producers={"HOURLY": Producer("ingest", slice_conf=slice_conf)})
     catalog.create_storage(fact, roll, ["DAILY"], priority=10,
@@ -113,8 +115,8 @@ def test_where_plans_only_the_named_slices(shared: Catalog) -> None:
         plan(shared, fact, DAY, END, where="dt = 'x'")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(100), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(holes=st.sets(st.tuples(st.integers(0, 23), st.sampled_from(("eu", "us", "apac")))),
        apac_since=st.none() | st.integers(0, 24), slice_conf=st.sampled_from([None, "regions"]),
        hourly=st.booleans(), rollup=st.booleans(), day_registered=st.booleans())
