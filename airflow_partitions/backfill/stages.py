@@ -83,7 +83,7 @@ def stages_of(runs: Iterable[tuple[str, str, dt.datetime] | tuple[str, str, dt.d
     done: set[str] = set()
     for run in runs:
         period, dag_id, logical_date = run[:3]
-        conf = run[3] if len(run) == 4 else None  # type: ignore[misc]
+        conf = run[3] if len(run) == 4 else None
         if not out or out[-1].period != period:
             if period in done:
                 raise InvalidInput(

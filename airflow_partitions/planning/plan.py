@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from airflow_partitions.arguments import shown
-from airflow_partitions.catalog.dimensions import NotADimension
 from airflow_partitions.catalog.dimension_coverage import SliceCompleteness, completeness
+from airflow_partitions.catalog.dimensions import NotADimension
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.cover import Cover, CoverRequest, CoverSource, compute_cover
 from airflow_partitions.cover.clock import Clock, from_us, to_us
