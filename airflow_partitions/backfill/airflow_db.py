@@ -17,7 +17,7 @@ import getpass
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,21 +134,23 @@ class AirflowBackfills:
                 Backfill.dag_id == dag_id, Backfill.completed_at.is_(None)))
             return int(found) if found is not None else None
 
-    def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime
-                 ) -> list[dt.datetime]:
+    def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime,
+                 conf: Mapping[str, Any] | None = None) -> list[dt.datetime]:
         """Every logical date a backfill over ``[first, last]`` would create a run for,
-        re-running completed runs (Airflow's own dry run)."""
+        re-running completed runs (Airflow's own dry run, which also validates ``conf``
+        against the DAG's params)."""
         try:
             with _session() as session:
-                return dry_run_dates(dag_id, first, last, session)
+                return dry_run_dates(dag_id, first, last, session, conf)
         except MetadataDbMissing:
             raise
         except Exception as exc:  # Airflow's refusals are plain AirflowExceptions
             raise BackfillRefused(f"Airflow refuses a backfill of {dag_id}: {exc}") from exc
 
     def create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
-               max_active_runs: int) -> int:
-        """Create the backfill (re-running completed runs: the plan wants each of them).
+               max_active_runs: int, conf: Mapping[str, Any] | None = None) -> int:
+        """Create the backfill (re-running completed runs: the plan wants each of them), each
+        run with ``conf`` as its ``dag_run_conf`` (the slices it must produce).
 
         A sqlite metadata DB under load can answer "database is locked" half-way: Airflow
         commits the backfill row before its runs. Then the backfill it left is adopted (the
@@ -158,7 +160,7 @@ class AirflowBackfills:
             started = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)
             try:
                 with _quiet("airflow.models.backfill", "airflow.serialization.definitions.dag"):
-                    return self._create(dag_id, first, last, max_active_runs)
+                    return self._create(dag_id, first, last, max_active_runs, conf)
             except BackfillRefused as exc:
                 if not _locked(exc) or attempt == LOCK_RETRIES:
                     raise
@@ -179,12 +181,12 @@ class AirflowBackfills:
             return int(found) if found is not None else None
 
     def _create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
-                max_active_runs: int) -> int:
+                max_active_runs: int, conf: Mapping[str, Any] | None = None) -> int:
         from airflow.models.backfill import AlreadyRunningBackfill
 
         try:
             backfill = create_backfill(dag_id, first, last, max_active_runs=max_active_runs,
-                                       triggering_user_name=_user())
+                                       triggering_user_name=_user(), conf=conf)
         except AlreadyRunningBackfill as exc:
             raise BackfillRefused(
                 f"another backfill of {dag_id} is running, and Airflow runs one per DAG: "

@@ -14,14 +14,14 @@ Cost: the imports are deferred to the first call (Airflow's models load in about
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 #: The keyword arguments we pass to each private function (the contract test's subject).
 CREATE_KEYWORDS: Final = ("dag_id", "from_date", "to_date", "max_active_runs", "reverse",
                           "dag_run_conf", "triggering_user_name", "reprocess_behavior")
 DRY_RUN_KEYWORDS: Final = ("dag_id", "from_date", "to_date", "reverse", "reprocess_behavior",
-                           "session")
+                           "session", "dag_run_conf")
 
 
 def private_functions() -> dict[str, Callable[..., Any]]:
@@ -32,26 +32,32 @@ def private_functions() -> dict[str, Callable[..., Any]]:
 
 
 def create_backfill(dag_id: str, first: dt.datetime, last: dt.datetime, *,
-                    max_active_runs: int, triggering_user_name: str | None) -> Any:
-    """``airflow backfill create`` over ``[first, last]``, re-running completed runs; returns
-    Airflow's ``Backfill`` row. Raises what Airflow raises (``AlreadyRunningBackfill``, ...)."""
+                    max_active_runs: int, triggering_user_name: str | None,
+                    conf: Mapping[str, Any] | None = None) -> Any:
+    """``airflow backfill create`` over ``[first, last]``, re-running completed runs, each run
+    with ``conf`` as its ``dag_run_conf`` (``--dag-run-conf``: Airflow validates it against the
+    DAG's params, and a re-run's conf is replaced by it); returns Airflow's ``Backfill`` row.
+    Raises what Airflow raises (``AlreadyRunningBackfill``, ``InvalidBackfillConf``, ...)."""
     from airflow.models.backfill import ReprocessBehavior, _create_backfill
 
     return _create_backfill(
         dag_id=dag_id, from_date=first, to_date=last, max_active_runs=max_active_runs,
-        reverse=False, dag_run_conf=None, triggering_user_name=triggering_user_name,
+        reverse=False, dag_run_conf=None if conf is None else dict(conf),
+        triggering_user_name=triggering_user_name,
         reprocess_behavior=ReprocessBehavior.COMPLETED)
 
 
-def dry_run_dates(dag_id: str, first: dt.datetime, last: dt.datetime, session: Any
-                  ) -> list[dt.datetime]:
+def dry_run_dates(dag_id: str, first: dt.datetime, last: dt.datetime, session: Any,
+                  conf: Mapping[str, Any] | None = None) -> list[dt.datetime]:
     """The logical dates ``airflow backfill create --dry-run`` lists for ``[first, last]``,
-    re-running completed runs."""
+    re-running completed runs; ``conf`` is validated against the DAG's params as the real
+    backfill would (a refusal now, before anything is created)."""
     from airflow.models.backfill import ReprocessBehavior, _do_dry_run
 
     infos: Iterable[Any] = _do_dry_run(
         dag_id=dag_id, from_date=first, to_date=last, reverse=False,
-        reprocess_behavior=ReprocessBehavior.COMPLETED, session=session)
+        reprocess_behavior=ReprocessBehavior.COMPLETED, session=session,
+        dag_run_conf=None if conf is None else dict(conf))
     return [info.logical_date for info in infos if info.logical_date is not None]
 
 

@@ -13,7 +13,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow_partitions.backfill.airflow_db import BackfillRefused, Progress, UnknownDag
@@ -53,17 +53,21 @@ class RestBackfills:
         open_ids = [int(b["id"]) for b in found["backfills"] if b.get("completed_at") is None]
         return min(open_ids) if open_ids else None
 
-    def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime
-                 ) -> list[dt.datetime]:
+    def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime,
+                 conf: Mapping[str, Any] | None = None) -> list[dt.datetime]:
         body = {"dag_id": dag_id, "from_date": first.isoformat(), "to_date": last.isoformat(),
-                "reprocess_behavior": "completed"}
+                "reprocess_behavior": "completed",
+                **({"dag_run_conf": dict(conf)} if conf is not None else {})}
         found = self._call("POST", "/api/v2/backfills/dry_run", body)
         return [_instant(b["logical_date"]) for b in found["backfills"] if b.get("logical_date")]
 
     def create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
-               max_active_runs: int) -> int:
+               max_active_runs: int, conf: Mapping[str, Any] | None = None) -> int:
+        """``POST /api/v2/backfills``; ``conf`` is the body's ``dag_run_conf`` (the body has
+        no partition key: docs/backfill.md, "Slices")."""
         body = {"dag_id": dag_id, "from_date": first.isoformat(), "to_date": last.isoformat(),
-                "reprocess_behavior": "completed", "max_active_runs": max_active_runs}
+                "reprocess_behavior": "completed", "max_active_runs": max_active_runs,
+                **({"dag_run_conf": dict(conf)} if conf is not None else {})}
         try:
             made = self._call("POST", "/api/v2/backfills", body)
         except BackfillRefused as exc:

@@ -5,10 +5,15 @@ paused DAGs, a backfill already running, dates off a DAG's schedule), so a refus
 nothing half-started. Then each stage's backfills run to the end before the next stage
 starts (a rollup reads what the stage before produced), and the last word is the catalog's:
 the range is coverable, or the report names what is still missing.
+
+Slices (a storage with declared dimensions): each planned run's slices go to Airflow as the
+run's ``dag_run_conf`` (:mod:`airflow_partitions.planning.slices`); runs of one DAG with
+different confs are different backfills, run one after the other.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +24,7 @@ from airflow_partitions.backfill.stages import Stage, Stretch, stages_of, stretc
 from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.cover import status_line
 from airflow_partitions.planning import Plan, plan
+from airflow_partitions.planning.slices import conf_text
 
 #: Without a state change for this long while runs wait, say the scheduler may be down.
 STALL_SECONDS = 300.0
@@ -32,8 +38,9 @@ class Airflow(Protocol):
     def check_dag(self, dag_id: str) -> bool: ...
     def unpause(self, dag_id: str) -> None: ...
     def running_backfill(self, dag_id: str) -> int | None: ...
-    def schedule(self, dag_id: str, first: Any, last: Any) -> list[Any]: ...
-    def create(self, dag_id: str, first: Any, last: Any, max_active_runs: int) -> int: ...
+    def schedule(self, dag_id: str, first: Any, last: Any, conf: Any = None) -> list[Any]: ...
+    def create(self, dag_id: str, first: Any, last: Any, max_active_runs: int,
+               conf: Any = None) -> int: ...
     def progress(self, backfill_id: int) -> Progress: ...
     def failed_tasks(self, dag_id: str, logical_dates: Any) -> list[str]: ...
 
@@ -47,6 +54,7 @@ class BackfillOptions:
     unpause: bool = False
     dry_run: bool = False
     poll_interval: float = 10.0
+    where: str | None = None  # only these slices of the declared dimensions
 
 
 @dataclass
@@ -70,10 +78,12 @@ class BackfillReport:
             "dry_run": self.dry_run,
             "stages": [{"period": stage.period,
                         "backfills": [{"dag_id": s.dag_id, "from": s.first.isoformat(),
-                                       "to": s.last.isoformat(), "runs": s.runs}
+                                       "to": s.last.isoformat(), "runs": s.runs,
+                                       "conf": s.conf_value()}
                                       for s in parts]}
                        for stage, parts in self.stages],
-            "created": [{"dag_id": s.dag_id, "backfill_id": backfill_id}
+            "created": [{"dag_id": s.dag_id, "backfill_id": backfill_id,
+                         "conf": s.conf_value()}
                         for s, backfill_id in self.created],
             "failures": list(self.failures),
             "missing": self.missing,
@@ -92,7 +102,7 @@ class BackfillRunner:
 
     def run(self, fact: str, start: Any, end: Any, options: BackfillOptions) -> BackfillReport:
         stale = self._stale(fact, start, end) if options.restate else set()
-        the_plan = plan(self.catalog, fact, start, end, restate=stale)
+        the_plan = plan(self.catalog, fact, start, end, restate=stale, where=options.where)
         for line in plan_summary(the_plan):
             self.say(line)
         staged = self._check(the_plan, options)
@@ -110,20 +120,26 @@ class BackfillRunner:
 
     # -- before anything is created -----------------------------------------------------------
 
-    def _stale(self, fact: str, start: Any, end: Any) -> set[tuple[str, str, str]]:
-        """(storage, period, time value) of each stale partition: what the plan re-runs."""
-        out = set()
+    def _stale(self, fact: str, start: Any, end: Any) -> set[tuple[Any, ...]]:
+        """(storage, period, time value) of each stale partition: what the plan re-runs; for
+        a storage with declared dimensions also the stale row's slice (only it is re-run)."""
+        out: set[tuple[Any, ...]] = set()
         for stale in self.catalog.stale(fact, start, end):
             part = stale.partition
-            column = self.catalog.get_storage(part.storage).time_columns[0]
-            out.add((part.storage, part.period.name, part.values[column]))
+            sdef = self.catalog.get_storage(part.storage)
+            column = sdef.time_columns[0]
+            slice_ = tuple(sorted((d.column, part.values.get(d.column, ""))
+                                  for d in sdef.dimensions))
+            out.add((part.storage, part.period.name, part.values[column],
+                     *((slice_,) if slice_ else ())))
             self.say(f"stale: {stale.describe()}")
         return out
 
     def _check(self, the_plan: Plan, options: BackfillOptions
                ) -> list[tuple[Stage, list[Stretch]]]:
         """Refuse now whatever Airflow would refuse or silently ignore later."""
-        runs = [(r.period.name, r.dag_id, r.logical_date) for r in the_plan.runs]
+        runs = [(r.period.name, r.dag_id, r.logical_date, conf_text(r.conf))
+                for r in the_plan.runs]
         stages = stages_of(runs)
         dags = sorted({dag for stage in stages for dag in stage.dates})
         paused = [dag for dag in dags if self.airflow.check_dag(dag)]
@@ -141,9 +157,13 @@ class BackfillRunner:
         staged = []
         for stage in stages:
             parts: list[Stretch] = []
-            for dag, dates in stage.dates.items():
-                schedule = self.airflow.schedule(dag, dates[0], dates[-1])
-                parts.extend(stretches(dag, dates, schedule))
+            for (dag, conf), dates in stage.groups.items():  # a DAG's groups in plan order
+                if conf is None:  # no slices: called as before (no conf argument)
+                    schedule = self.airflow.schedule(dag, dates[0], dates[-1])
+                else:
+                    schedule = self.airflow.schedule(dag, dates[0], dates[-1],
+                                                     json.loads(conf))
+                parts.extend(stretches(dag, dates, schedule, conf))
             staged.append((stage, parts))
         if not options.dry_run:
             for dag in paused:
@@ -187,8 +207,7 @@ class BackfillRunner:
                     part = queues[dag].pop(0)
                     if not queues[dag]:
                         del queues[dag]
-                    backfill_id = self.airflow.create(part.dag_id, part.first, part.last,
-                                                      options.max_active_runs)
+                    backfill_id = self._create(part, options)
                     report.created.append((part, backfill_id))
                     active[dag] = (part, backfill_id)
                     self.say(f"{part.describe()}: backfill {backfill_id} created")
@@ -213,6 +232,14 @@ class BackfillRunner:
             if queues or active:
                 self.sleep(options.poll_interval)
 
+    def _create(self, part: Stretch, options: BackfillOptions) -> int:
+        """Create one backfill; its runs' ``dag_run_conf`` names their slices."""
+        if part.conf is None:
+            return self.airflow.create(part.dag_id, part.first, part.last,
+                                       options.max_active_runs)
+        return self.airflow.create(part.dag_id, part.first, part.last,
+                                   options.max_active_runs, part.conf_value())
+
     def _free(self, dag: str, report: BackfillReport) -> bool:
         """Whether Airflow has marked the DAG's previous backfill complete (it does so every
         30 s); until then it refuses a new one."""
@@ -229,10 +256,8 @@ class BackfillRunner:
 
     def _verify(self, report: BackfillReport, fact: str, start: Any, end: Any,
                 options: BackfillOptions) -> BackfillReport:
-        if options.restate:
-            cover = self.catalog.cover(fact, start, end, fresh_only=True)
-        else:
-            cover = self.catalog.cover(fact, start, end)
+        cover = self.catalog.cover(fact, start, end, fresh_only=options.restate,
+                                   where=options.where)
         if cover.coverable:
             self.say(f"done: {status_line(cover)}")
         else:

@@ -5,47 +5,68 @@ stage waits for the one before it (a daily rollup reads the hours the hourly sta
 Inside a stage, each DAG's logical dates become backfills over contiguous stretches of the
 DAG's own schedule: Airflow creates a run for every schedule point between a backfill's
 ``from_date`` and ``to_date``, so a stretch may only span dates the plan wants.
+
+Slices: a backfill carries one ``dag_run_conf`` for all its runs, so runs that name different
+slices (different confs) of one DAG are different backfills: each (DAG, conf) *group* gets its
+own stretches, and the runner runs a DAG's backfills one after the other (Airflow allows one
+per DAG), its groups in the order they first appear in the plan.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from airflow_partitions.errors import InvalidInput
 
 
 @dataclass(frozen=True)
 class Stretch:
-    """One backfill: ``dag_id`` from ``first`` to ``last`` (both included), ``runs`` runs."""
+    """One backfill: ``dag_id`` from ``first`` to ``last`` (both included), ``runs`` runs,
+    each with the run conf ``conf`` (canonical JSON text, None for none)."""
 
     dag_id: str
     first: dt.datetime
     last: dt.datetime
     runs: int
+    conf: str | None = None
+
+    def conf_value(self) -> dict[str, Any] | None:
+        """The ``dag_run_conf`` to give Airflow."""
+        return None if self.conf is None else dict(json.loads(self.conf))
 
     def describe(self) -> str:
-        """``events_daily_rollup 2015-01-02T00:00Z..2015-01-03T00:00Z (2 runs)``."""
+        """``events_daily_rollup 2015-01-02T00:00Z..2015-01-03T00:00Z (2 runs)``, then the
+        conf when there is one (``conf {"regions": ["eu"]}``)."""
         span = _short(self.first) if self.first == self.last else \
             f"{_short(self.first)}..{_short(self.last)}"
-        return f"{self.dag_id} {span} ({self.runs} run{'s' if self.runs != 1 else ''})"
+        return f"{self.dag_id} {span} ({self.runs} run{'s' if self.runs != 1 else ''})" + (
+            f" conf {self.conf}" if self.conf is not None else "")
 
 
 @dataclass(frozen=True)
 class Stage:
-    """The runs of one period: for each DAG, its logical dates in time order."""
+    """The runs of one period: for each DAG, its logical dates in time order; ``groups``
+    splits them per (DAG, conf), in the order the plan first names each group."""
 
     period: str
     dates: dict[str, tuple[dt.datetime, ...]]
+    groups: dict[tuple[str, str | None], tuple[dt.datetime, ...]] = field(default_factory=dict)
 
     @property
     def runs(self) -> int:
-        return sum(len(d) for d in self.dates.values())
+        """Runs to create: per (DAG, conf) group (one date may have a run per slice)."""
+        return sum(len(d) for d in (self.groups or self.dates).values())
 
 
-def stages_of(runs: Iterable[tuple[str, str, dt.datetime]]) -> list[Stage]:
-    """Group ``(period, dag_id, logical_date)`` runs, given in dependency order, into stages.
+def stages_of(runs: Iterable[tuple[str, str, dt.datetime] | tuple[str, str, dt.datetime,
+                                                                      str | None]]
+              ) -> list[Stage]:
+    """Group ``(period, dag_id, logical_date[, conf text])`` runs, given in dependency order,
+    into stages.
 
     >>> from datetime import datetime, UTC
     >>> day = datetime(2015, 1, 2, tzinfo=UTC)
@@ -60,7 +81,9 @@ def stages_of(runs: Iterable[tuple[str, str, dt.datetime]]) -> list[Stage]:
     """
     out: list[Stage] = []
     done: set[str] = set()
-    for period, dag_id, logical_date in runs:
+    for run in runs:
+        period, dag_id, logical_date = run[:3]
+        conf = run[3] if len(run) == 4 else None
         if not out or out[-1].period != period:
             if period in done:
                 raise InvalidInput(
@@ -68,15 +91,18 @@ def stages_of(runs: Iterable[tuple[str, str, dt.datetime]]) -> list[Stage]:
                     "in dependency order (finer periods first)")
             done.add(period)
             out.append(Stage(period, {}))
-        dates = out[-1].dates
+        dates, groups = out[-1].dates, out[-1].groups
         dates[dag_id] = (*dates.get(dag_id, ()), logical_date)
-    return [Stage(s.period, {d: tuple(sorted(set(v))) for d, v in s.dates.items()})
+        groups[(dag_id, conf)] = (*groups.get((dag_id, conf), ()), logical_date)
+    return [Stage(s.period, {d: tuple(sorted(set(v))) for d, v in s.dates.items()},
+                  {g: tuple(sorted(set(v))) for g, v in s.groups.items()})
             for s in out]
 
 
 def stretches(dag_id: str, wanted: Sequence[dt.datetime],
-              schedule: Sequence[dt.datetime]) -> list[Stretch]:
-    """The fewest backfills of ``dag_id`` that create exactly the ``wanted`` runs.
+              schedule: Sequence[dt.datetime], conf: str | None = None) -> list[Stretch]:
+    """The fewest backfills of ``dag_id`` that create exactly the ``wanted`` runs (each with
+    run conf ``conf``).
 
     ``schedule`` is every logical date Airflow would create between the first and the last
     wanted date, in order. A stretch grows while the next schedule point is wanted, and ends
@@ -98,10 +124,10 @@ def stretches(dag_id: str, wanted: Sequence[dt.datetime],
         if point in want:
             current.append(point)
         elif current:
-            out.append(Stretch(dag_id, current[0], current[-1], len(current)))
+            out.append(Stretch(dag_id, current[0], current[-1], len(current), conf))
             current = []
     if current:
-        out.append(Stretch(dag_id, current[0], current[-1], len(current)))
+        out.append(Stretch(dag_id, current[0], current[-1], len(current), conf))
     return out
 
 

@@ -4,8 +4,10 @@ Why here: a producer is part of a storage's definition (``StorageDef.producers``
 planner (``airflow_partitions.planning``) needs to turn "partition p is missing" into "run DAG d
 at logical date t" without importing Airflow. The rule for ``t`` is a tiny template, parsed
 here and never evaluated as code: ``start`` or ``end`` of the partition (in the storage's zone),
-optionally shifted by an ISO-8601 duration (``start+PT1H``, ``end-P1D``). See
-``docs/backfill.md`` ("Producers").
+optionally shifted by an ISO-8601 duration (``start+PT1H``, ``end-P1D``). A producer of a
+storage with declared dimensions may also name the run-conf key through which its DAG takes
+several slices at once (``slice_conf``; docs/backfill.md, "Slices"). See ``docs/backfill.md``
+("Producers").
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from airflow_partitions.periods import UpdatePeriod, zone
 #: ``.`` and ``-``, at most 250 characters.
 DAG_ID: Final = re.compile(r"[\w.-]+")
 MAX_DAG_ID: Final = 250
+#: A run-conf key naming the slices a run produces: a Python identifier (a DAG ``Param`` name).
+CONF_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,249}")
 _RULE: Final = re.compile(
     r"(?P<base>start|end)"
     r"(?:(?P<sign>[+-])P(?!$)(?:(?P<Y>\d+)Y)?(?:(?P<M>\d+)M)?(?:(?P<W>\d+)W)?(?:(?P<D>\d+)D)?"
@@ -82,6 +86,15 @@ def parse_rule(text: str) -> LogicalDateRule:
     return LogicalDateRule(match["base"], sign, calendar, clock)
 
 
+def check_conf_key(key: object) -> str:
+    """A run-conf key as a DAG's ``params`` can declare it: an identifier, at most 250 long."""
+    if not isinstance(key, str) or not CONF_KEY.fullmatch(key):
+        raise InvalidProducer(
+            f"slice conf key {shown(key)} is invalid: use letters, digits and '_', not starting "
+            "with a digit (the name of the DAG param that takes the slices, e.g. regions)")
+    return key
+
+
 def check_dag_id(dag_id: object) -> str:
     """A DAG id as Airflow accepts it: letters, digits, ``_``, ``-``, ``.``; at most 250."""
     if not isinstance(dag_id, str) or not DAG_ID.fullmatch(dag_id) or len(dag_id) > MAX_DAG_ID:
@@ -99,6 +112,11 @@ class Producer:
     ``logical_date`` is the rule (default ``start``: the run whose logical date is where the
     partition starts, as Airflow's interval timetables schedule a run per data interval).
 
+    ``slice_conf``: for a storage with declared dimensions, the run-conf key through which one
+    run takes every slice it must produce (``regions`` gets ``["eu", "us"]``); None (the
+    default) plans one run per missing slice, the slice in ``conf["partition_slice"]``
+    (:mod:`airflow_partitions.planning.slices`).
+
     >>> p = Producer("events_daily_rollup")
     >>> p.logical_date_of(UpdatePeriod.DAILY, UpdatePeriod.DAILY.parse_ordinal("2015-02-01"),
     ...                   "Europe/Paris").isoformat()
@@ -107,10 +125,13 @@ class Producer:
 
     dag_id: str
     logical_date: str = "start"
+    slice_conf: str | None = None
 
     def __post_init__(self) -> None:
         check_dag_id(self.dag_id)
         parse_rule(self.logical_date)
+        if self.slice_conf is not None:
+            check_conf_key(self.slice_conf)
 
     def logical_date_of(self, period: UpdatePeriod, ordinal: int, tz: str) -> pendulum.DateTime:
         """The UTC logical date of the run producing partition ``ordinal`` of ``period``.
@@ -137,11 +158,18 @@ class Producer:
         return self.dag_id if self.logical_date == "start" else f"{self.dag_id}@{self.logical_date}"
 
     def to_json(self) -> dict[str, str]:
-        return {"dag_id": self.dag_id, "logical_date": self.logical_date}
+        # ``slice_conf`` only when set: definitions without it keep their stored bytes.
+        return {"dag_id": self.dag_id, "logical_date": self.logical_date,
+                **({"slice_conf": self.slice_conf} if self.slice_conf is not None else {})}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Producer:
-        return cls(data["dag_id"], data.get("logical_date", "start"))
+        return cls(data["dag_id"], data.get("logical_date", "start"), data.get("slice_conf"))
+
+    def with_slice_conf(self, key: str | None) -> Producer:
+        """The same producer, taking its slices through run-conf ``key`` (None: one run per
+        slice)."""
+        return Producer(self.dag_id, self.logical_date, key)
 
     @classmethod
     def parse(cls, text: str) -> Producer:

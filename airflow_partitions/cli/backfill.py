@@ -31,7 +31,9 @@ def register(sub: SubParsers) -> None:
                     "at a time, and report progress until the range is coverable or a run "
                     "fails. Refuses, before creating anything, where Airflow would silently do "
                     "nothing: a paused DAG (unless --unpause), a backfill already running for "
-                    "a DAG, a date off a DAG's schedule. Needs the scheduler running and the "
+                    "a DAG, a date off a DAG's schedule, a run conf the DAG's params reject. "
+                    "For a storage with declared dimensions each run gets the slices it must "
+                    "produce in its run conf (dag_run_conf). Needs the scheduler running and the "
                     "same AIRFLOW_HOME (metadata DB) as Airflow. Exit 0 once coverable, 1 if "
                     "a run failed or the range is still not coverable, 2 for bad input or a "
                     "refusal.",
@@ -56,6 +58,9 @@ def register(sub: SubParsers) -> None:
                         "count only fresh partitions as done")
     p.add_argument("--unpause", action="store_true",
                    help="unpause paused producer DAGs instead of refusing")
+    p.add_argument("--where", metavar="FILTER",
+                   help="only these slices of the declared dimensions (\"region = 'eu'\"; "
+                        "default: every required one)")
     p.add_argument("--poll-interval", type=positive_seconds, default=10.0, metavar="SECONDS",
                    help="seconds between progress checks (default 10)")
     add_json_flag(p)
@@ -74,7 +79,7 @@ def backfill(args: argparse.Namespace, ctx: Context) -> int:
         raise UsageError("backfill: --poll-interval must be above 0 seconds")
     options = BackfillOptions(max_active_runs=args.max_active_runs, restate=args.restate,
                               unpause=args.unpause, dry_run=args.dry_run,
-                              poll_interval=args.poll_interval)
+                              poll_interval=args.poll_interval, where=args.where)
 
     def progress(line: str) -> None:
         stamp = dt.datetime.now().strftime("%H:%M:%S")

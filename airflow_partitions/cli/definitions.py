@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 
 from rich.table import Table
 
@@ -19,6 +20,7 @@ from airflow_partitions.cli.base import (
     print_json,
     say,
 )
+from airflow_partitions.periods import UpdatePeriod
 
 
 def register(sub: SubParsers) -> None:
@@ -85,6 +87,12 @@ def register(sub: SubParsers) -> None:
                    help="the Airflow DAG producing a period's partitions, e.g. "
                         "HOURLY=events_hourly_ingest; @RULE picks the run's logical date "
                         "(start, end, start+PT1H, end-P1D; default start); repeatable")
+    p.add_argument("--slice-conf", action="append", default=[], metavar="PERIOD=KEY",
+                   help="a producer takes the slices it must produce (storages with declared "
+                        "dimensions) in one run, under this run-conf key: HOURLY=regions gives "
+                        "conf {\"regions\": [\"eu\", \"us\"]} (default: one run per slice, "
+                        "conf {\"partition_slice\": {\"region\": \"eu\"}}); PERIOD= resets it; "
+                        "repeatable; see docs/backfill.md")
     p.add_argument("--dimension", action="append", default=[], metavar="COL=V1,V2[@SINCE]",
                    help="declare a non-time column a dimension whose values must all be "
                         "present (region=eu,us; apac@2025-06-01T00:00:00Z from an instant); "
@@ -149,6 +157,12 @@ def register(sub: SubParsers) -> None:
                    help="a period and its producer; several are fine")
     p.add_argument("--remove", action="append", default=[], metavar="PERIOD",
                    help="remove a period's producer; repeatable")
+    p.add_argument("--slice-conf", action="append", default=[], metavar="PERIOD=KEY",
+                   help="a producer takes the slices it must produce (storages with declared "
+                        "dimensions) in one run, under this run-conf key: HOURLY=regions gives "
+                        "conf {\"regions\": [\"eu\", \"us\"]} (default: one run per slice, "
+                        "conf {\"partition_slice\": {\"region\": \"eu\"}}); PERIOD= resets it; "
+                        "repeatable; see docs/backfill.md")
 
 
 def fact_create(args: argparse.Namespace, ctx: Context) -> int:
@@ -195,7 +209,8 @@ def storage_create(args: argparse.Namespace, ctx: Context) -> int:
         priority=args.priority,
         timeline_classes=parse_timeline_classes(args.timeline_class),
         exist_ok=args.exist_ok,
-        producers=_producers(args.producer, "--producer") if args.producer else None,
+        producers=_with_slice_confs(_producers(args.producer, "--producer"), args.slice_conf,
+                                    {}) if args.producer or args.slice_conf else None,
         dimensions=args.dimension,
     )
     say(ctx, f"storage {sdef.name} of fact {sdef.fact}: periods "
@@ -233,6 +248,23 @@ def _producers(items: list[str], option: str) -> dict[str, Producer]:
     return out
 
 
+def _with_slice_confs(producers: dict[str, Producer], items: list[str],
+                      existing: Mapping[str, Producer]) -> dict[str, Producer]:
+    """Apply ``--slice-conf PERIOD=KEY`` to the producers given, or else to the storage's
+    existing producer of that period (``PERIOD=`` resets it to one run per slice)."""
+    out = dict(producers)
+    for item in items:
+        period, sep, key = item.partition("=")
+        if not sep or not period.strip():
+            raise UsageError(f"--slice-conf {item!r}: expected PERIOD=KEY")
+        name = UpdatePeriod.of(period.strip().upper()).name
+        base = out.get(name) or existing.get(name)
+        if base is None:
+            raise UsageError(f"--slice-conf {item!r}: no producer of {name} is given or set")
+        out[name] = base.with_slice_conf(key.strip() or None)
+    return out
+
+
 def _producer_text(sdef: StorageDef) -> str:
     return ",".join(f"{k}={p.spec()}" for k, p in sdef.producers.items()) or "-"
 
@@ -252,20 +284,24 @@ def storage_show(args: argparse.Namespace, ctx: Context) -> int:
     for period in sdef.periods:
         producer = sdef.producers.get(period.name)
         lines.append(f"  producer  {period.name}: " + (
-            f"{producer.dag_id} (logical date: {producer.logical_date})" if producer else "-"))
+            f"{producer.dag_id} (logical date: {producer.logical_date}"
+            + (f"; slices in conf {producer.slice_conf!r}" if producer.slice_conf else "")
+            + ")" if producer else "-"))
     say(ctx, "\n".join(lines + _dimension_lines(sdef)))
     return 0
 
 
 def storage_set_producer(args: argparse.Namespace, ctx: Context) -> int:
-    changes: dict[str, Producer | None] = dict(_producers(args.producers, "PERIOD=DAG"))
+    changes: dict[str, Producer | None] = dict(_with_slice_confs(
+        _producers(args.producers, "PERIOD=DAG"), args.slice_conf,
+        ctx.catalog.get_storage(args.storage).producers if args.slice_conf else {}))
     for period in args.remove:
         name = period.strip().upper()
         if name in changes:
             raise UsageError(f"{name} is both set and removed")
         changes[name] = None
     if not changes:
-        raise UsageError("give PERIOD=DAG[@RULE] or --remove PERIOD")
+        raise UsageError("give PERIOD=DAG[@RULE], --slice-conf PERIOD=KEY or --remove PERIOD")
     sdef = ctx.catalog.set_producers(args.storage, changes)
     say(ctx, f"storage {sdef.name}: producers {_producer_text(sdef)}")
     return 0

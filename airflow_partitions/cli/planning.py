@@ -15,6 +15,7 @@ from airflow_partitions.cli.base import (
 )
 from airflow_partitions.cli.coverage import parse_instant
 from airflow_partitions.planning import Plan, plan
+from airflow_partitions.planning.slices import slices_text
 
 
 def register(sub: SubParsers) -> None:
@@ -25,24 +26,31 @@ def register(sub: SubParsers) -> None:
                     "[start, end) of FACT coverable with the fewest partitions, preferring "
                     "rollups whose inputs exist or are planned; list them in dependency order "
                     "with why each is needed, what no producer can fill, and the cover after. "
+                    "For a storage with declared dimensions a run names the slices it must "
+                    "produce (for region=eu) and the run conf that carries them. "
                     "Nothing is run. Exit 0 even when the range stays uncoverable (it says so), "
                     "2 for bad input.",
         examples=["airflow-partitions plan events --start 2015-01-01T00:00:00Z "
                   "--end 2015-02-01T00:00:00Z",
-                  "airflow-partitions plan events --start 2015-01-01 --end 2015-04-01 --json"],
+                  "airflow-partitions plan events --start 2015-01-01 --end 2015-04-01 --json",
+                  "airflow-partitions plan events --start 2015-01-31 --end 2015-02-01 "
+                  "--where \"region = 'eu'\""],
         handler=plan_range,
     )
     p.add_argument("fact", metavar="FACT", help="fact name")
     p.add_argument("--start", required=True, metavar="INSTANT",
                    help="ISO-8601 start, included (no offset: the fact's zone)")
     p.add_argument("--end", required=True, metavar="INSTANT", help="ISO-8601 end, excluded")
+    p.add_argument("--where", metavar="FILTER",
+                   help="only these slices of the declared dimensions (\"region IN ('eu')\"; "
+                        "default: every required one)")
     add_json_flag(p)
 
 
 def plan_range(args: argparse.Namespace, ctx: Context) -> int:
     tz = ctx.catalog.get_fact(args.fact).tz
     result = plan(ctx.catalog, args.fact, parse_instant(args.start, tz, "start"),
-                  parse_instant(args.end, tz, "end"))
+                  parse_instant(args.end, tz, "end"), where=args.where)
     if args.json:
         print_json(ctx, result.to_json())
     else:
@@ -57,8 +65,9 @@ def describe(result: Plan) -> list[str]:
              f"{plural(len(result.runs), 'run')} ({counts['gap']} gap, {counts['input']} input, "
              f"{counts['restate']} restate) in {plural(len(result.by_dag()), 'DAG')}"]
     for i, run in enumerate(result.runs, 1):
+        made = f" for {slices_text(run.slices)}" if run.slices else ""
         lines.append(f"  {i:>4}. {run.dag_id} @ {run.logical_date.isoformat()}  {run.storage} "
-                     f"{run.period.name} {run.value}  [{run.kind}] {run.reason}")
+                     f"{run.period.name} {run.value}{made}  [{run.kind}] {run.reason}")
     for t0, t1, why in result.unfillable:
         lines.append(f"  unfillable [{t0.isoformat()}, {t1.isoformat()}): {why}")
     state = "coverable" if result.coverable_after() else "NOT coverable"

@@ -52,9 +52,11 @@ SPARK_CONF = {
 
 
 #: The example DAG that writes each storage period (``airflow-partitions plan`` and
-#: ``backfill`` run them; docs/backfill.md).
+#: ``backfill`` run them; docs/backfill.md). The hourly ingest takes the regions it must write
+#: in its ``regions`` param, so a backfill of one late region's hour passes
+#: ``{"regions": ["eu"]}`` as the run's conf.
 PRODUCERS = {
-    RAW: {"HOURLY": Producer("events_hourly_ingest")},
+    RAW: {"HOURLY": Producer("events_hourly_ingest", slice_conf="regions")},
     ROLLUP: {"DAILY": Producer("events_daily_rollup"),
              "MONTHLY": Producer("events_monthly_rollup")},
 }

@@ -31,6 +31,8 @@ class PartitionBackfillOperator(BaseOperator):
     :param start: start of the range, included (default: the data interval start). (templated)
     :param end: end of the range, excluded (default: the data interval end). (templated)
     :param restate: also re-run the producers of stale partitions; only fresh partitions count.
+    :param where: only these slices of the declared dimensions (``"region = 'eu'"``; default
+        every required one); each run's slices reach it as its run conf. (templated)
     :param max_active_runs: runs of one backfill at a time.
     :param unpause: unpause paused producer DAGs instead of failing.
     :param poll_interval: seconds between progress checks.
@@ -39,7 +41,7 @@ class PartitionBackfillOperator(BaseOperator):
     :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
     """
 
-    template_fields: Sequence[str] = ("fact", "start", "end", "airflow_api_conn_id",
+    template_fields: Sequence[str] = ("fact", "start", "end", "where", "airflow_api_conn_id",
                                       "catalog_conn_id")
     ui_color = "#c8e6c9"
 
@@ -47,11 +49,11 @@ class PartitionBackfillOperator(BaseOperator):
                  max_active_runs: int = 10, unpause: bool = False, poll_interval: float = 30.0,
                  airflow_api_conn_id: str = "airflow_api_default",
                  catalog_conn_id: str = PartitionCatalogHook.default_conn_name,
-                 **kwargs: Any) -> None:
+                 where: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if max_active_runs < 1 or not math.isfinite(poll_interval) or poll_interval <= 0:
             raise ValueError("max_active_runs must be >= 1 and poll_interval above 0")
-        self.fact, self.start, self.end = fact, start, end
+        self.fact, self.start, self.end, self.where = fact, start, end, where
         self.restate, self.unpause = restate, unpause
         self.max_active_runs, self.poll_interval = max_active_runs, poll_interval
         self.airflow_api_conn_id = airflow_api_conn_id
@@ -71,7 +73,8 @@ class PartitionBackfillOperator(BaseOperator):
         catalog = PartitionCatalogHook(self.catalog_conn_id).get_conn()
         runner = BackfillRunner(catalog, self.api(), self.log.info)
         options = BackfillOptions(max_active_runs=self.max_active_runs, restate=self.restate,
-                                  unpause=self.unpause, poll_interval=self.poll_interval)
+                                  unpause=self.unpause, poll_interval=self.poll_interval,
+                                  where=self.where or None)
         try:
             report = runner.run(self.fact, start, end, options)
         except InvalidInput as exc:

@@ -10,7 +10,9 @@ from typing import Any, Final
 
 import pendulum
 
+from airflow_partitions.cover.slice_model import Slice
 from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.planning.slices import run_conf, slices_text
 
 #: The kinds of run: a gap of the range, an input of a planned rollup, a stale partition.
 KINDS: Final = ("gap", "input", "restate")
@@ -18,7 +20,14 @@ KINDS: Final = ("gap", "input", "restate")
 
 @dataclass(frozen=True)
 class PlannedRun:
-    """One DAG run that produces one partition."""
+    """One DAG run that produces one partition, or some slices of it.
+
+    ``slices``: for a storage with declared dimensions, the slices (dimension values) the run
+    must produce: those the time partition lacks (or that are stale); empty for a storage
+    without dimensions. ``slice_conf`` is the producer's conf key for them (None: one slice
+    per run, in ``conf["partition_slice"]``); :attr:`conf` is what the backfill passes to
+    Airflow as the run's ``dag_run_conf``.
+    """
 
     dag_id: str
     logical_date: pendulum.DateTime  # UTC, from the producer's rule
@@ -29,6 +38,19 @@ class PlannedRun:
     end: pendulum.DateTime
     kind: str  # "gap" | "input" | "restate"
     reason: str  # one readable line
+    slices: tuple[Slice, ...] = ()
+    slice_conf: str | None = None
+
+    @property
+    def conf(self) -> dict[str, Any] | None:
+        """The ``dag_run_conf`` naming the run's slices (None without slices)."""
+        return run_conf(self.slices, self.slice_conf)
+
+    def target(self) -> str:
+        """``events_hourly_ingest 2015-01-31T05:00 for region=eu``: the run and what it makes."""
+        when = self.logical_date.in_timezone("UTC").strftime("%Y-%m-%dT%H:%M")
+        return f"{self.dag_id} {when}" + (f" for {slices_text(self.slices)}"
+                                          if self.slices else "")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -41,6 +63,8 @@ class PlannedRun:
             "end": self.end.isoformat(),
             "kind": self.kind,
             "reason": self.reason,
+            "slices": [dict(s) for s in self.slices],
+            "conf": self.conf,
         }
 
 

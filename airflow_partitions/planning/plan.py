@@ -4,23 +4,31 @@ Reads the fact's timelines once through the catalog's cache (each storage period
 for the ordinals inside the range, like the cover), runs :mod:`.fill` on integers, then turns
 its slots into :class:`PlannedRun` values and computes the cover the range would have with the
 planned partitions added (the very ``compute_cover`` the catalog uses). See docs/backfill.md.
+
+Slices: for a storage with declared dimensions, a time partition counts as present only when
+every required slice has it (the catalog's own rule, :func:`.dimension_coverage.completeness`),
+and a run planned for it names exactly the slices it lacks (or that are stale).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from airflow_partitions.arguments import shown
+from airflow_partitions.catalog.dimension_coverage import SliceCompleteness, completeness
+from airflow_partitions.catalog.dimensions import NotADimension
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.cover import Cover, CoverRequest, CoverSource, compute_cover
 from airflow_partitions.cover.clock import Clock, from_us, to_us
+from airflow_partitions.cover.slice_model import Slice, slice_of
 from airflow_partitions.cover.sources import PreparedCover, prepare
 from airflow_partitions.defaults import MAX_RANGE_PARTITIONS
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.planning.fill import Filler, Level, Slot, SlotKey
 from airflow_partitions.planning.model import PartitionRef, Plan, PlannedRun, Span
+from airflow_partitions.planning.slices import run_groups
 from airflow_partitions.timelines import RangesTimeline
 from airflow_partitions.timelines.base import (
     OrdinalRange,
@@ -35,42 +43,91 @@ if TYPE_CHECKING:
 #: Periods whose partitions straddle WEEKLY ones (the planner keeps a nested chain).
 _CALENDAR: Final = frozenset({UpdatePeriod.MONTHLY, UpdatePeriod.QUARTERLY, UpdatePeriod.YEARLY})
 StorageKey = tuple[str, UpdatePeriod]
+#: A partition to re-make: (storage, period, time value), optionally with the stale slice.
+RestateItem = tuple[str, str, str] | tuple[str, str, str, Any]
+#: Per (storage, period, ordinal) of a stale partition: its stale slices, None for all of them.
+StaleSlices = dict[tuple[str, UpdatePeriod, int], set[Slice] | None]
 
 
 def plan(catalog: Catalog, fact: str, start: Any, end: Any, *,
-         restate: Iterable[tuple[str, str, str]] = ()) -> Plan:
+         restate: Iterable[RestateItem] = (), where: str | None = None) -> Plan:
     """The runs that make ``[start, end)`` of ``fact`` coverable with the fewest partitions.
 
     ``restate``: (storage, period name, time value) partitions that need a re-run (stale): they
-    count as missing, and a run that re-makes one has kind ``restate``. The bounds follow the
-    cover's rules (aligned to the finest period, in the fact's zone; ``MisalignedBound``
-    otherwise). Cost: one timeline read per storage period (cached), O(levels x (ranges +
-    missing slots)) on integers, then O(runs + cover) to build the answer.
+    count as missing, and a run that re-makes one has kind ``restate``; a fourth item, the
+    stale row's dimension values (a mapping or (column, value) pairs), narrows the re-run to
+    that slice. ``where``: the slices required, as in :class:`CoverRequest` (default: every
+    declared one). The bounds follow the cover's rules (aligned to the finest period, in the
+    fact's zone; ``MisalignedBound`` otherwise). Cost: one timeline read per storage period
+    (cached) with its slice timelines for declared dimensions (a scan of the rows in the range
+    only where those are not built), O(levels x (ranges + missing slots)) on integers,
+    then O(runs + cover) to build the answer.
     """
-    request = CoverRequest.of(fact, start, end)
+    request = CoverRequest.of(fact, start, end, where=where)
     state = catalog.fact_state(fact)
     fdef = state.definition
     column = fdef.time_columns[0]
     defs = {name: s.definition for name, s in state.storages.items()
             if column in s.definition.time_columns}
-    sources = [CoverSource(name, sdef.priority, period, state.storages[name].timelines[
-                   (period, column)]) for name, sdef in sorted(defs.items())
-               for period in sdef.periods]
+    sources: list[CoverSource] = []
+    checks: dict[StorageKey, SliceCompleteness] = {}
+    for name, sdef in sorted(defs.items()):
+        for period in sdef.periods:
+            timeline = state.storages[name].timelines[(period, column)]
+            if sdef.dimensions:
+                check = completeness(catalog.rows, sdef, period, column, timeline, request,
+                                     state.storages[name].slice_timelines(period, column))
+                checks[(name, period)] = check
+                timeline = check.timeline(column, sdef.tz)
+            sources.append(CoverSource(name, sdef.priority, period, timeline))
+    if where is not None and not checks:
+        raise NotADimension(f"where {where!r}: no storage of fact {fact!r} declares a "
+                            "dimension (docs/dimensions.md)")
     prepared = prepare(sources, request, tz=fdef.tz)
-    stale = _restate_set(restate, defs, fdef.tz)
-    return _Planner(prepared, defs, stale, column).plan()
+    stale, stale_slices = _restate_set(restate, defs, fdef.tz)
+    return _Planner(prepared, defs, stale, column, _SliceBook(checks, stale_slices)).plan()
 
 
-def _restate_set(items: Iterable[tuple[str, str, str]], defs: Mapping[str, StorageDef],
-                 tz: str) -> dict[StorageKey, set[int]]:
-    """Validate the restate partitions; (storage, period) -> ordinals."""
+class _SliceBook:
+    """Which slices a planned partition of a dimensioned (storage, period) must produce."""
+
+    def __init__(self, checks: Mapping[StorageKey, SliceCompleteness],
+                 stale: StaleSlices) -> None:
+        self.checks, self.stale = checks, stale
+        #: (storage, period) -> ordinal -> the slices lacking there (inverted once, O(lacking)).
+        self.lacking: dict[StorageKey, dict[int, list[Slice]]] = {}
+        for key, check in checks.items():
+            by_ordinal: dict[int, list[Slice]] = {}
+            for slice_, ordinals in sorted(check.lacking.items()):
+                for ordinal in ordinals:
+                    by_ordinal.setdefault(ordinal, []).append(slice_)
+            self.lacking[key] = by_ordinal
+
+    def slices(self, storage: str, period: UpdatePeriod, ordinal: int) -> tuple[Slice, ...]:
+        """The slices lacking there, plus the stale ones (all required ones when the stale
+        entry names none); () for a storage without dimensions."""
+        check = self.checks.get((storage, period))
+        if check is None:
+            return ()
+        out = set(self.lacking[(storage, period)].get(ordinal, ()))
+        if (storage, period, ordinal) in self.stale:
+            named = self.stale[(storage, period, ordinal)]
+            out |= named if named is not None else {
+                s for s, wanted in check.needs.items() if ordinal in wanted}
+        return tuple(sorted(out))
+
+
+def _restate_set(items: Iterable[RestateItem], defs: Mapping[str, StorageDef], tz: str
+                 ) -> tuple[dict[StorageKey, set[int]], StaleSlices]:
+    """Validate the restate partitions; (storage, period) -> ordinals, and the stale slices."""
     out: dict[StorageKey, set[int]] = {}
+    slices: StaleSlices = {}
     if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
         raise InvalidInput(f"restate must be (storage, period, value) triples, not {shown(items)}")
     for item in items:
-        if not isinstance(item, tuple | list) or len(item) != 3:
+        if not isinstance(item, tuple | list) or len(item) not in (3, 4):
             raise InvalidInput(f"restate entry {shown(item)} is not (storage, period, value)")
-        storage, period_name, value = item
+        storage, period_name, value = item[:3]
         sdef = defs.get(storage) if isinstance(storage, str) else None
         if sdef is None:
             raise InvalidInput(f"restate entry {shown(item)}: {shown(storage)} is not a storage "
@@ -79,8 +136,15 @@ def _restate_set(items: Iterable[tuple[str, str, str]], defs: Mapping[str, Stora
         if period not in sdef.periods:
             raise InvalidInput(f"restate entry {shown(item)}: storage {storage!r} has no "
                                f"{period.name} partitions")
-        out.setdefault((storage, period), set()).add(period.parse_ordinal(value, tz))
-    return out
+        ordinal = period.parse_ordinal(value, tz)
+        out.setdefault((storage, period), set()).add(ordinal)
+        key = (storage, period, ordinal)
+        named = slice_of(item[3]) if len(item) == 4 and item[3] else None
+        if named is None or (key in slices and slices[key] is None):
+            slices[key] = None
+        else:
+            slices.setdefault(key, set()).add(named)  # type: ignore[union-attr]
+    return out, slices
 
 
 def _chain(periods: Iterable[UpdatePeriod]) -> list[UpdatePeriod]:
@@ -95,8 +159,9 @@ class _Planner:
     """One plan: availability per period, the fill, then the runs and the cover after."""
 
     def __init__(self, prepared: PreparedCover, defs: Mapping[str, StorageDef],
-                 stale: dict[StorageKey, set[int]], column: str) -> None:
+                 stale: dict[StorageKey, set[int]], column: str, book: _SliceBook) -> None:
         self.req, self.defs, self.stale, self.column = prepared, defs, stale, column
+        self.book = book
         self.tz = prepared.tz
         self.clock = Clock(self.tz)
         #: (storage, period) -> fresh ordinal ranges inside the range, in rank order per period.
@@ -140,7 +205,7 @@ class _Planner:
     def _answer(self, slots: list[Slot], gaps: list[tuple[int, int]]) -> Plan:
         chosen = {(s.period, s.ordinal): self._storage_of(s) for s in slots}
         ordered = sorted(slots, key=lambda s: (s.period, s.ordinal))
-        planned = tuple(self._run(s, chosen) for s in ordered)
+        planned = tuple(run for s in ordered for run in self._runs(s, chosen))
         cover = self._cover_after(chosen)
         refs: list[PartitionRef] = [
             (run.storage, run.period.name, run.period.format_ordinal(o, self.tz))
@@ -157,9 +222,12 @@ class _Planner:
         return Plan(self.req.fact or "", self.req.start, self.req.end, planned,
                     tuple(unfillable), tuple(refs))
 
-    def _run(self, slot: Slot, chosen: Mapping[SlotKey, str]) -> PlannedRun:
+    def _runs(self, slot: Slot, chosen: Mapping[SlotKey, str]) -> Sequence[PlannedRun]:
+        """The runs producing one slot: one, or with slices one per group of slices the
+        producer takes (all in one run with a ``slice_conf``, else one per slice)."""
         storage = chosen[(slot.period, slot.ordinal)]
         producer = self.defs[storage].producers[slot.period.name]
+        slices = self.book.slices(storage, slot.period, slot.ordinal)
         value = slot.period.format_ordinal(slot.ordinal, self.tz)
         start = from_us(self.clock.start(slot.period, slot.ordinal), self.tz)
         end = from_us(self.clock.start(slot.period, slot.ordinal + 1), self.tz)
@@ -181,9 +249,10 @@ class _Planner:
             kind = "gap"
             reason = (f"fills {start.isoformat()}/{end.isoformat()}: no fresh "
                       f"{slot.period.name} {value} is registered")
-        return PlannedRun(producer.dag_id, producer.logical_date_of(slot.period, slot.ordinal,
-                                                                    self.tz),
-                          storage, slot.period, value, start, end, kind, reason)
+        logical_date = producer.logical_date_of(slot.period, slot.ordinal, self.tz)
+        return [PlannedRun(producer.dag_id, logical_date, storage, slot.period, value, start,
+                           end, kind, reason, group, producer.slice_conf)
+                for group in run_groups(slices, producer.slice_conf)]
 
     def _cover_after(self, chosen: Mapping[SlotKey, str]) -> Cover:
         """The cover with fresh and planned partitions only (stale ones not re-made are out)."""

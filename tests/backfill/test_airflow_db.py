@@ -34,7 +34,8 @@ class Scripted(AirflowBackfills):
     def __init__(self, outcomes: list[Any], left: list[int | None]) -> None:
         self.outcomes, self.left, self.calls = outcomes, left, 0
 
-    def _create(self, dag_id: str, first: Any, last: Any, max_active_runs: int) -> int:
+    def _create(self, dag_id: str, first: Any, last: Any, max_active_runs: int,
+                conf: Any = None) -> int:
         self.calls += 1
         outcome = self.outcomes.pop(0)
         if isinstance(outcome, Exception):

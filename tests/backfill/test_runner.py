@@ -27,7 +27,8 @@ PRODUCES = {"ingest": ("raw", "HOURLY"), "rollup": ("rollup", "DAILY")}
 @dataclass
 class FakeAirflow:
     """Backfills that finish on the second progress check; a finished run registers what its
-    DAG produces, unless its logical date is in ``fail``."""
+    DAG produces (an ingest the regions its conf names, else eu), unless its logical date is
+    in ``fail``."""
 
     catalog: Catalog
     paused: set[str] = field(default_factory=set)
@@ -37,6 +38,8 @@ class FakeAirflow:
     checks: dict[int, int] = field(default_factory=dict)
     unpaused: list[str] = field(default_factory=list)
     settling: dict[int, int] = field(default_factory=dict)
+    confs: list[Any] = field(default_factory=list)  # per backfill created, its dag_run_conf
+    scheduled: list[tuple[str, Any]] = field(default_factory=list)  # dry runs: (DAG, conf)
 
     def check_dag(self, dag_id: str) -> bool:
         return dag_id in self.paused
@@ -54,7 +57,9 @@ class FakeAirflow:
                 return None
         return backfill_id
 
-    def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime) -> list[dt.datetime]:
+    def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime,
+                 conf: Any = None) -> list[dt.datetime]:
+        self.scheduled.append((dag_id, conf))
         step = dt.timedelta(hours=1) if dag_id == "ingest" else dt.timedelta(days=1)
         out, at = [], first
         while at <= last:
@@ -63,9 +68,10 @@ class FakeAirflow:
         return out
 
     def create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
-               max_active_runs: int) -> int:
+               max_active_runs: int, conf: Any = None) -> int:
         assert dag_id not in self.running, "Airflow refuses a second backfill of one DAG"
         self.created.append((dag_id, first, last))
+        self.confs.append(conf)
         backfill_id = len(self.created)
         self.running[dag_id] = backfill_id
         return backfill_id
@@ -85,7 +91,8 @@ class FakeAirflow:
         if self.checks[backfill_id] == 2:
             values = [{"dt": UpdatePeriod.of(period).format(d)} for d in good]
             if storage == "raw":
-                values = [{**v, "region": "eu"} for v in values]
+                values = [{**v, "region": region} for v in values
+                          for region in regions_of(self.confs[backfill_id - 1])]
             if values and storage == "rollup":  # a rollup records the hours it read
                 inputs = [p.to_json() for p in self.catalog.list_partitions("raw")]
                 self.catalog.register(storage, period, values, inputs=inputs)
@@ -98,6 +105,15 @@ class FakeAirflow:
 
     def failed_tasks(self, dag_id: str, logical_dates: Any) -> list[str]:
         return ["register"]
+
+
+def regions_of(conf: Any) -> list[str]:
+    """The regions an ingest run writes: its conf's (either form), else eu."""
+    if conf is None:
+        return ["eu"]
+    if "partition_slice" in conf:
+        return [conf["partition_slice"]["region"]]
+    return list(conf["regions"])
 
 
 @pytest.fixture

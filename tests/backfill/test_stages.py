@@ -53,3 +53,17 @@ def test_stretches_create_exactly_the_wanted_runs(wanted: set[int], extra: set[i
     assert sum(p.runs for p in parts) == len(wanted)
     for a, b in itertools.pairwise(parts):  # fewest: an unwanted point splits them
         assert any(a.last < p < b.first for p in schedule)
+
+
+def test_runs_with_different_confs_of_one_dag_are_separate_groups() -> None:
+    """A backfill carries one conf for all its runs: slices of one DAG split into (DAG, conf)
+    groups, in the order the plan first names them, and a stretch keeps its group's conf."""
+    eu, us = '{"partition_slice": {"region": "eu"}}', '{"partition_slice": {"region": "us"}}'
+    [stage] = stages_of([("HOURLY", "ingest", HOURS[3], us), ("HOURLY", "ingest", HOURS[3], eu),
+                         ("HOURLY", "ingest", HOURS[4], us), ("HOURLY", "other", HOURS[0], None)])
+    assert list(stage.groups) == [("ingest", us), ("ingest", eu), ("other", None)]
+    assert stage.groups[("ingest", us)] == (HOURS[3], HOURS[4]) and stage.runs == 4
+    assert stage.dates["ingest"] == (HOURS[3], HOURS[4])
+    [part] = stretches("ingest", [HOURS[3], HOURS[4]], HOURS[3:5], us)
+    assert part.conf_value() == {"partition_slice": {"region": "us"}}
+    assert part.describe().endswith('(2 runs) conf {"partition_slice": {"region": "us"}}')

@@ -78,3 +78,35 @@ def test_plan_says_when_the_range_stays_uncoverable(run: Run) -> None:
     assert "'x'" in one_error_line(run("plan", "events", "--start", "x", "--end", "y"), 2)
     assert "not aligned" in one_error_line(
         run("plan", "events", "--start", "2015-01-05T00:30:00Z", "--end", "2015-01-06"), 2)
+
+
+def test_slice_conf_is_set_shown_and_reaches_the_plan(run: Run) -> None:
+    """Issue 28: ``--slice-conf`` names the run-conf key of a producer that takes several
+    slices; ``plan`` then names the slices and the conf of each run."""
+    assert run("fact", "create", "events").code == 0
+    made = run("storage", "create", "events", "raw", "--periods", "HOURLY",
+               "--partition-columns", "dt,region", "--dimension", "region=eu,us",
+               "--producer", "HOURLY=ingest", "--slice-conf", "HOURLY=regions")
+    assert made.code == 0, made.err
+    assert run("storage", "show", "raw", "--json").json()["producers"] == {
+        "HOURLY": {"dag_id": "ingest", "logical_date": "start", "slice_conf": "regions"}}
+    assert "HOURLY: ingest (logical date: start; slices in conf 'regions')" in run(
+        "storage", "show", "raw").out
+    assert run("partition", "add", "raw", "--period", "HOURLY", "dt=2015-01-01-00",
+               "region=us").code == 0
+    planned = run("plan", "events", "--start", "2015-01-01T00:00:00Z", "--end",
+                  "2015-01-01T02:00:00Z", "--json").json()
+    assert [(r["value"], r["slices"], r["conf"]) for r in planned["runs"]] == [
+        ("2015-01-01-00", [{"region": "eu"}], {"regions": ["eu"]}),
+        ("2015-01-01-01", [{"region": "eu"}, {"region": "us"}], {"regions": ["eu", "us"]})]
+    text = run("plan", "events", "--start", "2015-01-01T00:00:00Z", "--end",
+               "2015-01-01T02:00:00Z", "--where", "region = 'us'").out
+    assert "raw HOURLY 2015-01-01-01 for region=us  [gap]" in text and "for region=eu" not in text
+    reset = run("storage", "set-producer", "raw", "--slice-conf", "HOURLY=")
+    assert reset.code == 0, reset.err
+    assert "slice_conf" not in run("storage", "show", "raw", "--json").json()["producers"][
+        "HOURLY"]
+    assert "no producer of DAILY" in one_error_line(
+        run("storage", "set-producer", "raw", "--slice-conf", "DAILY=x"), 2)
+    assert "'1x'" in one_error_line(
+        run("storage", "set-producer", "raw", "--slice-conf", "HOURLY=1x"), 2)
