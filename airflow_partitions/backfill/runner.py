@@ -79,16 +79,22 @@ class BackfillReport:
             "stages": [{"period": stage.period,
                         "backfills": [{"dag_id": s.dag_id, "from": s.first.isoformat(),
                                        "to": s.last.isoformat(), "runs": s.runs,
-                                       "conf": s.conf_value()}
+                                       **_conf_field(s.conf_value())}
                                       for s in parts]}
                        for stage, parts in self.stages],
             "created": [{"dag_id": s.dag_id, "backfill_id": backfill_id,
-                         "conf": s.conf_value()}
+                         **_conf_field(s.conf_value())}
                         for s, backfill_id in self.created],
             "failures": list(self.failures),
             "missing": self.missing,
             "ok": self.ok,
         }
+
+
+def _conf_field(conf: Any) -> dict[str, Any]:
+    """``{"conf": ...}`` for a backfill that passes slices, else nothing: the report of a fact
+    without dimensions keeps the fields it always had."""
+    return {} if conf is None else {"conf": conf}
 
 
 class BackfillRunner:

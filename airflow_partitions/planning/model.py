@@ -63,8 +63,9 @@ class PlannedRun:
             "end": self.end.isoformat(),
             "kind": self.kind,
             "reason": self.reason,
-            "slices": [dict(s) for s in self.slices],
-            "conf": self.conf,
+            # Only for runs of a dimensioned storage: other plans keep the fields they had.
+            **({"slices": [dict(s) for s in self.slices], "conf": self.conf}
+               if self.slices or self.conf is not None else {}),
         }
 
 

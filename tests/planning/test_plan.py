@@ -129,7 +129,7 @@ def test_json_is_complete_and_plain(shared: Catalog) -> None:
         "dag_id": "events_hourly_ingest", "logical_date": "2015-01-05T00:00:00+00:00",
         "storage": raw, "period": "HOURLY", "value": "2015-01-05-00",
         "start": "2015-01-05T00:00:00+00:00", "end": "2015-01-05T01:00:00+00:00",
-        "kind": "gap", "reason": p.runs[0].reason, "slices": [], "conf": None}
+        "kind": "gap", "reason": p.runs[0].reason}
     assert data["cover_after"][1] == {"storage": raw, "period": "HOURLY",
                                       "value": "2015-01-05-01"}
 
