@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -16,7 +17,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from airflow_partitions.backfill.airflow_db import BackfillRefused, Progress, UnknownDag
+from airflow_partitions.backfill.airflow_db import (
+    LOCK_RETRIES,
+    BackfillRefused,
+    Progress,
+    UnknownDag,
+)
 from airflow_partitions.errors import PartitionsError
 
 
@@ -26,6 +32,9 @@ class ApiUnavailable(PartitionsError):
 
 class RestBackfills:
     """Create and watch backfills through ``base_url`` (``http://host:port``) as ``user``."""
+
+    #: Seconds before the first retry of a create the metadata DB refused as locked.
+    lock_backoff: float = 2.0
 
     def __init__(self, base_url: str, user: str, password: str, timeout: float = 30) -> None:
         if urllib.parse.urlsplit(base_url).scheme not in {"http", "https"}:
@@ -68,15 +77,36 @@ class RestBackfills:
         body = {"dag_id": dag_id, "from_date": first.isoformat(), "to_date": last.isoformat(),
                 "reprocess_behavior": "completed", "max_active_runs": max_active_runs,
                 **({"dag_run_conf": dict(conf)} if conf is not None else {})}
-        try:
-            made = self._call("POST", "/api/v2/backfills", body)
-        except BackfillRefused as exc:
-            if "HTTP 409" in str(exc):
-                raise BackfillRefused(
-                    f"another backfill of {dag_id} is running, and Airflow runs one per DAG: "
-                    "wait for it, or cancel it in the UI (Browse > Backfills)") from exc
-            raise
-        return int(made["id"])
+        for attempt in range(LOCK_RETRIES + 1):
+            started = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)
+            try:
+                made = self._call("POST", "/api/v2/backfills", body)
+            except BackfillRefused as exc:
+                if "HTTP 409" in str(exc):
+                    raise BackfillRefused(
+                        f"another backfill of {dag_id} is running, and Airflow runs one per "
+                        "DAG: wait for it, or cancel it in the UI (Browse > Backfills)") from exc
+                raise
+            except ApiUnavailable as exc:
+                # A SQLite metadata DB under load answers 503 "Database is locked", maybe
+                # after committing the backfill row: adopt what it left, else try again.
+                if "database is locked" not in str(exc).lower() or attempt == LOCK_RETRIES:
+                    raise
+                left = self.created_since(dag_id, started)
+                if left is not None:
+                    return left
+                time.sleep(self.lock_backoff * (attempt + 1))
+                continue
+            return int(made["id"])
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def created_since(self, dag_id: str, since: dt.datetime) -> int | None:
+        """The id of an unfinished backfill of the DAG created after ``since``, if any."""
+        found = self._call("GET", "/api/v2/backfills", query={"dag_id": dag_id, "limit": 100,
+                                                              "order_by": "-id"})
+        ids = [int(b["id"]) for b in found["backfills"] if b.get("completed_at") is None
+               and b.get("created_at") and _instant(b["created_at"]) >= since]
+        return max(ids) if ids else None
 
     def progress(self, backfill_id: int) -> Progress:
         backfill = self._call("GET", f"/api/v2/backfills/{backfill_id}")
