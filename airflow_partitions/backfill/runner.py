@@ -13,9 +13,10 @@ different confs are different backfills, run one after the other.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -24,6 +25,7 @@ from airflow_partitions.backfill.stages import Stage, Stretch, stages_of, stretc
 from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.cover import status_line
 from airflow_partitions.planning import Plan, plan
+from airflow_partitions.planning.plan import Instant
 from airflow_partitions.planning.slices import conf_text
 
 #: Without a state change for this long while runs wait, say the scheduler may be down.
@@ -38,11 +40,12 @@ class Airflow(Protocol):
     def check_dag(self, dag_id: str) -> bool: ...
     def unpause(self, dag_id: str) -> None: ...
     def running_backfill(self, dag_id: str) -> int | None: ...
-    def schedule(self, dag_id: str, first: Any, last: Any, conf: Any = None) -> list[Any]: ...
-    def create(self, dag_id: str, first: Any, last: Any, max_active_runs: int,
-               conf: Any = None) -> int: ...
+    def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime,
+                 conf: Mapping[str, object] | None = None) -> list[dt.datetime]: ...
+    def create(self, dag_id: str, first: dt.datetime, last: dt.datetime, max_active_runs: int,
+               conf: Mapping[str, object] | None = None) -> int: ...
     def progress(self, backfill_id: int) -> Progress: ...
-    def failed_tasks(self, dag_id: str, logical_dates: Any) -> list[str]: ...
+    def failed_tasks(self, dag_id: str, logical_dates: Sequence[dt.datetime]) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,8 @@ class BackfillRunner:
         self.catalog, self.airflow, self.say = catalog, airflow, say
         self.sleep, self.clock = sleep, clock
 
-    def run(self, fact: str, start: Any, end: Any, options: BackfillOptions) -> BackfillReport:
+    def run(self, fact: str, start: Instant, end: Instant,
+            options: BackfillOptions) -> BackfillReport:
         stale = self._stale(fact, start, end) if options.restate else set()
         the_plan = plan(self.catalog, fact, start, end, restate=stale, where=options.where)
         for line in plan_summary(the_plan):
@@ -126,7 +130,7 @@ class BackfillRunner:
 
     # -- before anything is created -----------------------------------------------------------
 
-    def _stale(self, fact: str, start: Any, end: Any) -> set[tuple[Any, ...]]:
+    def _stale(self, fact: str, start: Instant, end: Instant) -> set[tuple[Any, ...]]:
         """(storage, period, time value) of each stale partition: what the plan re-runs; for
         a storage with declared dimensions also the stale row's slice (only it is re-run)."""
         out: set[tuple[Any, ...]] = set()
@@ -260,7 +264,7 @@ class BackfillRunner:
         return (f"{part.dag_id}: {len(progress.failed_dates)} run(s) failed ({dates}{more}); "
                 f"failed tasks: {', '.join(tasks) or 'unknown'}")
 
-    def _verify(self, report: BackfillReport, fact: str, start: Any, end: Any,
+    def _verify(self, report: BackfillReport, fact: str, start: Instant, end: Instant,
                 options: BackfillOptions) -> BackfillReport:
         cover = self.catalog.cover(fact, start, end, fresh_only=options.restate,
                                    where=options.where)

@@ -70,6 +70,9 @@ class PartitionBackfillOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         start = self.start or context["data_interval_start"]
         end = self.end or context["data_interval_end"]
+        if start is None or end is None:  # a run without a data interval (asset-triggered)
+            raise AirflowFailException(f"{self.task_id}: this run has no data interval: pass "
+                                       "start= and end=")
         catalog = PartitionCatalogHook(self.catalog_conn_id).get_conn()
         runner = BackfillRunner(catalog, self.api(), self.log.info)
         options = BackfillOptions(max_active_runs=self.max_active_runs, restate=self.restate,

@@ -12,6 +12,7 @@ and a run planned for it names exactly the slices it lacks (or that are stale).
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -48,8 +49,11 @@ RestateItem = tuple[str, str, str] | tuple[str, str, str, Any]
 #: Per (storage, period, ordinal) of a stale partition: its stale slices, None for all of them.
 StaleSlices = dict[tuple[str, UpdatePeriod, int], set[Slice] | None]
 
+#: A bound as callers give it: an aware datetime, or ISO-8601 text with an offset.
+Instant = dt.datetime | str
 
-def plan(catalog: Catalog, fact: str, start: Any, end: Any, *,
+
+def plan(catalog: Catalog, fact: str, start: Instant, end: Instant, *,
          restate: Iterable[RestateItem] = (), where: str | None = None) -> Plan:
     """The runs that make ``[start, end)`` of ``fact`` coverable with the fewest partitions.
 

@@ -33,6 +33,7 @@ from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.hooks.metrics import publish_coverage
 from airflow_partitions.kv import StoreDamaged, StoreUnavailable
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
+from airflow_partitions.triggers.events import CoverageEvent
 from airflow_partitions.ui.link import PartitionsViewLink, view_url
 
 if TYPE_CHECKING:
@@ -214,9 +215,9 @@ class PartitionCoverageSensor(BaseSensorOperator):
             timeout=dt.timedelta(seconds=remaining) + DEFERRAL_GRACE,
         )
 
-    def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
+    def execute_complete(self, context: Context, event: CoverageEvent | None = None) -> Any:
         """Resume after the trigger fired: re-verify the cover before succeeding."""
-        event = event or {}
+        event = event or CoverageEvent()
         status = event.get("status")
         if status == "timeout":
             missing = "; ".join([*(event.get("missing") or ["unknown"]),

@@ -4,7 +4,8 @@ It polls the catalog from the triggerer, so no worker slot is held while waiting
 calls block, so they run in a thread (``asyncio.to_thread``); the process-wide catalog of the
 hook is shared by every trigger of the triggerer, and so is its timeline cache.
 
-Events (a dict): ``{"status": "success", "covered_fraction", "partitions", "deadline",
+Events (a dict, typed as :class:`.events.CoverageEvent`): ``{"status": "success",
+"covered_fraction", "partitions", "deadline",
 "checks", "polls"}`` (``checks``: the covers this run computed, the first at its start and one
 per generation change it saw; ``polls``: the generation reads of its last poller watch),
 ``{"status": "timeout", "missing": [...], "notes": [...], "deadline"}`` (``notes``: the
@@ -44,13 +45,14 @@ from airflow_partitions.errors import CorruptCatalog, InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook, shared_catalog
 from airflow_partitions.hooks.metrics import publish_coverage
 from airflow_partitions.kv import StoreDamaged, StoreUnavailable
+from airflow_partitions.triggers.events import CoverageEvent
 from airflow_partitions.triggers.poller import POLLER, Watch
 
 #: What makes a poll retry after ``poke_interval``, resolving the connection again.
 _UNREACHABLE = (StoreUnavailable, AirflowNotFoundException, InvalidConnection)
 
 
-def _event(payload: dict[str, Any]) -> TriggerEvent:
+def _event(payload: CoverageEvent) -> TriggerEvent:
     return TriggerEvent(payload)  # type: ignore[no-untyped-call]
 
 
