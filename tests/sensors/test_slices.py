@@ -50,7 +50,9 @@ def test_the_sensor_waits_while_one_region_lacks_an_hour(regions: Catalog) -> No
     result = task.poke({})
     assert isinstance(result, PokeReturnValue) and result.is_done
     cover = Cover.from_json(result.xcom_value)
-    assert cover.coverable and len(cover.partitions) == 4
+    # each region its own four hours (was: four hours both had, without their slice)
+    assert cover.coverable and len(cover.partitions) == 8
+    assert {p.dimensions for p in cover.partitions} == {(("region", "eu"),), (("region", "us"),)}
     assert "where" not in result.xcom_value  # no filter: every required slice
 
 
