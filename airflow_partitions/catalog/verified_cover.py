@@ -4,6 +4,10 @@ DESIGN.md invariant 1: a cover is checked against the partition rows in one batc
 anyone acts on it. A value the cache advertises but no row backs means the cache is stale (then
 it is refreshed) or the stored timeline over-reports (then it is repaired, the first reader that
 sees it fixes it); either way the cover is recomputed, never returned wrong.
+
+A fact with a storage that declares dimensions gets one minimal cover per slice
+(:mod:`.slice_cover`, the same loop); the time-only path below serves facts without
+dimensions, and a dimensioned fact when no slice is required in the range.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from airflow_partitions.catalog.dimensions import NotADimension
 from airflow_partitions.catalog.fresh_cover import fresh_sources
 from airflow_partitions.catalog.model import Partition, StorageDef
 from airflow_partitions.catalog.run_rows import RunRows, read_runs
+from airflow_partitions.catalog.slice_cover import slice_round, uses_slices
 from airflow_partitions.cover import Cover, CoverRun, CoverSource, compute_cover
 from airflow_partitions.cover.model import RunLocator
 from airflow_partitions.cover.request import CoverRequest
@@ -82,7 +87,9 @@ def verified_cover(
     """
     fact = request.require_fact()
     refresh = False
+    sliced: VerifiedCover | None = None
     for _ in range(MAX_VERIFY_ROUNDS):
+        sliced = None
         state = catalog.fact_state(fact, refresh=refresh)
         column = request.time_column or state.definition.time_columns[0]
         if column not in state.definition.time_columns:
@@ -90,6 +97,19 @@ def verified_cover(
                 f"{column!r} is not a time column of fact {fact!r} "
                 f"({', '.join(state.definition.time_columns)})"
             )
+        if uses_slices(state, request, column):  # declared dimensions: a cover per slice
+            found = slice_round(catalog, state, request, column, refresh=refresh,
+                                verify=verify)
+            if found is not None:
+                if found.cover is None:
+                    refresh = True
+                    continue
+                if (found.cover.coverable and not found.partial) or not verify:
+                    return VerifiedCover(found.cover, runs=found.runs)
+                # A partition reaching past a slice's required span (a DAILY rollup over a
+                # day a region joins at 01:00) is not in the slice cover: the complete-
+                # partition cover may cover the range, or with fewer partitions.
+                sliced = VerifiedCover(found.cover, runs=found.runs)
         sources, checks = _sources(catalog, state, request, column)
         skipped: tuple[SkippedPartition, ...] = ()
         if request.fresh_only:
@@ -106,6 +126,8 @@ def verified_cover(
         unbacked = [(rows.run, ordinal) for rows in runs for ordinal in rows.missing]
         incomplete = _incomplete(runs, defs, checks)
         if not unbacked and not incomplete:
+            if sliced is not None and not _better(cover, checks, sliced.cover):
+                return sliced  # its missing ranges say per slice what each lacks
             located = Cover(cover.start, cover.end, cover.runs,
                             with_slices(cover.missing, list(checks.values()), cover.tz or "UTC",
                                         _sliced(sources, checks)),
@@ -160,6 +182,24 @@ def _sources(catalog: Catalog, state: FactState, request: CoverRequest, column: 
         raise NotADimension(f"where {request.where!r}: no storage of fact {request.fact!r} "
                             "declares a dimension (docs/dimensions.md)")
     return sources, checks
+
+
+def _better(cover: Cover, checks: dict[tuple[str, UpdatePeriod], SliceCompleteness],
+            sliced: Cover) -> bool:
+    """Whether the complete-partition ``cover`` beats the slice cover: coverable where it is
+    not, or both coverable and it has fewer partitions counted per slice (an hour of a
+    dimensioned storage is one partition for each slice that reads it), as the slice cover
+    counts them. Neither coverable: the slice cover (it covers each slice at least as far, and
+    says per slice what is missing). Cost: O(partitions x slices) of the complete cover, on
+    this rare path only."""
+    if cover.coverable != sliced.coverable or not cover.coverable:
+        return cover.coverable
+    count = 0
+    for run in cover.runs:
+        check = checks.get((run.storage, run.period))
+        count += run.count if check is None else sum(
+            1 for o in range(run.first, run.end) for need in check.needs.values() if o in need)
+    return count < len(sliced)
 
 
 def _sliced(sources: Sequence[CoverSource],

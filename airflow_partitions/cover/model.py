@@ -44,10 +44,15 @@ class CoverPartition:
     start: pendulum.DateTime
     end: pendulum.DateTime
     location: str | None = None
+    #: The slice whose rows this partition stands for (``(("region", "eu"),)``) when it was
+    #: chosen for one slice of a fact with declared dimensions (docs/dimensions.md); ``()``
+    #: for a partition that holds every slice (a rollup) or a fact without dimensions.
+    dimensions: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> JsonDict:
-        """The manifest form (no ordinal: it is derived from the value)."""
-        return {
+        """The manifest form (no ordinal: it is derived from the value); ``"dimensions"`` only
+        for a partition chosen for one slice, so covers without slices keep their JSON."""
+        out: JsonDict = {
             "storage": self.storage,
             "period": self.period.name,
             "value": self.value,
@@ -55,6 +60,9 @@ class CoverPartition:
             "end": iso(self.end),
             "location": self.location,
         }
+        if self.dimensions:
+            out["dimensions"] = dict(self.dimensions)
+        return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any], tz: str | None = None) -> CoverPartition:
@@ -75,7 +83,8 @@ class CoverPartition:
             raise InvalidInput(
                 f"cover JSON: {period.name} value {value!r} does not start at {start.isoformat()}"
             )
-        return cls(storage, period, value, ordinal, start, end, location)
+        return cls(storage, period, value, ordinal, start, end, location,
+                   _dimensions(d.get("dimensions")))
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,8 @@ class CoverRun:
     period: UpdatePeriod
     first: int
     end: int
+    #: The slice the run was chosen for (docs/dimensions.md); ``()`` when it holds every slice.
+    dimensions: tuple[tuple[str, str], ...] = ()
 
     @property
     def count(self) -> int:
@@ -223,7 +234,8 @@ class Cover:
                 end = period.start_of(ordinal + 1, tz)
                 value = period.format_ordinal(ordinal, tz)
                 location = locations[i] if locations is not None else None
-                yield CoverPartition(run.storage, period, value, ordinal, start, end, location)
+                yield CoverPartition(run.storage, period, value, ordinal, start, end, location,
+                                     run.dimensions)
                 start = end
 
     def __len__(self) -> int:
@@ -377,20 +389,31 @@ def _notes(data: Any) -> tuple[str, ...]:
     return tuple(data)
 
 
+def _dimensions(data: Any) -> tuple[tuple[str, str], ...]:
+    """A partition's ``"dimensions"`` JSON object as a canonical slice (sorted by column)."""
+    if data is None:
+        return ()
+    if not isinstance(data, Mapping) or not all(
+            isinstance(c, str) and isinstance(v, str) for c, v in data.items()):
+        raise InvalidInput(f"cover JSON: dimensions must map columns to strings, not {data!r}")
+    return tuple(sorted(data.items()))
+
+
 def _group(partitions: Iterable[CoverPartition]) -> Iterator[CoverRun]:
-    """Maximal runs of explicit partitions (same storage and period, consecutive ordinals)."""
+    """Maximal runs of explicit partitions (same storage, period and slice, consecutive
+    ordinals)."""
     run: CoverRun | None = None
     for p in partitions:
         if (
             run is not None
-            and (run.storage, run.period) == (p.storage, p.period)
+            and (run.storage, run.period, run.dimensions) == (p.storage, p.period, p.dimensions)
             and run.end == p.ordinal
         ):
-            run = CoverRun(run.storage, run.period, run.first, p.ordinal + 1)
+            run = CoverRun(run.storage, run.period, run.first, p.ordinal + 1, run.dimensions)
             continue
         if run is not None:
             yield run
-        run = CoverRun(p.storage, p.period, p.ordinal, p.ordinal + 1)
+        run = CoverRun(p.storage, p.period, p.ordinal, p.ordinal + 1, p.dimensions)
     if run is not None:
         yield run
 
@@ -408,4 +431,5 @@ def _run_text(
         first = run.period.format_ordinal(run.first, tz)
         last = run.period.format_ordinal(run.end - 1, tz)
     who = f"{run.storage} " if show_storage else ""
-    return f"  {who}{run.period.name} {ValueRun(first, last, run.count).describe()}"
+    of = " for " + ",".join(f"{c}={v}" for c, v in run.dimensions) if run.dimensions else ""
+    return f"  {who}{run.period.name} {ValueRun(first, last, run.count).describe()}{of}"

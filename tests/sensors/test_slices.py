@@ -50,7 +50,9 @@ def test_the_sensor_waits_while_one_region_lacks_an_hour(regions: Catalog) -> No
     result = task.poke({})
     assert isinstance(result, PokeReturnValue) and result.is_done
     cover = Cover.from_json(result.xcom_value)
-    assert cover.coverable and len(cover.partitions) == 4
+    # each region its own four hours (was: four hours both had, without their slice)
+    assert cover.coverable and len(cover.partitions) == 8
+    assert {p.dimensions for p in cover.partitions} == {(("region", "eu"),), (("region", "us"),)}
     assert "where" not in result.xcom_value  # no filter: every required slice
 
 
@@ -178,3 +180,29 @@ def test_a_column_that_is_not_a_dimension_is_said_in_the_line_and_the_xcom(
     assert payload["notes"] == ["region: not a dimension, any value counts"]
     with pytest.raises(AirflowSensorTimeout, match="; region: not a dimension"):
         sensor(fact="events").execute_complete({}, payload)
+
+
+def test_a_mixed_cover_still_waits_for_the_hour_one_region_lacks(catalog: Catalog) -> None:
+    """Per-slice covers at the sensor: us has its DAILY, eu 23 of its hours. The sensor waits
+    and names eu's hour; once it is registered the XCom cover is us's day and eu's 24 hours
+    (before per-slice covers no period had both regions, so it never fired)."""
+    catalog.create_fact("mx")
+    catalog.create_storage("mx", "mx_raw", ["HOURLY", "DAILY"], columns=["dt", "region"],
+                           dimensions=["region=eu,us"])
+    catalog.register("mx_raw", "DAILY", [{"dt": "2024-01-01", "region": "us"}])
+    catalog.register("mx_raw", "HOURLY", [{"dt": f"2024-01-01-{h:02d}", "region": "eu"}
+                                          for h in range(23)])
+    task = sensor(fact="mx", end=T0.add(days=1))
+    with capture_logs() as logs:
+        assert task.poke({}) is False
+    [line] = [e["event"] for e in logs]
+    assert "missing 2024-01-01T23:00/2024-01-02T00:00" in line, line
+    assert "no HOURLY 2024-01-01-23 for region=eu" in line, line
+    assert "region=us" not in line
+    catalog.register("mx_raw", "HOURLY", [{"dt": "2024-01-01-23", "region": "eu"}])
+    result = task.poke({})
+    assert isinstance(result, PokeReturnValue) and result.is_done
+    cover = Cover.from_json(result.xcom_value)
+    assert cover.coverable and len(cover.partitions) == 25
+    assert [(p.period.name, p.dimensions) for p in cover.partitions
+            if p.dimensions == (("region", "us"),)] == [("DAILY", (("region", "us"),))]
