@@ -50,7 +50,7 @@ def test_shortened_demo(demo: tuple[Path, str]) -> None:
     # While eu's hour is late, the rollup sensor's line names the region; us has the hour.
     # (Words, not lines: the demo folds at $COLUMNS, which a test process may inherit.)
     words = " ".join(output.split())
-    assert ("each poke logs: events [2015-01-31T00:00, 2015-02-01T00:00): 95.8% covered by 23 "
+    assert ("each poke logs: events [2015-01-31T00:00, 2015-02-01T00:00): 95.8% covered by 47 "
             f"partition(s); {LATE} ") in words
     assert "✓ 2015-01-31-05 is registered for region=us" in words
     assert f"at first: {LATE}" in words
