@@ -99,11 +99,22 @@ def spawn(name: str, argv: Sequence[str], env: Mapping[str, str], log: Path,
 
 
 def stop_groups(records: Sequence[ServiceRecord], grace: float = 30.0) -> list[str]:
-    """SIGTERM every service's process group at once, SIGKILL what is left after ``grace`` s.
+    """SIGTERM the services' process groups, SIGKILL what is left after ``grace`` s each.
 
-    Returns what happened, a line per service, for a person. Safe to call again: a group that
-    is gone is left alone.
+    The api-server goes last: the scheduler waits for its running tasks to finish, and a task
+    talks to the api-server (Airflow 3's execution API) until it does; stopped together, a
+    task kept retrying a gone api-server until the scheduler was killed. Returns what
+    happened, a line per service in ``records``' order, for a person. Safe to call again: a
+    group that is gone is left alone.
     """
+    api = [r for r in records if r.name == "api-server"]
+    lines = _stop([r for r in records if r.name != "api-server"], grace)
+    lines.update(_stop(api, grace))
+    return [lines[r.name] for r in records]
+
+
+def _stop(records: Sequence[ServiceRecord], grace: float) -> dict[str, str]:
+    """SIGTERM every group of ``records`` at once, SIGKILL what is left after ``grace`` s."""
     lines: dict[str, str] = {}
     running = []
     for record in records:
@@ -127,7 +138,7 @@ def stop_groups(records: Sequence[ServiceRecord], grace: float = 30.0) -> list[s
         lines[record.name] = (f"{record.name} (pid {record.pid}): processes {left} survived "
                               "SIGKILL" if left else
                               f"killed {record.name} (pid {record.pid}) after {grace:.0f} s")
-    return [lines[r.name] for r in records]
+    return lines
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
