@@ -82,6 +82,8 @@ def test_json_lanes_per_slice_and_the_storage_lane(app: TestClient, regions: Cat
     assert [(s["state"], s["first"], s["partitions"]) for s in eu["stretches"]] == [
         ("registered", "2015-01-01-00", 5), ("missing", "2015-01-01-05", 19)]
     assert [lane["missing"] for lane in group["lanes"]] == [19, 0, 0]
+    # the status line is the cover's, per slice: it names the region that lacks the hours
+    assert "no HOURLY 2015-01-01-05..23 (19) for region=eu" in view["status"], view["status"]
     # the storage's own lane counts an hour only when every region has it, as the cover does
     [lane] = view["lanes"]
     assert (lane["registered"], lane["missing"]) == (5, 19)
