@@ -18,20 +18,17 @@ markdown fragment (docs/benchmarks-slice_timelines.md).
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import platform
 import shlex
 import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
 
 import pendulum
+from slices import median_of  # benchmarks/ is the script's directory: on sys.path
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
@@ -39,26 +36,9 @@ from airflow_partitions.catalog.dimension_coverage import completeness
 from airflow_partitions.cover import CoverRequest
 from airflow_partitions.periods import UpdatePeriod
 
-T = TypeVar("T")
 START, END = pendulum.datetime(2015, 1, 1), pendulum.datetime(2015, 2, 1)
 H = UpdatePeriod.HOURLY
 SIZES = (1, 10, 100, 1000)
-
-
-def timed(repeat: int, fn: Callable[[], T]) -> tuple[float, T]:
-    """Median seconds of ``repeat`` runs with GC off, and the last result."""
-    times, result = [], None
-    for _ in range(repeat):
-        gc.collect()
-        gc.disable()
-        try:
-            t0 = time.perf_counter()
-            result = fn()
-            times.append(time.perf_counter() - t0)
-        finally:
-            gc.enable()
-    assert result is not None
-    return statistics.median(times), result
 
 
 def hours(n: int) -> list[str]:
@@ -76,7 +56,7 @@ def registration(catalog: Catalog, partitions: int, repeat: int) -> list[tuple[s
             catalog.create_fact(fact)
             catalog.create_storage(fact, f"{fact}_raw", ["HOURLY"], columns=["dt", "region"],
                                    dimensions=dims)
-            seconds, _ = timed(1, lambda f=fact: catalog.register(f"{f}_raw", "HOURLY", values))
+            seconds, _ = median_of(1, lambda f=fact: catalog.register(f"{f}_raw", "HOURLY", values))
             times.append(seconds)
         out.append((label, len(values) / statistics.median(times)))
     return out
@@ -106,13 +86,13 @@ def covers(catalog: Catalog, repeat: int) -> list[tuple[int, float, float, float
         assert slices is not None and len(slices) == n
         request = CoverRequest.of(fact, START, END)
 
-        t_stored, a = timed(repeat, partial(completeness, catalog.rows, sdef, H, "dt",
+        t_stored, a = median_of(repeat, partial(completeness, catalog.rows, sdef, H, "dt",
                                             timeline, request, slices))
-        t_scan, b = timed(repeat, partial(completeness, catalog.rows, sdef, H, "dt", timeline,
+        t_scan, b = median_of(repeat, partial(completeness, catalog.rows, sdef, H, "dt", timeline,
                                           request))
         assert a == b, "the slice timelines and the row scan disagree"
         catalog.cover(fact, START, END)  # warm
-        t_cover, cover = timed(repeat, lambda f=fact: catalog.cover(f, START, END))
+        t_cover, cover = median_of(repeat, lambda f=fact: catalog.cover(f, START, END))
         out.append((n, t_stored, t_scan, t_cover, len(cover.partitions)))
     return out
 

@@ -28,6 +28,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import pendulum
 
@@ -38,14 +39,17 @@ from airflow_partitions.cover.slices import compute_slice_cover
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import new_timeline
 
+T = TypeVar("T")
+
 START = pendulum.datetime(2015, 1, 1)
 END = pendulum.datetime(2015, 2, 1)
 SIZES = (1, 10, 100, 1000)
 H, D = UpdatePeriod.HOURLY, UpdatePeriod.DAILY
 
 
-def median_of(repeat: int, fn: Callable[[], SliceCover]) -> tuple[float, SliceCover]:
-    """Median wall time of ``repeat`` runs (GC off), and the last result."""
+def median_of(repeat: int, fn: Callable[[], T]) -> tuple[float, T]:
+    """Median wall time of ``repeat`` runs (GC off), and the last result (also used by
+    ``slice_timelines.py``)."""
     times = []
     result = None
     for _ in range(repeat):

@@ -21,6 +21,7 @@ from airflow_partitions.catalog.model import Partition, StorageDef
 from airflow_partitions.catalog.row_decode import LIST_BATCH, PartitionDecoder
 from airflow_partitions.catalog.row_scan import list_whole_rows
 from airflow_partitions.cover import CoverRun
+from airflow_partitions.cover.model import RunLocator
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import encode_value, prefix_successor
 from airflow_partitions.periods import UpdatePeriod, zone
@@ -79,6 +80,17 @@ class RunRows:
             locs = [v[0].decode() for v in self.rows[lo:hi] if v[0] is not None]
             out.append(locs[0] if len(locs) == 1 else posixpath.commonpath(locs))
         return out
+
+
+def run_locator(runs: Sequence[RunRows]) -> RunLocator:
+    """Each run's locations from its rows, computed only when a cover's partitions are
+    built (the verified cover's ``locator``; a sliced run's rows are its slice's)."""
+    by_run = {rows.run: rows for rows in runs}
+
+    def locations(run: CoverRun) -> list[str]:
+        return by_run[run].locations()
+
+    return locations
 
 
 def read_runs(rows: CatalogRows, defs: Mapping[str, StorageDef], runs: Sequence[CoverRun],
@@ -219,4 +231,4 @@ def _ordinals(period: UpdatePeriod, texts: Sequence[bytes | None], tz: str
     return out
 
 
-__all__ = ["RunRows", "read_run", "read_runs"]
+__all__ = ["RunRows", "read_run", "read_runs", "run_locator"]

@@ -37,7 +37,7 @@ from airflow_partitions.catalog import slice_writer, writer
 from airflow_partitions.catalog.dimension_notes import cover_notes
 from airflow_partitions.catalog.fresh_cover import fresh_sources
 from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.run_rows import RunRows
+from airflow_partitions.catalog.run_rows import RunRows, run_locator
 from airflow_partitions.catalog.slice_rows import read_slice_runs
 from airflow_partitions.catalog.slice_sources import (
     StorageInput,
@@ -121,7 +121,7 @@ def slice_round(catalog: Catalog, state: FactState, request: CoverRequest, colum
         whole = (to_us(request.start), to_us(request.end))
         partial = any(r.spans != (whole,) for r in found.required)
         return SliceRound(as_cover(solved, {s.period for s in sources if s.fixed},
-                                   skipped=skipped, notes=notes, locator=_locator(runs)),
+                                   skipped=skipped, notes=notes, locator=run_locator(runs)),
                           tuple(runs), partial)
     if refresh:  # fresh timelines still advertise them: repair the over-report
         _repair(catalog, defs, column, unbacked, found.stored)
@@ -180,16 +180,6 @@ def _fresh(catalog: Catalog, request: CoverRequest, column: str, tz: str,
     out = [SliceSource(m.storage, m.priority, m.period, m.timeline, s.fixed)
            for s, m in zip(sources, masked, strict=True)]
     return out, tuple(dict.fromkeys(skipped))
-
-
-def _locator(runs: Sequence[RunRows]) -> RunLocator:
-    """Each run's locations from its (slice's) rows, computed when partitions are built."""
-    by_run = {rows.run: rows for rows in runs}
-
-    def locations(run: CoverRun) -> list[str]:
-        return by_run[run].locations()
-
-    return locations
 
 
 def _repair(catalog: Catalog, defs: dict[str, StorageDef], column: str,

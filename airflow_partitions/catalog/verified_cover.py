@@ -27,10 +27,9 @@ from airflow_partitions.catalog.dimension_notes import cover_notes
 from airflow_partitions.catalog.dimensions import NotADimension
 from airflow_partitions.catalog.fresh_cover import fresh_sources
 from airflow_partitions.catalog.model import Partition, StorageDef
-from airflow_partitions.catalog.run_rows import RunRows, read_runs
+from airflow_partitions.catalog.run_rows import RunRows, read_runs, run_locator
 from airflow_partitions.catalog.slice_cover import slice_round, uses_slices
 from airflow_partitions.cover import Cover, CoverRun, CoverSource, compute_cover
-from airflow_partitions.cover.model import RunLocator
 from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.cover.skipped import SkippedPartition
 from airflow_partitions.errors import InvalidInput, PartitionsError
@@ -132,7 +131,7 @@ def verified_cover(
                             with_slices(cover.missing, list(checks.values()), cover.tz or "UTC",
                                         _sliced(sources, checks)),
                             tz=cover.tz, fact=cover.fact, skipped=cover.skipped,
-                            locator=_locator(runs), notes=notes)
+                            locator=run_locator(runs), notes=notes)
             return VerifiedCover(located, runs=runs)
         if not unbacked:  # a slice's row went away since the completeness check: read again
             if refresh:  # fresh slice timelines still advertise it: settle them (repair)
@@ -239,16 +238,6 @@ def _repair_slices(catalog: Catalog, defs: dict[str, StorageDef], column: str,
             log.warning("cover of %s: repaired slice timelines of %s %s that advertised "
                         "partitions without a row", sdef.fact, run.storage, run.period.name)
             catalog.rows.bump_generation(sdef.fact)
-
-
-def _locator(runs: Sequence[RunRows]) -> RunLocator:
-    """Each run's locations from its rows, computed when the cover's partitions are built."""
-    by_run = {rows.run: rows for rows in runs}
-
-    def locations(run: CoverRun) -> list[str]:
-        return by_run[run].locations()
-
-    return locations
 
 
 def _repair(catalog: Catalog, defs: dict[str, StorageDef], column: str,

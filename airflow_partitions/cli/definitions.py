@@ -87,12 +87,7 @@ def register(sub: SubParsers) -> None:
                    help="the Airflow DAG producing a period's partitions, e.g. "
                         "HOURLY=events_hourly_ingest; @RULE picks the run's logical date "
                         "(start, end, start+PT1H, end-P1D; default start); repeatable")
-    p.add_argument("--slice-conf", action="append", default=[], metavar="PERIOD=KEY",
-                   help="a producer takes the slices it must produce (storages with declared "
-                        "dimensions) in one run, under this run-conf key: HOURLY=regions gives "
-                        "conf {\"regions\": [\"eu\", \"us\"]} (default: one run per slice, "
-                        "conf {\"partition_slice\": {\"region\": \"eu\"}}); PERIOD= resets it; "
-                        "repeatable; see docs/backfill.md")
+    _slice_conf_argument(p)
     p.add_argument("--dimension", action="append", default=[], metavar="COL=V1,V2[@SINCE]",
                    help="declare a non-time column a dimension whose values must all be "
                         "present (region=eu,us; apac@2025-06-01T00:00:00Z from an instant); "
@@ -157,6 +152,11 @@ def register(sub: SubParsers) -> None:
                    help="a period and its producer; several are fine")
     p.add_argument("--remove", action="append", default=[], metavar="PERIOD",
                    help="remove a period's producer; repeatable")
+    _slice_conf_argument(p)
+
+
+def _slice_conf_argument(p: argparse.ArgumentParser) -> None:
+    """``--slice-conf``, shared by ``storage create`` and ``storage set-producer``."""
     p.add_argument("--slice-conf", action="append", default=[], metavar="PERIOD=KEY",
                    help="a producer takes the slices it must produce (storages with declared "
                         "dimensions) in one run, under this run-conf key: HOURLY=regions gives "

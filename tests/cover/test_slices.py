@@ -33,6 +33,9 @@ from tests.hypothesis_budget import examples
 H, D, W, M = UpdatePeriod.HOURLY, UpdatePeriod.DAILY, UpdatePeriod.WEEKLY, UpdatePeriod.MONTHLY
 EU, US = slice_of({"region": "eu"}), slice_of({"region": "us"})
 
+#: What a scenario strategy draws: sources, required slices, the range and the zone.
+Scenario = tuple[list[SliceSource], list[RequiredSlice], pendulum.DateTime, pendulum.DateTime, str]
+
 
 def tl(period: UpdatePeriod, ordinals: Sequence[int] | range, tz: str = "UTC"
        ) -> PartitionTimeline:
@@ -305,8 +308,7 @@ CHAINS = [(H, D), (D, W), (D, M), (H,), (D, W, M)]
 
 
 @st.composite
-def slice_scenarios(draw: st.DrawFn) -> tuple[list[SliceSource], list[RequiredSlice],
-                                              pendulum.DateTime, pendulum.DateTime, str]:
+def slice_scenarios(draw: st.DrawFn) -> Scenario:
     chain = draw(st.sampled_from(CHAINS))
     tz = draw(st.sampled_from(["UTC", "Europe/Berlin"]))
     finest = min(chain)
@@ -355,8 +357,7 @@ def slice_scenarios(draw: st.DrawFn) -> tuple[list[SliceSource], list[RequiredSl
           suppress_health_check=[HealthCheck.too_slow])
 @given(slice_scenarios())
 def test_slice_cover_matches_the_oracle(
-    scenario: tuple[list[SliceSource], list[RequiredSlice], pendulum.DateTime,
-                    pendulum.DateTime, str],
+    scenario: Scenario,
 ) -> None:
     sources, required, start, end, tz = scenario
     cover = compute_slice_cover(sources, required, CoverRequest(None, start, end), tz=tz)
@@ -375,8 +376,7 @@ def test_slice_cover_matches_the_oracle(
 
 
 @st.composite
-def alike_scenarios(draw: st.DrawFn) -> tuple[list[SliceSource], list[RequiredSlice],
-                                              pendulum.DateTime, pendulum.DateTime, str]:
+def alike_scenarios(draw: st.DrawFn) -> Scenario:
     """Five regions whose own timelines follow two templates (so slices form classes of
     several members) next to global sources: the case classes exist for."""
     chain = draw(st.sampled_from([(H, D), (D, W)]))
@@ -414,8 +414,7 @@ def alike_scenarios(draw: st.DrawFn) -> tuple[list[SliceSource], list[RequiredSl
           suppress_health_check=[HealthCheck.too_slow])
 @given(alike_scenarios())
 def test_classes_of_alike_slices_match_the_oracle(
-    scenario: tuple[list[SliceSource], list[RequiredSlice], pendulum.DateTime,
-                    pendulum.DateTime, str],
+    scenario: Scenario,
 ) -> None:
     sources, required, start, end, tz = scenario
     cover = compute_slice_cover(sources, required, CoverRequest(None, start, end), tz=tz)
