@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from airflow_partitions.catalog.dimensions import required_slices, select_slices
+from airflow_partitions.catalog.dimensions import NotADimension, required_slices, select_slices
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.row_decode import LIST_BATCH, PartitionDecoder
 from airflow_partitions.catalog.rows import CatalogRows
-from airflow_partitions.cover import MissingRange, NeededPartitions, ValueRun
+from airflow_partitions.cover import CoverSource, MissingRange, NeededPartitions, ValueRun
 from airflow_partitions.cover.clock import clock_for, to_us
 from airflow_partitions.cover.model import MAX_NEEDED_RUNS
 from airflow_partitions.cover.request import CoverRequest
@@ -37,6 +38,12 @@ from airflow_partitions.keys import prefix_successor
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import RangesTimeline
 from airflow_partitions.timelines.base import PartitionTimeline, runs
+
+if TYPE_CHECKING:
+    from airflow_partitions.catalog.cache import FactState
+
+#: A dimensioned (storage, period) whose completeness a cover checked.
+StorageKey = tuple[str, UpdatePeriod]
 
 
 @dataclass(frozen=True)
@@ -241,5 +248,40 @@ def _needed(period: UpdatePeriod, ordinals: list[int], slice_: Slice,
     return NeededPartitions(period, shown, len(ordinals), slice_)
 
 
-__all__ = ["SliceCompleteness", "completeness", "incomplete_in", "slice_presence",
-           "with_slices"]
+def complete_sources(rows: CatalogRows, state: FactState, request: CoverRequest, column: str
+                     ) -> tuple[list[CoverSource], dict[StorageKey, SliceCompleteness]]:
+    """Every (storage, period) of the fact as a cover source: its cached timeline, or for a
+    storage with declared dimensions the time partitions where every required slice has its
+    row there (:func:`completeness`), with those checks by (storage, period). The verified
+    cover's and the plan's input. Cost: O(storages x periods) plus each completeness."""
+    sources: list[CoverSource] = []
+    checks: dict[StorageKey, SliceCompleteness] = {}
+    allowed_periods, allowed = request.period_set, request.storages
+    for name, s in sorted(state.storages.items()):
+        sdef = s.definition
+        if column not in sdef.time_columns:
+            continue
+        for period in sdef.periods:
+            timeline = s.timelines[(period, column)]
+            if sdef.dimensions and (allowed_periods is None or period in allowed_periods) and (
+                    allowed is None or name in allowed):
+                check = completeness(rows, sdef, period, column, timeline, request,
+                                     s.slice_timelines(period, column))
+                checks[(name, period)] = check
+                timeline = check.timeline(column, sdef.tz)
+            sources.append(CoverSource(name, sdef.priority, period, timeline))
+    if request.where is not None and not any(
+            s.definition.dimensions for s in state.storages.values()):
+        raise NotADimension(f"where {request.where!r}: no storage of fact {request.fact!r} "
+                            "declares a dimension (docs/dimensions.md)")
+    return sources, checks
+
+
+__all__ = [
+    "SliceCompleteness",
+    "complete_sources",
+    "completeness",
+    "incomplete_in",
+    "slice_presence",
+    "with_slices",
+]

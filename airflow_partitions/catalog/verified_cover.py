@@ -19,12 +19,11 @@ from typing import TYPE_CHECKING
 from airflow_partitions.catalog import slice_writer, writer
 from airflow_partitions.catalog.dimension_coverage import (
     SliceCompleteness,
-    completeness,
+    complete_sources,
     incomplete_in,
     with_slices,
 )
 from airflow_partitions.catalog.dimension_notes import cover_notes
-from airflow_partitions.catalog.dimensions import NotADimension
 from airflow_partitions.catalog.fresh_cover import fresh_sources
 from airflow_partitions.catalog.model import Partition, StorageDef
 from airflow_partitions.catalog.run_rows import RunRows, read_runs, run_locator
@@ -36,7 +35,6 @@ from airflow_partitions.errors import InvalidInput, PartitionsError
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.cache import FactState
     from airflow_partitions.catalog.facade import Catalog
 
 log = logging.getLogger(__name__)
@@ -109,7 +107,7 @@ def verified_cover(
                 # day a region joins at 01:00) is not in the slice cover: the complete-
                 # partition cover may cover the range, or with fewer partitions.
                 sliced = VerifiedCover(found.cover, runs=found.runs)
-        sources, checks = _sources(catalog, state, request, column)
+        sources, checks = complete_sources(catalog.rows, state, request, column)
         skipped: tuple[SkippedPartition, ...] = ()
         if request.fresh_only:
             sources, skipped = fresh_sources(catalog, request, column, state.definition.tz,
@@ -153,34 +151,6 @@ def verified_cover(
         f"the timelines of {fact!r} and its partition rows kept disagreeing; run "
         "`airflow-partitions reconcile` on its storages"
     )
-
-
-def _sources(catalog: Catalog, state: FactState, request: CoverRequest, column: str
-             ) -> tuple[list[CoverSource], dict[tuple[str, UpdatePeriod], SliceCompleteness]]:
-    """Every (storage, period) of the fact as a cover source: its cached timeline, or for a
-    storage with declared dimensions the time partitions where every required slice has its
-    row (:mod:`.dimension_coverage`)."""
-    sources: list[CoverSource] = []
-    checks: dict[tuple[str, UpdatePeriod], SliceCompleteness] = {}
-    allowed_periods, allowed = request.period_set, request.storages
-    for name, s in sorted(state.storages.items()):
-        sdef = s.definition
-        if column not in sdef.time_columns:
-            continue
-        for period in sdef.periods:
-            timeline = s.timelines[(period, column)]
-            if sdef.dimensions and (allowed_periods is None or period in allowed_periods) and (
-                    allowed is None or name in allowed):
-                check = completeness(catalog.rows, sdef, period, column, timeline, request,
-                                     s.slice_timelines(period, column))
-                checks[(name, period)] = check
-                timeline = check.timeline(column, sdef.tz)
-            sources.append(CoverSource(name, sdef.priority, period, timeline))
-    if request.where is not None and not any(
-            s.definition.dimensions for s in state.storages.values()):
-        raise NotADimension(f"where {request.where!r}: no storage of fact {request.fact!r} "
-                            "declares a dimension (docs/dimensions.md)")
-    return sources, checks
 
 
 def _better(cover: Cover, checks: dict[tuple[str, UpdatePeriod], SliceCompleteness],

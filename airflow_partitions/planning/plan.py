@@ -17,8 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from airflow_partitions.arguments import shown
-from airflow_partitions.catalog.dimension_coverage import SliceCompleteness, completeness
-from airflow_partitions.catalog.dimensions import NotADimension
+from airflow_partitions.catalog.dimension_coverage import SliceCompleteness, complete_sources
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.cover import Cover, CoverRequest, CoverSource, compute_cover
 from airflow_partitions.cover.clock import Clock, from_us, to_us
@@ -73,20 +72,7 @@ def plan(catalog: Catalog, fact: str, start: Instant, end: Instant, *,
     column = fdef.time_columns[0]
     defs = {name: s.definition for name, s in state.storages.items()
             if column in s.definition.time_columns}
-    sources: list[CoverSource] = []
-    checks: dict[StorageKey, SliceCompleteness] = {}
-    for name, sdef in sorted(defs.items()):
-        for period in sdef.periods:
-            timeline = state.storages[name].timelines[(period, column)]
-            if sdef.dimensions:
-                check = completeness(catalog.rows, sdef, period, column, timeline, request,
-                                     state.storages[name].slice_timelines(period, column))
-                checks[(name, period)] = check
-                timeline = check.timeline(column, sdef.tz)
-            sources.append(CoverSource(name, sdef.priority, period, timeline))
-    if where is not None and not checks:
-        raise NotADimension(f"where {where!r}: no storage of fact {fact!r} declares a "
-                            "dimension (docs/dimensions.md)")
+    sources, checks = complete_sources(catalog.rows, state, request, column)
     prepared = prepare(sources, request, tz=fdef.tz)
     stale, stale_slices = _restate_set(restate, defs, fdef.tz)
     return _Planner(prepared, defs, stale, column, _SliceBook(checks, stale_slices)).plan()
