@@ -24,6 +24,7 @@ from airflow_partitions.cover import CoverRun
 from airflow_partitions.cover.model import RunLocator
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import encode_value, prefix_successor
+from airflow_partitions.kv.page_memo import RowsMemo
 from airflow_partitions.periods import UpdatePeriod, zone
 from airflow_partitions.periods.fast_parse import fast_ordinals, fast_value_bytes
 
@@ -31,6 +32,13 @@ if TYPE_CHECKING:
     from airflow_partitions.catalog.rows import CatalogRows
 
 RowValues = tuple[bytes | None, ...]
+
+#: Groups of runs already checked, with the rows they were checked against: a group whose
+#: scan returns equal rows (the same objects, when the store's page memo reused its page) is
+#: not checked again. Only groups whose every row was whole are kept, so a damaged row is
+#: logged at every read.
+_CHECKED: RowsMemo[tuple[str, UpdatePeriod, str, tuple[CoverRun, ...]],
+                   tuple[StorageDef, tuple[RunRows, ...]]] = RowsMemo()
 
 
 @dataclass(frozen=True)
@@ -134,13 +142,10 @@ def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
     """One scan for runs of one storage and period, in time order."""
     period = group[0].period
     decoder = PartitionDecoder(sdef, period)
-    at = 2 + sdef.column_names.index(column)
     leading = sdef.column_names[0] == column
-    expected = _expected_values(period, group, sdef.tz) if leading else None
     if leading:
-        first, last = ((expected[0].decode(), expected[-1].decode()) if expected else (
-            period.format_ordinal(group[0].first, sdef.tz),
-            period.format_ordinal(group[-1].end - 1, sdef.tz)))
+        first = period.format_ordinal(group[0].first, sdef.tz)
+        last = period.format_ordinal(group[-1].end - 1, sdef.tz)
         # The period's key prefix once, then the leading value: what period_prefix(sdef,
         # period, (value,)) returns, for two values.
         base, (name, ctype) = rows.period_prefix(sdef, period), sdef.columns[0]
@@ -151,6 +156,23 @@ def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
         high = prefix_successor(low)
     scanned = list_whole_rows(rows.partitions, decoder.columns, low, high,
                               batch_size=LIST_BATCH, on_damaged=decoder.check.skip)
+    key = (sdef.name, period, column, tuple(group))
+    hit = _CHECKED.get(key, scanned)
+    if hit is not None and hit[0] == sdef:
+        return list(hit[1])
+    expected = _expected_values(period, group, sdef.tz) if leading else None
+    out, whole = _check_group(sdef, group, column, decoder, scanned, expected)
+    if whole:  # a group with damaged rows is checked (and logged) at every read
+        _CHECKED.put(key, scanned, (sdef, tuple(out)))
+    return out
+
+
+def _check_group(sdef: StorageDef, group: Sequence[CoverRun], column: str,
+                 decoder: PartitionDecoder, scanned: list[tuple[bytes, RowValues]],
+                 expected: list[bytes] | None) -> tuple[list[RunRows], bool]:
+    """The runs' rows out of the scan, and whether every row scanned was whole."""
+    period = group[0].period
+    at = 2 + sdef.column_names.index(column)
     found = [v for _, v in scanned]
     texts = [v[at] for v in found]
     check = decoder.check
@@ -167,22 +189,23 @@ def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
         for run in group:
             out.append(RunRows(run, decoder, tuple(found[lo:lo + run.count]), None))
             lo += run.count
-        return out
-    if not check.whole(found, [k for k, _ in scanned]):  # damaged rows back nothing
+        return out, True
+    whole = check.whole(found, [k for k, _ in scanned])
+    if not whole:  # damaged rows back nothing
         found = [v for _, v in decoder.whole(scanned)]
         texts = [v[at] for v in found]
     distinct = list(dict.fromkeys(texts))
     ordinals = _ordinals(period, distinct, sdef.tz)
-    if (leading and len(group) == 1 and len(found) == len(distinct)
+    if (sdef.column_names[0] == column and len(group) == 1 and len(found) == len(distinct)
             and ordinals == list(range(group[0].first, group[0].end))):
-        return [RunRows(group[0], decoder, tuple(found), None)]
+        return [RunRows(group[0], decoder, tuple(found), None)], whole
     ordinal_of = dict(zip(distinct, ordinals, strict=True))
     by_ordinal: dict[int, list[RowValues]] = {}
     for values, text in zip(found, texts, strict=True):
         ordinal = ordinal_of[text]
         if ordinal is not None:
             by_ordinal.setdefault(ordinal, []).append(values)
-    return [_grouped(run, decoder, by_ordinal) for run in group]
+    return [_grouped(run, decoder, by_ordinal) for run in group], whole
 
 
 def _grouped(run: CoverRun, decoder: PartitionDecoder,

@@ -8,11 +8,12 @@ must list exactly them: every row of the hour would have the job read us twice.
 How: runs without a slice are read as before (:func:`.run_rows.read_runs`). The sliced runs of
 one (storage, period) are read together: the union of their ordinals is read once, as
 time-only runs (a hundred regions' runs over the same hours cost one scan, not a hundred),
-then each run keeps the rows whose declared-column values equal its ``dimensions``. An ordinal
+then the rows are indexed once by their declared-column values (a slice) and ordinal, and
+each run takes its slice's. An ordinal
 with no row of the slice is one the run's slice lacks (``RunRows.missing``).
 
 Cost: one projected scan per (storage, period) and maximal stretch of sliced ordinals, as the
-time-only read, then O(rows x sliced runs over them) comparisons of encoded values, no decoding.
+time-only read, then O(rows) to index them by slice and O(run) per run, no decoding.
 """
 
 from __future__ import annotations
@@ -25,9 +26,18 @@ from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.run_rows import RowValues, RunRows, read_runs
 from airflow_partitions.cover import CoverRun
 from airflow_partitions.cover.ordinal_sets import OrdinalSet
+from airflow_partitions.kv.page_memo import RowsMemo
+from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.rows import CatalogRows
+
+
+#: The sliced runs of one (storage, period) taken out of rows already checked: kept with the
+#: :class:`RunRows` they came from, which :mod:`.run_rows` hands back (the same objects) while
+#: the store returns the same bytes.
+_SLICED: RowsMemo[tuple[str, UpdatePeriod, str, tuple[CoverRun, ...]],
+                  tuple[RunRows, ...]] = RowsMemo()
 
 
 def read_slice_runs(rows: CatalogRows, defs: Mapping[str, StorageDef], runs: Sequence[CoverRun],
@@ -45,30 +55,51 @@ def read_slice_runs(rows: CatalogRows, defs: Mapping[str, StorageDef], runs: Seq
         head = sliced[0]
         union = OrdinalSet([(r.first, r.end) for r in sliced])
         spans = [CoverRun(head.storage, head.period, a, b) for a, b in union.ranges]
-        by_ordinal: dict[int, tuple[RowValues, ...]] = {}
         read = read_runs(rows, defs, spans, column, merge=merge)
-        for got in read:
-            by_ordinal.update(got.by_ordinal())
-        sdef = defs[head.storage]
+        key = (head.storage, head.period, column, tuple(sliced))
+        hit = _SLICED.get(key, read)  # the same checked rows (run_rows' memo): same answer
+        if hit is not None:
+            found.update(zip(sliced, hit, strict=True))
+            continue
+        names = defs[head.storage].column_names
+        indexes: dict[tuple[str, ...], _SliceIndex] = {}
         for run in sliced:
-            found[run] = _of_slice(run, sdef, read[0].decoder, by_ordinal)
+            columns = tuple(c for c, _ in run.dimensions)
+            index = indexes.get(columns)
+            if index is None:
+                index = indexes[columns] = _index(read, [2 + names.index(c) for c in columns])
+            found[run] = _of_slice(run, read[0].decoder, index)
+        _SLICED.put(key, read, tuple(found[r] for r in sliced),
+                    size=sum(len(r.rows) for r in read))
     return [found[r] for r in runs]
 
 
-def _of_slice(run: CoverRun, sdef: StorageDef, decoder: PartitionDecoder,
-              by_ordinal: Mapping[int, tuple[RowValues, ...]]) -> RunRows:
-    """The run's rows whose declared-column values are the run's slice, grouped by ordinal."""
-    names = sdef.column_names
-    wanted = [(2 + names.index(c), v.encode()) for c, v in run.dimensions]
+_SliceIndex = dict[tuple[bytes | None, ...], dict[int, list[RowValues]]]
+
+
+def _index(read: Sequence[RunRows], at: Sequence[int]) -> _SliceIndex:
+    """The rows read, by their values at ``at`` (a slice, encoded) then by ordinal: O(rows)."""
+    index: _SliceIndex = {}
+    for got in read:
+        for ordinal, values in got.by_ordinal():
+            for v in values:
+                index.setdefault(tuple(v[i] for i in at), {}).setdefault(ordinal, []).append(v)
+    return index
+
+
+def _of_slice(run: CoverRun, decoder: PartitionDecoder, index: _SliceIndex) -> RunRows:
+    """The run's rows whose declared-column values are the run's slice, grouped by ordinal:
+    O(run), whatever the number of other slices."""
+    mine = index.get(tuple(v.encode() for _, v in run.dimensions), {})
     ordered: list[RowValues] = []
     starts = [0]
     missing = []
     for ordinal in range(run.first, run.end):
-        mine = [v for v in by_ordinal.get(ordinal, ()) if all(v[i] == b for i, b in wanted)]
-        if not mine:
+        got = mine.get(ordinal)
+        if not got:
             missing.append(ordinal)
             continue
-        ordered.extend(mine)
+        ordered.extend(got)
         starts.append(len(ordered))
     return RunRows(run, decoder, tuple(ordered), tuple(starts), tuple(missing))
 

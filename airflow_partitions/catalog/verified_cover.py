@@ -101,7 +101,11 @@ def verified_cover(
                 if found.cover is None:
                     refresh = True
                     continue
-                if (found.cover.coverable and not found.partial) or not verify:
+                # Every slice required over the whole range: every partition in it was the
+                # slice cover's to choose, so it covers each slice at least as far as the
+                # complete-partition cover and with no more partitions; coverable or not,
+                # it is the answer (and says per slice what is missing).
+                if not found.partial or not verify:
                     return VerifiedCover(found.cover, runs=found.runs)
                 # A partition reaching past a slice's required span (a DAILY rollup over a
                 # day a region joins at 01:00) is not in the slice cover: the complete-

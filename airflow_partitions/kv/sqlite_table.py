@@ -29,6 +29,7 @@ from airflow_partitions.kv.errors import (
     CorruptCell,
     InvalidArgument,
 )
+from airflow_partitions.kv.page_memo import PAGES
 from airflow_partitions.kv.scan_filters import ScanFilter, apply_filter
 from airflow_partitions.kv.sqlite_layout import sql_table
 from airflow_partitions.kv.sqlite_plan import ScanPlan, plan_scan
@@ -249,7 +250,7 @@ class SQLiteTable(KVTable):
             if remaining is not None:
                 page_size = min(page_size, remaining)
             page = self._page(plan, last_row, False, page_size)
-            found = projection.page(page)
+            found = PAGES.project(projection, page)  # same bytes as before: reused
             if remaining is not None:
                 found = found[:remaining]
                 remaining -= len(found)

@@ -1,0 +1,136 @@
+"""Projections of pages already read, reused when a page comes back with the same bytes.
+
+Why (issue 33): a verified cover reads every row of its runs on every call, and a sensor asks
+the same ten years again after each registration; decoding and checking each row's blob
+(:class:`.cell_blob.Projection`: directory, offsets, CRC-32) was most of that read's cost.
+A projection is a pure function of the wanted columns and the page's bytes, so a page that
+comes back byte for byte equal to one projected before gets the same answer. The page is
+still read from the store every time (a row dropped, damaged or rewritten since makes the
+bytes differ, and the page is projected again): nothing is trusted that was not just read.
+
+Cost: a hit is one comparison of the page with the remembered one (``memcmp`` of each key and
+blob, no decoding); a miss adds a dict insert. Memory: the remembered pages' keys, blobs and
+projections, at most ``max_rows`` rows (about 0.4 KiB a partition row), the oldest dropped
+first.
+
+>>> from airflow_partitions.kv.cell_blob import Projection, encode_cells
+>>> memo = PageMemo(max_rows=10)
+>>> page = [(b"k1", encode_cells({b"cf:a": b"1"})), (b"k2", encode_cells({b"cf:a": b"2"}))]
+>>> first = memo.project(Projection((b"cf:a",)), page)
+>>> first
+[(b'k1', (b'1',)), (b'k2', (b'2',))]
+>>> memo.project(Projection((b"cf:a",)), list(page)) is first   # same bytes: reused
+True
+>>> changed = [page[0], (b"k2", encode_cells({b"cf:a": b"3"}))]
+>>> memo.project(Projection((b"cf:a",)), changed)                  # different bytes: read
+[(b'k1', (b'1',)), (b'k2', (b'3',))]
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Hashable, Sequence
+from typing import Generic, Protocol, TypeVar
+
+from airflow_partitions.kv.cell_blob import Projection
+
+_Page = list[tuple[bytes, bytes]]
+_Projected = list[tuple[bytes, tuple[bytes | None, ...]]]
+_K = TypeVar("_K", bound=Hashable)
+_V = TypeVar("_V")
+
+#: Rows remembered across all pages (about 40 MiB at most): ten years of hourly rows, or a
+#: month of 100 regions, fit; a larger scan is projected as before.
+MAX_ROWS = 100_000
+
+
+class _Memo(Protocol):
+    def clear(self) -> None: ...
+
+
+#: Every memo, so that :func:`forget_all` can empty them.
+_ALL: weakref.WeakSet[_Memo] = weakref.WeakSet()
+
+
+class RowsMemo(Generic[_K, _V]):
+    """Values computed from rows just read, kept with those rows: a later read of equal rows
+    gets the same value. At most ``max_rows`` rows are kept, the oldest entries dropped first.
+
+    Thread-safe: a lookup reads one dict entry; inserts and evictions take a lock. Cost of a
+    lookup: one comparison of the rows (``==``, which is identity first for each element).
+    """
+
+    def __init__(self, max_rows: int = MAX_ROWS) -> None:
+        self._max_rows = max_rows
+        self._entries: dict[_K, tuple[Sequence[object], _V, int]] = {}
+        self._rows = 0
+        self._lock = threading.Lock()
+        _ALL.add(self)
+
+    def get(self, key: _K, rows: Sequence[object]) -> _V | None:
+        """The value kept for ``key`` if it was computed from rows equal to ``rows``."""
+        hit = self._entries.get(key)
+        return hit[1] if hit is not None and hit[0] == rows else None
+
+    def put(self, key: _K, rows: Sequence[object], value: _V, size: int | None = None) -> None:
+        """Keep ``value``, computed from ``rows``; ``size``: the rows it stands for, if not
+        ``len(rows)`` (an entry over the whole bound is not kept)."""
+        size = len(rows) if size is None else size
+        if size > self._max_rows:
+            return
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._rows -= old[2]
+            while self._entries and self._rows + size > self._max_rows:
+                self._rows -= self._entries.pop(next(iter(self._entries)))[2]
+            self._entries[key] = (rows, value, size)
+            self._rows += size
+
+    def clear(self) -> None:
+        """Forget everything (tests; a process that wants the memory back)."""
+        with self._lock:
+            self._entries.clear()
+            self._rows = 0
+
+
+class PageMemo:
+    """The last pages projected, by wanted columns and the page's first and last keys."""
+
+    def __init__(self, max_rows: int = MAX_ROWS) -> None:
+        self._memo: RowsMemo[tuple[tuple[bytes, ...], bytes, bytes, int], _Projected] = (
+            RowsMemo(max_rows))
+
+    def project(self, projection: Projection, page: _Page) -> _Projected:
+        """``projection.page(page)``, or the list it returned for a page with these bytes.
+
+        The returned list is shared between callers: read it, never change it.
+        O(len(page)) comparisons of bytes on a hit, the projection's cost on a miss.
+        """
+        if not page:
+            return []
+        key = (projection.wanted, page[0][0], page[-1][0], len(page))
+        found = self._memo.get(key, page)
+        if found is None:
+            found = projection.page(page)  # raises on a damaged row: nothing is kept
+            self._memo.put(key, page, found)
+        return found
+
+    def clear(self) -> None:
+        """Forget every page."""
+        self._memo.clear()
+
+
+def forget_all() -> None:
+    """Empty every memo: the next read checks every row again (tests compare answers with
+    and without them; a process may want the memory back)."""
+    for memo in list(_ALL):
+        memo.clear()
+
+
+#: The one memo the SQLite tables share: a projection depends on nothing but the bytes and
+#: the wanted columns, so pages of two tables (or two files) with equal bytes agree too.
+PAGES = PageMemo()
+
+__all__ = ["MAX_ROWS", "PAGES", "PageMemo", "RowsMemo", "forget_all"]

@@ -1,0 +1,74 @@
+"""The verification memos (issue 33) never change an answer.
+
+A verified cover reads its runs' rows at every call; pages and checked runs whose bytes come
+back equal are not decoded and checked again (``kv/page_memo.py``, ``catalog/run_rows.py``,
+``catalog/slice_rows.py``). Property: after any sequence of registers, drops and damage
+behind the catalog's back (no generation bump), on a fact with a declared dimension and one
+without, the answer with the memos is the answer with every memo emptied first: the same
+runs, the same missing ranges, the same manifest rows. Every backend.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.rows import STATE
+from airflow_partitions.catalog.verified_cover import VerifiedCover
+from airflow_partitions.cover import CoverRequest
+from airflow_partitions.kv.page_memo import forget_all
+from tests.hypothesis_budget import examples
+
+T0 = dt.datetime(2015, 1, 1, tzinfo=dt.UTC)
+HOURS = 12
+REGIONS = ("eu", "us")
+_names = itertools.count()
+
+
+def hour(h: int) -> str:
+    return (T0 + dt.timedelta(hours=h)).strftime("%Y-%m-%d-%H")
+
+
+def answer(verified: VerifiedCover) -> tuple[object, ...]:
+    cover = verified.cover
+    return (cover.coverable, tuple(cover.runs), tuple(m.describe() for m in cover.missing),
+            tuple((p.storage, p.period, tuple(sorted(p.values.items())), p.location)
+                  for p in verified.partitions))
+
+
+operations = st.lists(st.tuples(st.sampled_from(["add", "drop", "damage", "cover"]),
+                                st.integers(0, HOURS - 1), st.sampled_from(REGIONS)),
+                      max_size=14)
+
+
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=operations, dimension=st.booleans())
+def test_the_memos_never_change_an_answer(catalog: Catalog, ops: list[tuple[str, int, str]],
+                                          dimension: bool) -> None:
+    fact = f"m{next(_names)}"
+    raw = f"{fact}_raw"
+    catalog.create_fact(fact)
+    catalog.create_storage(fact, raw, ["HOURLY"], columns=["dt", "region"],
+                           dimensions=["region=eu,us"] if dimension else [])
+    catalog.register(raw, "HOURLY", [{"dt": hour(h), "region": r}
+                                     for h in range(HOURS) for r in REGIONS])
+    request = CoverRequest.of(fact, T0, T0 + dt.timedelta(hours=HOURS), periods="HOURLY")
+    sdef = catalog.get_storage(raw)
+    for op, h, region in [*ops, ("cover", 0, "eu")]:
+        values = {"dt": hour(h), "region": region}
+        if op == "add":
+            catalog.register(raw, "HOURLY", [values])
+        elif op == "drop":
+            catalog.drop(raw, "HOURLY", [values])
+        elif op == "damage":  # a state nobody wrote: the row is never used from now on
+            [(_, key)] = catalog.keyed_specs(sdef, "HOURLY", values)
+            if catalog.rows.partitions.get(key):
+                catalog.rows.partitions.put(key, {STATE: b"weird"})
+        remembered = answer(catalog.cover_with_partitions(request))
+        forget_all()
+        assert answer(catalog.cover_with_partitions(request)) == remembered
+        assert answer(catalog.cover_with_partitions(request)) == remembered  # memos again
