@@ -24,7 +24,7 @@ from airflow_partitions.cover import CoverRun
 from airflow_partitions.cover.model import RunLocator
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import encode_value, prefix_successor
-from airflow_partitions.kv.page_memo import RowsMemo
+from airflow_partitions.kv.page_memo import LatestMemo, RowsMemo
 from airflow_partitions.periods import UpdatePeriod, zone
 from airflow_partitions.periods.fast_parse import fast_ordinals, fast_value_bytes
 
@@ -100,6 +100,12 @@ def run_locator(runs: Sequence[RunRows]) -> RunLocator:
 
     return locations
 
+#: The key range and decoder of recent groups (a sensor asks the same runs at every poke),
+#: for the catalog rows (identity) and definition (equality) they were worked out for.
+_SCANS: LatestMemo[tuple[str, UpdatePeriod, str, tuple[CoverRun, ...]],
+                   tuple[CatalogRows, StorageDef, bytes, bytes | None, PartitionDecoder]] = (
+                       LatestMemo())
+
 
 def read_runs(rows: CatalogRows, defs: Mapping[str, StorageDef], runs: Sequence[CoverRun],
               column: str, *, merge: bool = True) -> list[RunRows]:
@@ -141,6 +147,30 @@ def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
                 column: str) -> list[RunRows]:
     """One scan for runs of one storage and period, in time order."""
     period = group[0].period
+    key = (sdef.name, period, column, tuple(group))
+    known = _SCANS.get(key)
+    if known is not None and known[0] is rows and known[1] == sdef:
+        low, high, decoder = known[2:]
+    else:
+        low, high, decoder = _scan_of(rows, sdef, group, column)
+        _SCANS.remember(key, (rows, sdef, low, high, decoder))
+    scanned = list_whole_rows(rows.partitions, decoder.columns, low, high,
+                              batch_size=LIST_BATCH, on_damaged=decoder.check.skip)
+    hit = _CHECKED.get(key, scanned)
+    if hit is not None and hit[0] == sdef:
+        return list(hit[1])
+    leading = sdef.column_names[0] == column
+    expected = _expected_values(period, group, sdef.tz) if leading else None
+    out, whole = _check_group(sdef, group, column, decoder, scanned, expected)
+    if whole:  # a group with damaged rows is checked (and logged) at every read
+        _CHECKED.put(key, scanned, (sdef, tuple(out)))
+    return out
+
+
+def _scan_of(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun], column: str
+             ) -> tuple[bytes, bytes | None, PartitionDecoder]:
+    """The key range holding the group's rows, and the decoder of its period."""
+    period = group[0].period
     decoder = PartitionDecoder(sdef, period)
     leading = sdef.column_names[0] == column
     if leading:
@@ -154,17 +184,7 @@ def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
     else:
         low = rows.period_prefix(sdef, period)
         high = prefix_successor(low)
-    scanned = list_whole_rows(rows.partitions, decoder.columns, low, high,
-                              batch_size=LIST_BATCH, on_damaged=decoder.check.skip)
-    key = (sdef.name, period, column, tuple(group))
-    hit = _CHECKED.get(key, scanned)
-    if hit is not None and hit[0] == sdef:
-        return list(hit[1])
-    expected = _expected_values(period, group, sdef.tz) if leading else None
-    out, whole = _check_group(sdef, group, column, decoder, scanned, expected)
-    if whole:  # a group with damaged rows is checked (and logged) at every read
-        _CHECKED.put(key, scanned, (sdef, tuple(out)))
-    return out
+    return low, high, decoder
 
 
 def _check_group(sdef: StorageDef, group: Sequence[CoverRun], column: str,

@@ -32,9 +32,11 @@ from airflow_partitions.cover import Cover, CoverRun, CoverSource, compute_cover
 from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.cover.skipped import SkippedPartition
 from airflow_partitions.errors import InvalidInput, PartitionsError
+from airflow_partitions.kv.page_memo import LatestMemo
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
+    from airflow_partitions.catalog.cache import FactState
     from airflow_partitions.catalog.facade import Catalog
 
 log = logging.getLogger(__name__)
@@ -111,19 +113,14 @@ def verified_cover(
                 # day a region joins at 01:00) is not in the slice cover: the complete-
                 # partition cover may cover the range, or with fewer partitions.
                 sliced = VerifiedCover(found.cover, runs=found.runs)
-        sources, checks = complete_sources(catalog.rows, state, request, column)
-        skipped: tuple[SkippedPartition, ...] = ()
-        if request.fresh_only:
-            sources, skipped = fresh_sources(catalog, request, column, state.definition.tz,
-                                             sources)
-        cover = compute_cover(sources, request, tz=state.definition.tz)
-        if skipped:
-            cover = cover.with_skipped(skipped)
-        defs = {name: s.definition for name, s in state.storages.items()}
-        notes = cover_notes(defs.values(), request, column)  # undeclared columns, said
+        sources, checks, cover, defs, notes = _computed(catalog, state, request, column)
         if not verify:
             return VerifiedCover(cover.with_notes(notes), ())
         runs = read_runs(catalog.rows, defs, cover.runs, column, merge=not request.fresh_only)
+        key = _request_key(request, column)
+        kept = _VERIFIED.get(key)
+        if kept is not None and kept[0] is cover and sliced is None and _same(kept[1], runs):
+            return kept[2]  # the same cover over the same checked rows (their memo)
         unbacked = [(rows.run, ordinal) for rows in runs for ordinal in rows.missing]
         incomplete = _incomplete(runs, defs, checks)
         if not unbacked and not incomplete:
@@ -134,7 +131,10 @@ def verified_cover(
                                         _sliced(sources, checks)),
                             tz=cover.tz, fact=cover.fact, skipped=cover.skipped,
                             locator=run_locator(runs), notes=notes)
-            return VerifiedCover(located, runs=runs)
+            verified = VerifiedCover(located, runs=runs)
+            if sliced is None and not checks and not request.fresh_only:
+                _VERIFIED.remember(key, (cover, tuple(runs), verified))
+            return verified
         if not unbacked:  # a slice's row went away since the completeness check: read again
             if refresh:  # fresh slice timelines still advertise it: settle them (repair)
                 _repair_slices(catalog, defs, column, incomplete, checks)
@@ -155,6 +155,57 @@ def verified_cover(
         f"the timelines of {fact!r} and its partition rows kept disagreeing; run "
         "`airflow-partitions reconcile` on its storages"
     )
+
+
+_Computed = tuple[Sequence[CoverSource], dict[tuple[str, UpdatePeriod], SliceCompleteness],
+                  Cover, dict[str, StorageDef], tuple[str, ...]]
+#: The last time-only covers computed, by request: (the fact's state they came from, the
+#: sources, the slice checks, the cover, the definitions, the notes).
+_RequestKey = tuple[CoverRequest, object, object, str]
+_COMPUTED: LatestMemo[_RequestKey, tuple[FactState, _Computed]] = LatestMemo()
+#: The verified cover last answered for a request: the computed cover it came from (kept
+#: there, so compared by identity), the checked rows it was located with, the answer.
+_VERIFIED: LatestMemo[_RequestKey, tuple[Cover, tuple[RunRows, ...], VerifiedCover]] = (
+    LatestMemo())
+
+
+def _computed(catalog: Catalog, state: FactState, request: CoverRequest,
+              column: str) -> _Computed:
+    """The unverified time-only cover of ``request`` from ``state``, with what it came from.
+
+    A pure function of the cached state (which is replaced, never changed, when the fact's
+    generation moves) and the request, so a sensor's repeated request is computed once per
+    generation; not kept when it read the store (a ``fresh_only`` request's lineage, slice
+    checks read from the rows). Cost: O(runs) when computed, one dict lookup when kept.
+    """
+    key = _request_key(request, column)
+    hit = _COMPUTED.get(key)
+    if hit is not None and hit[0] is state:
+        return hit[1]
+    sources, checks = complete_sources(catalog.rows, state, request, column)
+    skipped: tuple[SkippedPartition, ...] = ()
+    if request.fresh_only:
+        sources, skipped = fresh_sources(catalog, request, column, state.definition.tz,
+                                         sources)
+    cover = compute_cover(sources, request, tz=state.definition.tz)
+    if skipped:
+        cover = cover.with_skipped(skipped)
+    defs = {name: s.definition for name, s in state.storages.items()}
+    notes = tuple(cover_notes(defs.values(), request, column))  # undeclared columns, said
+    computed = (sources, checks, cover, defs, notes)
+    if not checks and not request.fresh_only:
+        _COMPUTED.remember(key, (state, computed))
+    return computed
+
+
+def _request_key(request: CoverRequest, column: str) -> _RequestKey:
+    """A request as a key: equal requests in other zones print other instants."""
+    return request, request.start.tzinfo, request.end.tzinfo, column
+
+
+def _same(kept: Sequence[RunRows], runs: Sequence[RunRows]) -> bool:
+    """Whether ``runs`` are the very objects kept (the rows' memo handed them back)."""
+    return len(kept) == len(runs) and all(a is b for a, b in zip(kept, runs, strict=True))
 
 
 def _better(cover: Cover, checks: dict[tuple[str, UpdatePeriod], SliceCompleteness],

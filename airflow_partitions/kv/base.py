@@ -66,6 +66,11 @@ class StoreStats:
         return f"StoreStats(round_trips={self.round_trips}, ops={dict(self.ops)})"
 
 
+#: Column tuples ``scan_columns`` has validated (a catalog projects a handful).
+_VALID_PROJECTIONS: set[tuple[bytes, ...]] = set()
+_VALID_PROJECTIONS_MAX = 1024
+
+
 class KVTable(ABC):
     """One table. Handles are cheap: creating one makes no round trip."""
 
@@ -202,12 +207,17 @@ class KVTable(ABC):
 
     @staticmethod
     def _projected(columns: Sequence[bytes]) -> tuple[bytes, ...]:
-        """Validated, non-empty, distinct whole-cell columns (no family specs)."""
+        """Validated, non-empty, distinct whole-cell columns (no family specs); a tuple
+        validated before is returned at once (a sensor projects the same columns each poke)."""
+        if isinstance(columns, tuple) and columns in _VALID_PROJECTIONS:
+            return columns
         if isinstance(columns, bytes) or not columns:
             raise InvalidScan(f"scan_columns needs a non-empty list of columns, got {columns!r}")
         wanted = tuple(check_column(c) for c in columns)
         if len(set(wanted)) != len(wanted):
             raise InvalidScan(f"scan_columns got a column twice: {columns!r}")
+        if len(_VALID_PROJECTIONS) < _VALID_PROJECTIONS_MAX:
+            _VALID_PROJECTIONS.add(wanted)
         return wanted
 
     @abstractmethod

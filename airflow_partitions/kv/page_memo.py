@@ -8,10 +8,10 @@ comes back byte for byte equal to one projected before gets the same answer. The
 still read from the store every time (a row dropped, damaged or rewritten since makes the
 bytes differ, and the page is projected again): nothing is trusted that was not just read.
 
-Cost: a hit is one comparison of the page with the remembered one (``memcmp`` of each key and
-blob, no decoding); a miss adds a dict insert. Memory: the remembered pages' keys, blobs and
-projections, at most ``max_rows`` rows (about 0.4 KiB a partition row), the oldest dropped
-first.
+Cost: a hit joins the page's keys and blobs into one string and compares it with the one kept
+(``memcmp``, no decoding), about 0.1 µs a row; a miss adds that to the projection. Memory: the
+joined bytes and the projection of at most ``$AIRFLOW_PARTITIONS_VERIFY_MEMO_ROWS`` rows
+(default 100,000, about 0.5 KiB a partition row), the oldest dropped first.
 
 >>> from airflow_partitions.kv.cell_blob import Projection, encode_cells
 >>> memo = PageMemo(max_rows=10)
@@ -30,9 +30,12 @@ from __future__ import annotations
 
 import threading
 import weakref
+from array import array
 from collections.abc import Hashable, Sequence
+from itertools import chain
 from typing import Generic, Protocol, TypeVar
 
+from airflow_partitions.defaults import verify_memo_rows
 from airflow_partitions.kv.cell_blob import Projection
 
 _Page = list[tuple[bytes, bytes]]
@@ -40,17 +43,22 @@ _Projected = list[tuple[bytes, tuple[bytes | None, ...]]]
 _K = TypeVar("_K", bound=Hashable)
 _V = TypeVar("_V")
 
-#: Rows remembered across all pages (about 40 MiB at most): ten years of hourly rows, or a
-#: month of 100 regions, fit; a larger scan is projected as before.
-MAX_ROWS = 100_000
+#: Rows each memo keeps: ten years of hourly rows, or a month of 100 regions, fit; a larger
+#: scan is checked as before.
+MAX_ROWS = verify_memo_rows()
 
 
 class _Memo(Protocol):
     def clear(self) -> None: ...
 
 
-#: Every memo, so that :func:`forget_all` can empty them.
-_ALL: weakref.WeakSet[_Memo] = weakref.WeakSet()
+#: Every memo, so that :func:`forget_all` can empty them (weak: a memo a test made goes away).
+_ALL: list[weakref.ref[_Memo]] = []
+
+
+def _register(memo: _Memo) -> None:
+    _ALL[:] = [r for r in _ALL if r() is not None]
+    _ALL.append(weakref.ref(memo))
 
 
 class RowsMemo(Generic[_K, _V]):
@@ -66,7 +74,7 @@ class RowsMemo(Generic[_K, _V]):
         self._entries: dict[_K, tuple[Sequence[object], _V, int]] = {}
         self._rows = 0
         self._lock = threading.Lock()
-        _ALL.add(self)
+        _register(self)
 
     def get(self, key: _K, rows: Sequence[object]) -> _V | None:
         """The value kept for ``key`` if it was computed from rows equal to ``rows``."""
@@ -95,6 +103,23 @@ class RowsMemo(Generic[_K, _V]):
             self._rows = 0
 
 
+class LatestMemo(dict[_K, _V]):
+    """A dict keeping its newest ``max_entries`` entries, emptied by :func:`forget_all`: for
+    memos of small values (a computed cover, a scan's key range) whose validity the caller
+    checks on each hit (the state object it came from, by identity)."""
+
+    def __init__(self, max_entries: int = 256) -> None:
+        super().__init__()
+        self.max_entries = max_entries
+        _register(self)
+
+    def remember(self, key: _K, value: _V) -> None:
+        """``self[key] = value``, dropping the oldest entry when full. O(1)."""
+        if len(self) >= self.max_entries:
+            self.pop(next(iter(self)), None)
+        self[key] = value
+
+
 class PageMemo:
     """The last pages projected, by wanted columns and the page's first and last keys."""
 
@@ -111,10 +136,14 @@ class PageMemo:
         if not page:
             return []
         key = (projection.wanted, page[0][0], page[-1][0], len(page))
-        found = self._memo.get(key, page)
+        # Every key and blob, one after the other, and their lengths: equal exactly when the
+        # pages are (kept instead of the page itself: one string, not three objects a row).
+        fingerprint = (b"".join(chain.from_iterable(page)),
+                       array("I", map(len, chain.from_iterable(page))))
+        found = self._memo.get(key, fingerprint)
         if found is None:
             found = projection.page(page)  # raises on a damaged row: nothing is kept
-            self._memo.put(key, page, found)
+            self._memo.put(key, fingerprint, found, size=len(page))
         return found
 
     def clear(self) -> None:
@@ -125,12 +154,14 @@ class PageMemo:
 def forget_all() -> None:
     """Empty every memo: the next read checks every row again (tests compare answers with
     and without them; a process may want the memory back)."""
-    for memo in list(_ALL):
-        memo.clear()
+    for ref in list(_ALL):
+        memo = ref()
+        if memo is not None:
+            memo.clear()
 
 
 #: The one memo the SQLite tables share: a projection depends on nothing but the bytes and
 #: the wanted columns, so pages of two tables (or two files) with equal bytes agree too.
 PAGES = PageMemo()
 
-__all__ = ["MAX_ROWS", "PAGES", "PageMemo", "RowsMemo", "forget_all"]
+__all__ = ["MAX_ROWS", "PAGES", "LatestMemo", "PageMemo", "RowsMemo", "forget_all"]
