@@ -24,7 +24,8 @@ check-and-put:
   there the register always re-reads its rows.
 
 :data:`WRITE_STEPS` names the gaps between the steps; ``AIRFLOW_PARTITIONS_CRASH_AT=<step>``
-kills the process there, which is how the crash-safety tests reach every gap.
+kills the process there, which is how the crash-safety tests reach every gap;
+``AIRFLOW_PARTITIONS_PAUSE_AT=<step>@<marker>`` holds one process there (:mod:`.pause_point`).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from airflow_partitions.catalog.rows import (
     encoded_cell_column,
     value_cell_column,
 )
+from airflow_partitions.catalog.pause_point import pause_point
 from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptPartitionRow, InvalidInput
 from airflow_partitions.keys import ColumnType, string_field, value_fields
@@ -126,6 +128,7 @@ def crash_point(step: str) -> None:
         raise ValueError(f"unknown write step {step!r}")
     for hook in STEP_HOOKS:
         hook(step)
+    pause_point(step)
     wanted = os.environ.get(CRASH_ENV)
     if wanted and step in wanted.split(","):
         os._exit(86)

@@ -88,12 +88,19 @@ class ServiceRecord:
 
 
 def spawn(name: str, argv: Sequence[str], env: Mapping[str, str], log: Path,
-          cwd: Path) -> tuple[subprocess.Popen[bytes], ServiceRecord]:
-    """Start ``argv`` leading a new session (so a new process group), output to ``log``."""
+          cwd: Path, user: int | None = None) -> tuple[subprocess.Popen[bytes], ServiceRecord]:
+    """Start ``argv`` leading a new session (so a new process group), output to ``log``;
+    as the uid ``user`` (with its primary group only) when given, e.g. PostgreSQL under root."""
     log.parent.mkdir(parents=True, exist_ok=True)
+    who: dict[str, Any] = {}
+    if user is not None:
+        import pwd
+
+        who = {"user": user, "group": pwd.getpwuid(user).pw_gid, "extra_groups": []}
     with log.open("ab") as out:
         proc = subprocess.Popen(list(argv), env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL,  # noqa: S603
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                **who)
     ticks = start_ticks(proc.pid) or 0
     return proc, ServiceRecord(name, proc.pid, ticks, boot_id(), list(argv), str(log))
 
