@@ -40,6 +40,7 @@ from airflow_partitions.catalog import slice_writer
 from airflow_partitions.catalog.bulk_specs import KeyedSpec, Locate
 from airflow_partitions.catalog.cache import timeline_from_cell
 from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.pause_point import pause_point
 from airflow_partitions.catalog.row_check import names_damaged_rows
 from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.row_scan import scan_row_cells
@@ -60,7 +61,6 @@ from airflow_partitions.catalog.rows import (
     encoded_cell_column,
     value_cell_column,
 )
-from airflow_partitions.catalog.pause_point import pause_point
 from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptPartitionRow, InvalidInput
 from airflow_partitions.keys import ColumnType, string_field, value_fields

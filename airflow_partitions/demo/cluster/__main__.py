@@ -1,4 +1,4 @@
-"""``python -m airflow_partitions.demo.cluster``: ``make airflow-cluster`` / ``make airflow-stop``."""
+"""``python -m airflow_partitions.demo.cluster``: make airflow-cluster, make airflow-stop."""
 
 import sys
 

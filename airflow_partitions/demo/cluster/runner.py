@@ -15,7 +15,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import shlex
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -55,8 +57,12 @@ class Cluster:
     """One cluster on one machine: its layout, ports and environment, and its processes."""
 
     def __init__(self, layout: ClusterLayout, ports: ClusterPorts,
-                 base: Mapping[str, str] | None = None) -> None:
+                 base: Mapping[str, str] | None = None,
+                 worker_extra: Mapping[str, str] | None = None) -> None:
+        """``base``: the environment to start from (default ``os.environ``); ``worker_extra``:
+        more for the Celery workers only (the tests' ``AIRFLOW_PARTITIONS_PAUSE_AT``)."""
         self.layout = layout
+        self.worker_extra = dict(worker_extra or {})
         self.ports = ports
         for path in layout.directories():
             path.mkdir(parents=True, exist_ok=True)
@@ -94,7 +100,7 @@ class Cluster:
         self._spawn("spark-master", spark_standalone.master_argv(host, p.spark_master,
                                                                  p.spark_master_ui),
                     self.layout.spark)
-        for n, ui in zip(WORKERS, p.spark_worker_uis, strict=True):
+        for n in WORKERS:
             self.start_spark_worker(n)
         postgres.wait_ready(host, p.postgres, timeout)
         postgres.create_database(host, p.postgres)
@@ -116,6 +122,13 @@ class Cluster:
         progress(f"Spark master {self.ports.spark_url} with {len(WORKERS)} workers")
         self.wait_airflow(timeout, progress)
 
+    def restart_catalog(self, timeout: float = 120) -> None:
+        """The catalog server again, on its port, with the tables it saved when stopped."""
+        host, port = self.ports.host, self.ports.catalog
+        self._spawn("catalog", catalog_server.server_argv(self.layout.catalog_state, host, port),
+                    self.layout.catalog)
+        catalog_server.wait_ready(host, port, timeout)
+
     def start_spark_worker(self, n: int) -> None:
         ui = self.ports.spark_worker_uis[n - 1]
         self._spawn(f"spark-worker-{n}", spark_standalone.worker_argv(
@@ -124,7 +137,8 @@ class Cluster:
 
     def start_celery_worker(self, n: int, extra: Mapping[str, str] | None = None) -> None:
         """``airflow celery worker`` as ``worker-<n>@cluster`` in its own directory."""
-        env = {**worker_environment(self.env, self.layout, n), **(extra or {})}
+        env = {**worker_environment(self.env, self.layout, n), **self.worker_extra,
+               **(extra or {})}
         self._spawn(f"celery-worker-{n}", [
             str(VENV_BIN / "airflow"), "celery", "worker", "--celery-hostname",
             f"worker-{n}@cluster", "--concurrency", str(env["AIRFLOW__CELERY__WORKER_CONCURRENCY"]),
@@ -151,13 +165,19 @@ class Cluster:
         self._airflow("connections", "import", "--overwrite", str(path))
 
     def _ensure_catalog(self) -> None:
-        """The example fact on the catalog server (idempotent), as ``make airflow`` does."""
-        os.environ["AIRFLOW_PARTITIONS_DATA_ROOT"] = str(self.layout.data)
-        from airflow_partitions.catalog import Catalog
-        from airflow_partitions.demo.events import ensure_catalog
+        """The example fact on the catalog server (idempotent), as ``make airflow`` does.
 
-        with Catalog(self.ports.catalog_url, data_root=str(self.layout.data)) as catalog:
-            ensure_catalog(catalog)
+        In a fresh interpreter with the cluster's environment: the example's location templates
+        are built from the data root when :mod:`airflow_partitions.demo.events` is imported,
+        and this process may have imported it with another one already."""
+        code = ("from airflow_partitions.catalog import Catalog\n"
+                "from airflow_partitions.demo.events import ensure_catalog\n"
+                f"with Catalog({self.ports.catalog_url!r}) as catalog:\n"
+                "    ensure_catalog(catalog)\n")
+        done = subprocess.run([sys.executable, "-c", code], env=self.env,  # noqa: S603
+                              capture_output=True, text=True, timeout=300, check=False)
+        if done.returncode != 0:
+            raise ServicesFailed(f"creating the example fact failed:\n{done.stderr[-3000:]}")
 
     def _write_state(self) -> None:
         state = {"api_url": self.api_url, "ports": self.ports.to_json(),
@@ -166,7 +186,9 @@ class Cluster:
         (self.layout.state / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
         script = self.layout.state / ENV_FILE
         with os.fdopen(os.open(script, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-            f.write(env_script({**self.env, "SPARK_CONF_DIR": self.env["SPARK_CONF_DIR"]}))
+            f.write(env_script(self.env))
+            f.writelines(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(self.env.items())
+                         if k.startswith("SPARK_"))
         script.chmod(0o600)
 
     # -- readiness -----------------------------------------------------------------------------

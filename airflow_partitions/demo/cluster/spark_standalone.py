@@ -40,6 +40,8 @@ def defaults(events: Path) -> str:
     """``spark-defaults.conf`` for every application on this cluster."""
     return "\n".join([
         "spark.eventLog.enabled true",
+        "spark.eventLog.compress false",
+        "spark.eventLog.rolling.enabled false",
         f"spark.eventLog.dir {events.as_uri()}",
         "spark.executor.cores 1",
         "spark.cores.max 2",
@@ -69,7 +71,7 @@ def worker_argv(master: str, host: str, ui_port: int, workdir: Path) -> list[str
 
 def master_state(host: str, ui_port: int) -> dict[str, Any]:
     """The master's own view (``/json/``): workers, applications, their states."""
-    with urllib.request.urlopen(f"http://{host}:{ui_port}/json/", timeout=5) as resp:  # noqa: S310
+    with urllib.request.urlopen(f"http://{host}:{ui_port}/json/", timeout=5) as resp:
         doc: dict[str, Any] = json.loads(resp.read())
     return doc
 

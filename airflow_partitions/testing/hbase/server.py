@@ -290,8 +290,9 @@ def _arg_parser() -> argparse.ArgumentParser:
         prog="python -m airflow_partitions.testing.hbase.server",
         description=(
             "Serve an in-memory HBase Thrift1-compatible TEST DOUBLE (not HBase) that happybase "
-            "can talk to. Data is lost when the process exits, unless --state keeps it. Prints one 'ready' line on stdout "
-            "once it accepts connections; stops cleanly on SIGTERM or SIGINT."
+            "can talk to. Data is lost when the process exits (unless --state keeps it). "
+            "Prints one 'ready' line on stdout once it accepts connections; stops cleanly on "
+            "SIGTERM or SIGINT."
         ),
     )
     parser.add_argument(

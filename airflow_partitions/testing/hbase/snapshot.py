@@ -14,7 +14,7 @@ run time, so they are stored as plain dicts of their fields and rebuilt on load.
 from __future__ import annotations
 
 import os
-import pickle  # noqa: S403 - our own file, written by this module, in a directory we own
+import pickle  # our own file, written by this module, in a directory we own
 from pathlib import Path
 from types import ModuleType
 from typing import Any
