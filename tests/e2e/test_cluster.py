@@ -52,7 +52,9 @@ from airflow_partitions.demo.services.runner import log_tail
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.synthetic import SLICE_REGIONS, expected_slice_totals
 
-pytestmark = pytest.mark.e2e
+# Generous: every wait below has its own deadline; on a loaded 2-core machine the pipeline
+# alone has taken minutes.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
 T = TypeVar("T")
 DAY0 = dt.datetime(2015, 1, 30, tzinfo=dt.UTC)
@@ -221,7 +223,7 @@ def test_the_pipeline_on_the_cluster_survives_a_worker_killed_mid_registration(
     began = time.monotonic()
     ingest(run)
     run.timings["ingest"] = round(time.monotonic() - began)
-    backfill = subprocess.Popen(  # noqa: S603
+    backfill = subprocess.Popen(
         [str(VENV_BIN / "airflow-partitions"), "backfill", FACT, "--start", iso(DAY0),
          "--end", iso(END), "--max-active-runs", "3", "--unpause", "--poll-interval", "2"],
         env=run.env, cwd=run.layout.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -316,19 +318,21 @@ def test_a_spark_worker_killed_mid_job_loses_nothing(cluster: Run) -> None:
     run = cluster
     began = time.monotonic()
     output = "cluster_report.json"
-    run_id = run.trigger("events_report", {"start": iso(DAY0), "end": iso(END),
-                                           "output": output})
     victim = 2
     work = run.layout.spark_worker(victim) / "work"
+    earlier = {path.name for path in work.iterdir()}  # the applications before the report
+    run_id = run.trigger("events_report", {"start": iso(DAY0), "end": iso(END),
+                                           "output": output})
 
     def running_task() -> Path | None:
         for stderr in work.glob("app-*/*/stderr"):
-            if "Running task" in stderr.read_text(errors="replace") and \
-                    _app_name(run, stderr.parent.parent.name) == "events_report":
+            if stderr.parent.parent.name not in earlier and \
+                    "Running task" in stderr.read_text(errors="replace"):
                 return stderr
         return None
 
-    poll("the report's executor on spark-worker-2 to run a task", running_task, 600, every=0.1)
+    report_app_id = poll("the report's executor on spark-worker-2 to run a task", running_task,
+                         500, every=0.1).parent.parent.name
     run.kill_group(f"spark-worker-{victim}")
     run.wait_run("events_report", run_id)
     run.timings["report"] = round(time.monotonic() - began)
@@ -347,7 +351,7 @@ def test_a_spark_worker_killed_mid_job_loses_nothing(cluster: Run) -> None:
             if worker is not None:
                 by_worker[worker] = by_worker.get(worker, 0) + count
     assert by_worker.get(1, 0) > 0 and by_worker.get(2, 0) > 0, by_worker
-    report_app = next(a for a in apps.values() if a["name"] == "events_report")
+    report_app = apps[report_app_id]
     lost = [e for e, w in report_app["executor_worker"].items() if w == victim]
     assert lost and set(lost) <= report_app["removed"], report_app
     assert any(report_app["executor_worker"].get(e) != victim for e in report_app["succeeded"])
@@ -369,15 +373,6 @@ def _request(start: dt.datetime, end: dt.datetime, storage: str) -> Any:
     from airflow_partitions.cover.request import CoverRequest
 
     return CoverRequest.of(FACT, start, end, storages=[storage])
-
-
-def _app_name(run: Run, app_id: str) -> str | None:
-    for path in run.layout.spark_events.glob(f"{app_id}*"):
-        for line in path.read_text(errors="replace").splitlines():
-            event = json.loads(line)
-            if event.get("Event") == "SparkListenerApplicationStart":
-                return str(event["App Name"])
-    return None
 
 
 def _event_logs(run: Run) -> dict[str, dict[str, Any]]:
@@ -404,5 +399,5 @@ def _event_logs(run: Run) -> dict[str, dict[str, Any]]:
                     event["Task End Reason"]["Reason"] == "Success":
                 executor = event["Task Info"]["Executor ID"]
                 app["succeeded"][executor] = app["succeeded"].get(executor, 0) + 1
-        apps[path.name] = app
+        apps[path.name.removesuffix(".inprogress")] = app
     return apps

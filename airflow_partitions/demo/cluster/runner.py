@@ -90,7 +90,7 @@ class Cluster:
         if postgres.initdb(self.layout.pgdata):
             progress(f"initdb {self.layout.pgdata}")
         self._spawn("postgres", postgres.server_argv(self.layout.pgdata, host, p.postgres),
-                    self.layout.postgres, user=postgres.run_as())
+                    self.layout.postgres, user=postgres.run_as(), stop_signal="SIGINT")
         self._spawn("redis", broker.server_argv(self.layout.redis, host, p.redis),
                     self.layout.redis)
         self._spawn("catalog", catalog_server.server_argv(self.layout.catalog_state, host,
@@ -145,8 +145,10 @@ class Cluster:
             "--skip-serve-logs"], self.layout.celery_worker(n), env=env)
 
     def _spawn(self, name: str, argv: Sequence[str], cwd: Path, *,
-               env: Mapping[str, str] | None = None, user: int | None = None) -> None:
-        proc, record = spawn(name, argv, env or self.env, self.log(name), cwd, user=user)
+               env: Mapping[str, str] | None = None, user: int | None = None,
+               stop_signal: str = "SIGTERM") -> None:
+        proc, record = spawn(name, argv, env or self.env, self.log(name), cwd, user=user,
+                             stop_signal=stop_signal)
         self.procs[name] = proc
         (self.layout.state / f"{name}.pid").write_text(json.dumps(record.to_json()) + "\n")
 
