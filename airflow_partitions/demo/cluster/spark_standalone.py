@@ -48,6 +48,7 @@ def defaults(events: Path) -> str:
         "spark.executor.memory 512m",
         f"spark.executor.extraJavaOptions {FAST_JVM}",
         "spark.ui.enabled false",
+        "spark.master.rest.enabled false",  # else the master listens on 6066, a fixed port
         "",
     ])
 
