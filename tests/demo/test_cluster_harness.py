@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import pwd
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from airflow_partitions.demo.cluster.layout import ClusterLayout
+from airflow_partitions.demo.cluster.pg_files import PostgresFiles, placed, reachable
 from airflow_partitions.demo.cluster.ports import ClusterPorts, choose_cluster_ports
 from airflow_partitions.demo.cluster.settings import (
     cluster_environment,
@@ -55,3 +61,23 @@ def test_help_and_stop_with_nothing_started(tmp_path: Path) -> None:
     for _ in range(2):  # safe to run twice
         done = subprocess.run([*cli, "stop"], capture_output=True, text=True, check=False)
         assert done.returncode == 0 and "nothing to stop" in done.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="PostgreSQL runs as nobody only under root")
+def test_postgres_files_move_where_nobody_reaches_them(tmp_path: Path) -> None:
+    uid = pwd.getpwnam("nobody").pw_uid
+    hidden = tmp_path / "private"
+    hidden.mkdir(mode=0o700)
+    (hidden / "pginstall" / "bin").mkdir(parents=True)
+    (hidden / "pginstall" / "bin" / "postgres").write_text("#!/bin/sh\n")
+    (hidden / "pginstall" / "bin" / "postgres").chmod(0o755)
+    home = hidden / "cluster" / "postgres"
+    assert not reachable(uid, home.parent)  # pytest's temporary root is 0700
+    pg = placed(home, hidden / "pginstall" / "bin", uid)
+    try:
+        assert pg.home != home and reachable(uid, pg.home)
+        assert reachable(uid, pg.bin / "postgres")
+        assert placed(home, hidden / "pginstall" / "bin", uid) == pg  # stable across starts
+    finally:
+        shutil.rmtree(pg.home)
+    assert placed(tmp_path, tmp_path, None) == PostgresFiles(tmp_path, tmp_path)

@@ -48,7 +48,7 @@ from airflow_partitions.demo.cluster.runner import Cluster, record_of, stop_part
 from airflow_partitions.demo.layout import REPO
 from airflow_partitions.demo.services.api import ApiClient
 from airflow_partitions.demo.services.environment import VENV_BIN
-from airflow_partitions.demo.services.runner import log_tail
+from airflow_partitions.demo.services.runner import log_tail, recorded
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.synthetic import SLICE_REGIONS, expected_slice_totals
 
@@ -195,8 +195,7 @@ def cluster() -> Iterator[Run]:
         yield run
     finally:
         lines = cluster.stop()
-        left = [r.name for r in __import__("airflow_partitions.demo.services.runner",
-                                           fromlist=["recorded"]).recorded(layout.state)]
+        left = [r.name for r in recorded(layout.state)]
         print("\n".join(lines), f"\ncluster timings: started in {run.started_in:.0f} s; "
               f"{run.timings}")
         assert not left, f"parts still recorded after stop: {left}"

@@ -55,7 +55,7 @@ def report(cluster: Cluster, seconds: float) -> None:
     print(f"""
 ready in {seconds:.0f} s: Airflow {cluster.api_url}  (UI and REST API; everything on {p.host})
   user      {ADMIN}, password in {password_file(layout.home)}
-  metadata  PostgreSQL {p.host}:{p.postgres} (data {layout.pgdata})
+  metadata  PostgreSQL {p.host}:{p.postgres} (log {cluster.log("postgres")})
   broker    Redis {p.host}:{p.redis}
 {workers}
   spark     {p.spark_url}  (master UI http://{p.host}:{p.spark_master_ui}; workers {spark_workers})

@@ -38,10 +38,6 @@ class ClusterLayout:
         return self.root / "postgres"
 
     @property
-    def pgdata(self) -> Path:
-        return self.postgres / "data"
-
-    @property
     def redis(self) -> Path:
         return self.root / "redis"
 

@@ -21,6 +21,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from airflow_partitions.demo.cluster.pg_files import PostgresFiles, placed
 from airflow_partitions.demo.cluster.wheels import package_dir
 from airflow_partitions.demo.services.runner import ServicesFailed
 
@@ -44,18 +45,23 @@ def sqlalchemy_url(host: str, port: int) -> str:
     return f"postgresql+psycopg2://{USER}@{host}:{port}/{DATABASE}"
 
 
-def initdb(pgdata: Path) -> bool:
+def files(home: Path) -> PostgresFiles:
+    """The binaries and the data directory for a server whose directory is ``home``."""
+    return placed(home, bin_dir(), run_as())
+
+
+def initdb(pg: PostgresFiles) -> bool:
     """Create the database cluster once (False: it was there); trust on loopback only."""
+    pgdata = pg.data
     if (pgdata / "PG_VERSION").exists():
         return False
     pgdata.mkdir(parents=True, exist_ok=True)
     uid = run_as()
     if uid is not None:
-        os.chown(pgdata.parent, uid, -1)
         os.chown(pgdata, uid, -1)
     pgdata.chmod(0o700)
     done = subprocess.run(  # noqa: S603 - the wheel's own initdb
-        [str(bin_dir() / "initdb"), "-D", str(pgdata), "-U", USER, "--auth=trust",
+        [str(pg.bin / "initdb"), "-D", str(pgdata), "-U", USER, "--auth=trust",
          "--encoding=UTF8", "--no-sync", "--no-instructions"],
         capture_output=True, text=True, user=uid, group=_gid(uid), extra_groups=_groups(uid),
         check=False, timeout=300)
@@ -66,10 +72,10 @@ def initdb(pgdata: Path) -> bool:
     return True
 
 
-def server_argv(pgdata: Path, host: str, port: int) -> list[str]:
+def server_argv(pg: PostgresFiles, host: str, port: int) -> list[str]:
     """The server in the foreground, on ``host:port`` and a socket in its own directory."""
-    return [str(bin_dir() / "postgres"), "-D", str(pgdata), "-h", host, "-p", str(port),
-            "-k", str(pgdata.parent), "-c", "fsync=off", "-c", "synchronous_commit=off",
+    return [str(pg.bin / "postgres"), "-D", str(pg.data), "-h", host, "-p", str(port),
+            "-k", str(pg.home), "-c", "fsync=off", "-c", "synchronous_commit=off",
             "-c", "full_page_writes=off", "-c", "max_connections=300",
             "-c", "shared_buffers=64MB"]
 

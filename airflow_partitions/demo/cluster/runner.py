@@ -87,10 +87,11 @@ class Cluster:
         self.started_at = dt.datetime.now(dt.UTC)
         self._write_state()
         host, p = self.ports.host, self.ports
-        if postgres.initdb(self.layout.pgdata):
-            progress(f"initdb {self.layout.pgdata}")
-        self._spawn("postgres", postgres.server_argv(self.layout.pgdata, host, p.postgres),
-                    self.layout.postgres, user=postgres.run_as(), stop_signal="SIGINT")
+        pg = postgres.files(self.layout.postgres)
+        if postgres.initdb(pg):
+            progress(f"initdb {pg.data}")
+        self._spawn("postgres", postgres.server_argv(pg, host, p.postgres), pg.home,
+                    user=postgres.run_as(), stop_signal="SIGINT")
         self._spawn("redis", broker.server_argv(self.layout.redis, host, p.redis),
                     self.layout.redis)
         self._spawn("catalog", catalog_server.server_argv(self.layout.catalog_state, host,
