@@ -116,4 +116,5 @@ bench-peers: venv peer-venvs
 	$(PY) benchmarks/peers.py --write docs/benchmarks-peers.md $(BENCH_PEERS_ARGS)
 
 clean: demo-clean
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	@test ! -x $(PY) || $(PY) -m airflow_partitions.demo.cluster stop
+	rm -rf $(VENV) .cluster .pytest_cache .mypy_cache .ruff_cache .hypothesis

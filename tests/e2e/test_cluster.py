@@ -262,15 +262,7 @@ def test_the_pipeline_on_the_cluster_survives_a_worker_killed_mid_registration(
     workers = dict(run.sql("SELECT worker, count(*) FROM celery_taskmeta GROUP BY worker"))
     assert {"worker-1@cluster", "worker-2@cluster"} <= set(workers), workers
 
-    # Nothing lost, nothing falsely advertised.
-    with run.catalog() as catalog:
-        for storage in (RAW, ROLLUP):
-            report = catalog.reconcile(storage)
-            assert report.consistent, report.to_json()
-        cover = catalog.cover_with_partitions(_request(DAY0, END, ROLLUP))
-        assert not cover.cover.missing
-        assert [dict(p.values)["dt"] for p in cover.partitions] == [
-            (DAY0 + dt.timedelta(days=i)).strftime("%Y-%m-%d") for i in range(DAYS)]
+    assert_nothing_lost_or_falsely_advertised(run)
 
     # Restore the cluster for the next tests.
     run.cluster.start_celery_worker(victim)
@@ -311,6 +303,7 @@ def test_sensors_wait_through_a_catalog_outage_and_fire_after_it(cluster: Run) -
                    for p in run.layout.logs.rglob("*") if p.is_file()
                    and "cluster_waits" in str(p))
     assert "partition catalog unreachable" in logs or "unreachable" in logs
+    assert_nothing_lost_or_falsely_advertised(run, raw_end=LATE + dt.timedelta(hours=1))
 
 
 def test_a_spark_worker_killed_mid_job_loses_nothing(cluster: Run) -> None:
@@ -354,10 +347,31 @@ def test_a_spark_worker_killed_mid_job_loses_nothing(cluster: Run) -> None:
     lost = [e for e, w in report_app["executor_worker"].items() if w == victim]
     assert lost and set(lost) <= report_app["removed"], report_app
     assert any(report_app["executor_worker"].get(e) != victim for e in report_app["succeeded"])
+    assert_nothing_lost_or_falsely_advertised(run, raw_end=LATE + dt.timedelta(hours=1))
     run.cluster.start_spark_worker(victim)
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+
+def assert_nothing_lost_or_falsely_advertised(run: Run, raw_end: dt.datetime = END) -> None:
+    """``reconcile`` finds both storages as their rows say, and the verified covers are whole:
+    every raw hour and every daily rollup registered, nothing more."""
+    with run.catalog() as catalog:
+        for storage in (RAW, ROLLUP):
+            report = catalog.reconcile(storage)
+            assert report.consistent, report.to_json()
+        rollups = catalog.cover_with_partitions(_request(DAY0, END, ROLLUP))
+        assert not rollups.cover.missing
+        assert [dict(p.values)["dt"] for p in rollups.partitions] == [
+            (DAY0 + dt.timedelta(days=i)).strftime("%Y-%m-%d") for i in range(DAYS)]
+        raw = catalog.cover_with_partitions(_request(DAY0, raw_end, RAW))
+        assert not raw.cover.missing
+        hours = int((raw_end - DAY0).total_seconds()) // 3600
+        assert len(raw.partitions) == hours * len(SLICE_REGIONS)
+        after = catalog.cover_with_partitions(_request(raw_end, raw_end + dt.timedelta(hours=1),
+                                                       RAW))
+        assert after.cover.missing and not after.partitions  # nothing made up past the data
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
