@@ -33,9 +33,9 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import psycopg2
 import pytest
@@ -51,12 +51,12 @@ from airflow_partitions.demo.services.environment import VENV_BIN
 from airflow_partitions.demo.services.runner import log_tail, recorded
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.synthetic import SLICE_REGIONS, expected_slice_totals
+from tests.helpers import poll
 
 # Generous: every wait below has its own deadline; on a loaded 2-core machine the pipeline
 # alone has taken minutes.
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
-T = TypeVar("T")
 DAY0 = dt.datetime(2015, 1, 30, tzinfo=dt.UTC)
 DAYS = 3
 END = DAY0 + dt.timedelta(days=DAYS)
@@ -77,18 +77,6 @@ with DAG("cluster_waits", schedule=None, start_date=pendulum.datetime(2024, 1, 1
         PartitionCoverageSensor(task_id=task_id, fact="events", storages=["events_raw"],
                                 start="@START@", end="@END@", timeout=900, **kwargs)
 '''
-
-
-def poll(what: str, check: Callable[[], T | None], timeout: float, every: float = 1.0) -> T:
-    """``check()`` until it returns something, or fail saying what was awaited."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got is not None:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(every)
 
 
 def hourly(instant: dt.datetime) -> str:
