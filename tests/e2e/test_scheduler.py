@@ -39,9 +39,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -61,10 +61,11 @@ from airflow_partitions.demo.services.ports import choose_ports
 from airflow_partitions.demo.services.runner import AirflowServices, log_tail
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.synthetic import events_for_hour, expected_totals
-from tests.helpers import make_airflow_home, poll
+from tests.helpers import make_airflow_home
 
 pytestmark = pytest.mark.e2e
 
+T = TypeVar("T")
 DAY0 = dt.datetime(2015, 1, 30, tzinfo=dt.UTC)
 DAYS = [DAY0, DAY0 + dt.timedelta(days=1)]
 ROLLUP_ASSET = "sched_rollup_days"
@@ -185,6 +186,18 @@ with DAG("sched_restate", schedule=None, start_date=pendulum.datetime(2024, 1, 1
         airflow_api_conn_id="airflow_api_e2e",
     )
 '''
+
+
+def poll(what: str, check: Callable[[], T | None], timeout: float, every: float = 1.0) -> T:
+    """``check()`` until it returns something, or fail saying what was awaited."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got is not None:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(every)
 
 
 class Scheduler:
