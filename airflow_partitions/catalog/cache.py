@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from airflow_partitions.arguments import shown
+from airflow_partitions.catalog.lineage_flag import may_have_derived
 from airflow_partitions.catalog.model import FactDef, StorageDef
 from airflow_partitions.catalog.rows import (
     DEF,
@@ -126,6 +127,9 @@ class StorageState:
     marker: SliceMarker | None = None
     #: Timelines with a corrupt slice cell: read from the rows until reconcile rebuilds them.
     broken: set[TimelineKey] = field(default_factory=set)
+    #: False only when no row of the storage records inputs (:mod:`.lineage_flag`): a stale
+    #: check then reads none of its rows.
+    may_have_derived: bool = True
 
     def slice_timelines(self, period: UpdatePeriod, column: str
                         ) -> dict[Slice, PartitionTimeline] | None:
@@ -194,7 +198,8 @@ class TimelineCache:
             if DEF not in cells:
                 continue  # a storage still being created
             sdef = decode_storage(name, cells[DEF])
-            state = StorageState(sdef, cells.get(PRESENT) == b"true")
+            state = StorageState(sdef, cells.get(PRESENT) == b"true",
+                                 may_have_derived=may_have_derived(cells))
             states[name] = state
             if not state.present:
                 continue  # rebuilt from the rows before use: its cells are not read

@@ -22,7 +22,13 @@ from airflow_partitions.arguments import (
     require_value_maps,
     shown,
 )
-from airflow_partitions.catalog import bulk_specs, definition_update, lens_table, writer
+from airflow_partitions.catalog import (
+    bulk_specs,
+    definition_update,
+    lens_table,
+    lineage_flag,
+    writer,
+)
 from airflow_partitions.catalog import query as filter_query
 from airflow_partitions.catalog import repair as catalog_repair
 from airflow_partitions.catalog.cache import (
@@ -48,13 +54,7 @@ from airflow_partitions.catalog.model import (
 from airflow_partitions.catalog.producers import Producer
 from airflow_partitions.catalog.repair import ReconcileReport
 from airflow_partitions.catalog.row_decode import PartitionDecoder
-from airflow_partitions.catalog.rows import (
-    DEF,
-    CatalogRows,
-    fact_row,
-    member_column,
-    storage_row,
-)
+from airflow_partitions.catalog.rows import DEF, CatalogRows, fact_row, member_column, storage_row
 from airflow_partitions.catalog.slice_build import created_marker, declare_dimension
 from airflow_partitions.catalog.staleness import StalePartition, find_stale
 from airflow_partitions.catalog.verified_cover import VerifiedCover, verified_cover
@@ -224,8 +224,8 @@ class Catalog:
                 sdef = definition_update.apply_changes(sdef, existing.producers)
             if not (exist_ok and existing == sdef):
                 raise AlreadyExists(f"storage {name!r} already exists: {existing.to_json()}")
-        else:  # no partition rows can exist yet, so empty timelines are the truth
-            self.rows.set_present(name, True, created_marker(sdef))
+        else:  # no rows can exist yet: empty timelines are the truth, and no row has lineage
+            lineage_flag.created(self.rows, name, created_marker(sdef))
         member = member_column(name)
         # An identical re-create (exist_ok) changes nothing, so readers' caches stay warm; it
         # only finishes a create that stopped before the fact listed the storage.

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from airflow_partitions.catalog import lineage_flag
 from airflow_partitions.catalog.cache import (
     SlicedStoreAllTimeline,
     TimelineKey,
@@ -418,6 +419,7 @@ def reconcile(catalog: Catalog, sdef: StorageDef, *, drop_corrupt: bool = False
     """
     storage = sdef.name
     stored, rebuilt, scan = rebuild(catalog, sdef)
+    lineage_flag.settle(catalog.rows, sdef)  # a storage from before the flag: set it once
     corrupt_rows = list(scan.corrupt)
     if drop_corrupt:
         for row in corrupt_rows:

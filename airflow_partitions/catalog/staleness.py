@@ -127,13 +127,13 @@ def find_stale(catalog: Catalog, fact: str, start: Any = None, end: Any = None, 
     hi = None if end is None else to_instant(end, "end")
     if lo is not None and hi is not None and hi < lo:
         raise InvalidRange(f"the range [{lo.isoformat()}, {hi.isoformat()}) is reversed")
-    _, _, names = catalog.rows.read_fact(fact)
+    states = catalog.fact_state(fact).storages
     derived: list[tuple[Node, Partition]] = []
     graph = _Graph()
-    for name in names:
-        sdef = catalog.get_storage(name)
-        if column not in sdef.time_columns:
-            continue
+    for name in sorted(states):
+        sdef = states[name].definition
+        if column not in sdef.time_columns or not states[name].may_have_derived:
+            continue  # no row of it records inputs (lineage_flag): none can be stale
         for period in sdef.periods:
             for part, row in _scan_derived(catalog, sdef, period, column, lo, hi):
                 node = (sdef.name, period.name, tuple(part.values.items()))

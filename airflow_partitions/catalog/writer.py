@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from airflow_partitions.catalog import slice_writer
+from airflow_partitions.catalog import lineage_flag, slice_writer
 from airflow_partitions.catalog.bulk_specs import KeyedSpec, Locate
 from airflow_partitions.catalog.cache import timeline_from_cell
 from airflow_partitions.catalog.model import StorageDef
@@ -154,6 +154,8 @@ def register(
     chunk and every crash step keeps its meaning; conflicts are checked for every chunk first.
     """
     chunks = [specs[i : i + BULK_CHUNK] for i in range(0, len(specs), BULK_CHUNK)] or [specs]
+    if inputs and specs:  # before any row records them: a stale check must read this storage
+        lineage_flag.mark(rows, sdef.name)
     states: dict[bytes, Cells] | None = None
     if len(chunks) == 1:
         states = read_states(rows, [key for _, key in specs], [LOC, STATE, VERSION, INPUTS])
