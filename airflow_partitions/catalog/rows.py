@@ -6,7 +6,8 @@ Two KV tables:
   * ``F\\x00<fact>``: ``m:def`` (JSON), ``m:gen`` (8-byte counter bumped after every timeline
     change of any of the fact's storages: the one small read of a warm cache check),
     ``m:s.<storage>`` (membership, one cell per storage so concurrent creates never collide).
-  * ``S\\x00<storage>``: ``m:def`` (JSON), ``t:present`` (``true`` once timelines are stored),
+  * ``S\\x00<storage>``: ``m:def`` (JSON), ``m:lineage`` (``none`` or ``some``: whether a row
+    may record inputs, :mod:`.lineage_flag`), ``t:present`` (``true`` once timelines are stored),
     ``t:<PERIOD>.<col>`` (one cell per timeline: JSON ``{"version", "properties"}``, updated only by
     check-and-put, because Thrift1's checkAndPut swaps exactly one cell), and for StoreAll
     timelines one ``v:<PERIOD>.<col>:<ordinal>`` column per value, so a cold reader can read a
