@@ -215,6 +215,18 @@ class TimelineCache:
         return FactState(definition, generation, states)
 
 
+def loaded_timelines(state: FactState, storage: str) -> dict[TimelineKey, PartitionTimeline]:
+    """One storage's timelines from the fact's cached state, every StoreAll one loaded whole
+    (Lens export and callers that iterate them). ``UnknownStorage`` when the storage is not a
+    member of the fact. O(values of the StoreAll timelines), no read for the others."""
+    found = state.storages.get(storage)
+    if found is None:
+        raise UnknownStorage(f"storage {storage!r} is not a member of fact "
+                             f"{state.definition.name!r}")
+    return {key: timeline.load_all() if isinstance(timeline, SlicedStoreAllTimeline)
+            else timeline for key, timeline in found.timelines.items()}
+
+
 def load_slices(state: StorageState, cells: dict[bytes, bytes]) -> None:
     """Decode the slice timelines of the storage's declared columns from its row's cells
     (cells of other columns, left by an earlier declaration, are ignored). O(slice cells)."""

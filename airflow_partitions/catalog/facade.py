@@ -33,11 +33,11 @@ from airflow_partitions.catalog import query as filter_query
 from airflow_partitions.catalog import repair as catalog_repair
 from airflow_partitions.catalog.cache import (
     FactState,
-    SlicedStoreAllTimeline,
     TimelineCache,
     TimelineKey,
     UnknownFact,
     UnknownStorage,
+    loaded_timelines,
 )
 from airflow_partitions.catalog.dimensions import parse_dimensions
 from airflow_partitions.catalog.lineage import check_not_own_input, encode_inputs, parse_inputs
@@ -374,14 +374,7 @@ class Catalog:
     def timelines(self, storage: str) -> dict[TimelineKey, PartitionTimeline]:
         """Fully loaded timelines of one storage, from the cache."""
         sdef = self.get_storage(storage)
-        state = self.fact_state(sdef.fact).storages.get(storage)
-        if state is None:
-            raise UnknownStorage(f"storage {storage!r} is not a member of fact {sdef.fact!r}")
-        out: dict[TimelineKey, PartitionTimeline] = {}
-        for key, timeline in state.timelines.items():
-            out[key] = timeline.load_all() if isinstance(timeline, SlicedStoreAllTimeline) \
-                else timeline
-        return out
+        return loaded_timelines(self.fact_state(sdef.fact), storage)
 
     def timeline(self, storage: str, period: UpdatePeriod | str, column: str | None = None
                  ) -> PartitionTimeline:

@@ -21,13 +21,13 @@ from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import RangesTimeline, difference_ranges, runs
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog.core import CatalogCore
 
 _Mask = dict[tuple[str, UpdatePeriod], dict[int, StalePartition]]
 
 
 def fresh_sources(
-    catalog: Catalog, request: CoverRequest, column: str, tz: str,
+    catalog: CatalogCore, request: CoverRequest, column: str, tz: str,
     sources: Sequence[CoverSource],
 ) -> tuple[list[CoverSource], tuple[SkippedPartition, ...]]:
     """The sources without their stale time values in the range, and what was left out.

@@ -55,7 +55,7 @@ from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.cache import FactState
-    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog.core import CatalogCore
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ def uses_slices(state: FactState, request: CoverRequest, column: str) -> bool:
                for name, s in state.storages.items())
 
 
-def slice_round(catalog: Catalog, state: FactState, request: CoverRequest, column: str, *,
+def slice_round(catalog: CatalogCore, state: FactState, request: CoverRequest, column: str, *,
                 refresh: bool, verify: bool = True) -> SliceRound | None:
     """Compute the slice cover of ``request`` from ``state`` and verify it against the rows.
 
@@ -170,7 +170,7 @@ def as_cover(solved: SliceCover, sliced: set[UpdatePeriod], *,
                  tz=tz, fact=solved.fact, skipped=skipped, locator=locator, notes=notes)
 
 
-def _fresh(catalog: Catalog, request: CoverRequest, column: str, tz: str,
+def _fresh(catalog: CatalogCore, request: CoverRequest, column: str, tz: str,
            sources: Sequence[SliceSource],
            ) -> tuple[list[SliceSource], tuple[SkippedPartition, ...]]:
     """The sources without their stale time values (:mod:`.fresh_cover`), each keeping its
@@ -182,7 +182,7 @@ def _fresh(catalog: Catalog, request: CoverRequest, column: str, tz: str,
     return out, tuple(dict.fromkeys(skipped))
 
 
-def _repair(catalog: Catalog, defs: dict[str, StorageDef], column: str,
+def _repair(catalog: CatalogCore, defs: dict[str, StorageDef], column: str,
             unbacked: list[tuple[CoverRun, int]],
             stored: frozenset[tuple[str, UpdatePeriod]]) -> None:
     """Un-advertise what no row backs: a plain run's values from the per-column timeline, a
