@@ -17,13 +17,18 @@ plain functions, so FastAPI runs the blocking catalog reads in its thread pool.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
 from airflow_partitions.catalog.cache import UnknownFact
-from airflow_partitions.catalog.coverage_view import fact_view, facts_json
+from airflow_partitions.catalog.coverage_view import (
+    FactJson,
+    FactViewJson,
+    fact_view,
+    facts_json,
+)
 from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.ui.auth import require_viewer
@@ -52,7 +57,7 @@ EndQuery = Annotated[str | None, Query(description="ISO-8601 end, excluded")]
 
 
 def _view(catalog: Catalog, fact: str, start: str | None, end: str | None,
-          time_column: str | None, stale: bool) -> dict[str, Any]:
+          time_column: str | None, stale: bool) -> FactViewJson:
     try:
         return fact_view(catalog, fact, start or None, end or None,
                          time_column=time_column or None, with_stale=stale)
@@ -68,8 +73,8 @@ def create_app(open_catalog: CatalogOpener = hook_catalog) -> FastAPI:
                   docs_url=None, redoc_url=None, openapi_url=None)
     app.state.open_catalog = open_catalog
 
-    @app.get("/api/facts")
-    def list_facts(catalog: CatalogDep) -> list[dict[str, Any]]:
+    @app.get("/api/facts", response_model=None)  # typed JSON; pydantic needs no model of it
+    def list_facts(catalog: CatalogDep) -> list[FactJson]:
         return facts_json(catalog)
 
     @app.get("/api/facts/{fact}", response_class=JSONResponse)

@@ -13,7 +13,11 @@ import datetime as dt
 import html
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from airflow_partitions.catalog.coverage_view import FactJson, FactViewJson
+    from airflow_partitions.catalog.view_stretches import StretchJson
 
 WIDTH: Final = 960
 LABEL: Final = 190
@@ -47,7 +51,7 @@ def page(title: str, body: str) -> str:
             f"<style>{STYLE}</style></head><body>{body}</body></html>")
 
 
-def facts_page(facts: Iterable[Mapping[str, Any]], root: str) -> str:
+def facts_page(facts: Iterable[FactJson], root: str) -> str:
     """The list of facts, each linking to its view."""
     rows = "".join(
         f"<tr><td><a href='{esc(root)}/facts/{esc(urllib.parse.quote(f['name'], safe=''))}'>"
@@ -152,7 +156,7 @@ def _zoom_to(root: str, fact: str, query: Mapping[str, Any], start: dt.datetime,
     return view_link(root, fact, query, start=_at(start, -pad), end=_at(end, pad))
 
 
-def lanes_svg(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
+def lanes_svg(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
     """One lane per (storage, period), the cover lane, and a time axis."""
     start, end = _instant(view["start"]), _instant(view["end"])
     scale = Scale(start, end)
@@ -181,7 +185,7 @@ def lanes_svg(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> s
     return _svg(parts, start, end, y)
 
 
-def _items(stretches: Iterable[Mapping[str, Any]], period: str, what: str = "") -> list[Item]:
+def _items(stretches: Iterable[StretchJson], period: str, what: str = "") -> list[Item]:
     """A lane's stretches to draw; missing and stale ones link to a zoom on them."""
     items: list[Item] = []
     for s in stretches:
@@ -206,7 +210,7 @@ def _svg(parts: list[str], start: dt.datetime, end: dt.datetime, y: int) -> str:
             f"height='{height}' role='img'>{''.join(parts)}</svg>")
 
 
-def slices_html(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
+def slices_html(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
     """Per dimensioned (storage, period), each dimension's group of slice lanes, collapsible
     (``<details>``, open when something is missing), the worst first.
 
@@ -250,7 +254,7 @@ def slices_html(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) ->
         f"<ul class='notes'>{notes}</ul>" if notes else "")
 
 
-def _zoom_links(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
+def _zoom_links(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
     start, end = _instant(view["start"]), _instant(view["end"])
     span, fact = end - start, view["fact"]
     mid = start + span / 2
@@ -269,7 +273,7 @@ def _zoom_links(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) ->
         f"<a href='{esc(href)}'>{esc(name)}</a>" for name, href in links.items()) + "</p>"
 
 
-def _range_form(view: Mapping[str, Any]) -> str:
+def _range_form(view: FactViewJson) -> str:
     columns = "".join(
         f"<option{' selected' if c == view['time_column'] else ''}>{esc(c)}</option>"
         for c in view["time_columns"])
@@ -285,7 +289,7 @@ def _range_form(view: Mapping[str, Any]) -> str:
     )
 
 
-def fact_page(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
+def fact_page(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
     """One fact: the range box (status line, what is missing), zoom links, lanes, totals."""
     ok = (" ok" if view["coverable"] else "") + (" stale" if view.get("stale_used") else "")
     missing = "".join(f"<li>{esc(m['text'])}</li>" for m in view["cover"]["missing"]
