@@ -29,8 +29,7 @@ from airflow_partitions.catalog.model import (
     template_root,
 )
 from airflow_partitions.keys import MAX_KEY_LENGTH, ColumnType, encode_key, encode_value
-from airflow_partitions.periods import UpdatePeriod, zone
-from airflow_partitions.periods.fast_parse import fast_ordinal, fast_ordinals
+from airflow_partitions.periods import UpdatePeriod, fast_ordinal, fast_ordinals, zone
 
 #: A partition row key and its validated spec, as the writer takes them.
 KeyedSpec = tuple[PartitionSpec, bytes]

@@ -47,7 +47,7 @@ from airflow_partitions.catalog.view_stretches import (
 from airflow_partitions.cover import Cover, CoverRequest, status_line
 from airflow_partitions.errors import InvalidInput, InvalidRange
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines.base import OrdinalRange, runs
+from airflow_partitions.timelines import OrdinalRange, runs
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.facade import Catalog

@@ -36,8 +36,7 @@ from airflow_partitions.cover.slice_model import Slice
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import prefix_successor
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines import RangesTimeline
-from airflow_partitions.timelines.base import PartitionTimeline, runs
+from airflow_partitions.timelines import PartitionTimeline, RangesTimeline, runs
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.cache import FactState

@@ -64,8 +64,7 @@ from airflow_partitions.defaults import default_data_root, default_store_url
 from airflow_partitions.errors import InvalidInput, WrongType
 from airflow_partitions.filters import Explain, QueryStats
 from airflow_partitions.keys import ColumnType
-from airflow_partitions.kv import open_store
-from airflow_partitions.kv.base import KVStore
+from airflow_partitions.kv import KVStore, open_store
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import PartitionTimeline
 

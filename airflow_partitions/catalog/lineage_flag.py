@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Final
 
 from airflow_partitions.catalog.rows import INPUTS, storage_row
 from airflow_partitions.keys import prefix_successor
-from airflow_partitions.kv.errors import CorruptCell
+from airflow_partitions.kv import CorruptCell
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.model import StorageDef

@@ -16,13 +16,19 @@ from typing import TYPE_CHECKING, Final
 from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.row_scan import OnDamaged, scan_row_cells, scan_whole_rows
 from airflow_partitions.errors import InvalidInput
-from airflow_partitions.filters import ast
-from airflow_partitions.filters.explanation import Explain, explain_plan
-from airflow_partitions.filters.normalise import DEFAULT_MAX_DNF_DISJUNCTS, compile_node
-from airflow_partitions.filters.planner import PeriodPlan
-from airflow_partitions.filters.query_plan import FilterPlan, QueryStats, plan_filter
-from airflow_partitions.filters.types import typed_from_text
-from airflow_partitions.kv.base import Cells, RowValues
+from airflow_partitions.filters import (
+    DEFAULT_MAX_DNF_DISJUNCTS,
+    Explain,
+    FilterPlan,
+    PeriodPlan,
+    QueryStats,
+    ast,
+    compile_node,
+    explain_plan,
+    plan_filter,
+    typed_from_text,
+)
+from airflow_partitions.kv import Cells, RowValues
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:

@@ -39,7 +39,7 @@ from airflow_partitions.catalog.slice_build import build_slices
 from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptTimeline, InvalidInput
 from airflow_partitions.keys import KeyEncodingError, decode_key
-from airflow_partitions.kv.base import Cells
+from airflow_partitions.kv import Cells
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import (
     OrdinalRange,

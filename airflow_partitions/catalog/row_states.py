@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from airflow_partitions.defaults import GET_BATCH
-from airflow_partitions.kv.base import Cells, KVTable
+from airflow_partitions.kv import Cells, KVTable
 
 #: Below this many keys the gets are cheap enough.
 _RANGE_MIN: Final = 256

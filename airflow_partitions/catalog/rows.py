@@ -52,11 +52,15 @@ from airflow_partitions.keys import (
 )
 from airflow_partitions.keys import encoded_cell_column as encoded_cell_column
 from airflow_partitions.keys import value_cell_column as value_cell_column
-from airflow_partitions.kv.base import Cells, KVStore, KVTable
-from airflow_partitions.kv.scan_filters import ColumnRange
+from airflow_partitions.kv import Cells, ColumnRange, KVStore, KVTable
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines import UnknownTimelineClass, storage_class_key, timeline_class
-from airflow_partitions.timelines.properties import check_chunk_counts, timeline_prefix
+from airflow_partitions.timelines import (
+    UnknownTimelineClass,
+    check_chunk_counts,
+    storage_class_key,
+    timeline_class,
+    timeline_prefix,
+)
 
 CATALOG_TABLE: Final = "catalog"
 PARTITIONS_TABLE: Final = "partitions"

@@ -25,9 +25,8 @@ from airflow_partitions.cover import CoverRun
 from airflow_partitions.cover.model import RunLocator
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import encode_value, prefix_successor
-from airflow_partitions.kv.page_memo import LatestMemo, RowsMemo
-from airflow_partitions.periods import UpdatePeriod, zone
-from airflow_partitions.periods.fast_parse import fast_ordinals, fast_value_bytes
+from airflow_partitions.kv import LatestMemo, RowsMemo
+from airflow_partitions.periods import UpdatePeriod, fast_ordinals, fast_value_bytes, zone
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.rows import CatalogRows

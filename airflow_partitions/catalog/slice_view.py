@@ -45,7 +45,7 @@ from airflow_partitions.cover.clock import clock_for
 from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.cover.slice_model import Slice, slice_text
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines.base import OrdinalRange, difference_ranges, runs
+from airflow_partitions.timelines import OrdinalRange, difference_ranges, runs
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.cache import FactState

@@ -35,7 +35,7 @@ from airflow_partitions.cover.request import to_instant
 from airflow_partitions.defaults import GET_BATCH
 from airflow_partitions.errors import InvalidInput, InvalidRange
 from airflow_partitions.keys import prefix_successor
-from airflow_partitions.kv.scan_filters import SingleColumnValue, all_of
+from airflow_partitions.kv import SingleColumnValue, all_of
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:

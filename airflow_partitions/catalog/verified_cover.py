@@ -32,7 +32,7 @@ from airflow_partitions.cover import Cover, CoverRun, CoverSource, compute_cover
 from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.cover.skipped import SkippedPartition
 from airflow_partitions.errors import InvalidInput, PartitionsError
-from airflow_partitions.kv.page_memo import LatestMemo
+from airflow_partitions.kv import LatestMemo
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Final, TypedDict
 
 from airflow_partitions.periods import UpdatePeriod, zone
-from airflow_partitions.timelines.base import OrdinalRange, difference_ranges
+from airflow_partitions.timelines import OrdinalRange, difference_ranges
 
 REGISTERED: Final = "registered"
 MISSING: Final = "missing"

@@ -18,7 +18,7 @@ from airflow_partitions.cover.model import Cover, CoverRun, MissingRange
 from airflow_partitions.cover.slice_missing import NeededIndex
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines.base import PartitionTimeline
+from airflow_partitions.timelines import PartitionTimeline
 
 #: One combination of dimension values: ``(("region", "eu"),)``; ``()`` is the slice of a
 #: fact without dimensions.

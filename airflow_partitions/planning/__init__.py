@@ -14,6 +14,16 @@ from airflow_partitions.planning.model import (
     UnfillableJson,
 )
 from airflow_partitions.planning.plan import plan
+from airflow_partitions.planning.slices import slices_text
 
-__all__ = ["KINDS", "PartitionRefJson", "Plan", "PlanJson", "PlannedRun", "PlannedRunJson",
-           "UnfillableJson", "plan"]
+__all__ = [
+    "KINDS",
+    "PartitionRefJson",
+    "Plan",
+    "PlanJson",
+    "PlannedRun",
+    "PlannedRunJson",
+    "UnfillableJson",
+    "plan",
+    "slices_text",
+]

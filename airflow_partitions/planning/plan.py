@@ -29,9 +29,9 @@ from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.planning.fill import Filler, Level, Slot, SlotKey
 from airflow_partitions.planning.model import PartitionRef, Plan, PlannedRun, Span
 from airflow_partitions.planning.slices import run_groups
-from airflow_partitions.timelines import RangesTimeline
-from airflow_partitions.timelines.base import (
+from airflow_partitions.timelines import (
     OrdinalRange,
+    RangesTimeline,
     difference_ranges,
     runs,
     union_ranges,

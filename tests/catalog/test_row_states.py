@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 
 from airflow_partitions.catalog import row_states
 from airflow_partitions.catalog.row_states import read_rows
-from airflow_partitions.kv import open_store
-from airflow_partitions.kv.base import KVTable
+from airflow_partitions.kv import KVTable, open_store
 from tests.helpers import unique
 from tests.hypothesis_budget import examples
 
