@@ -36,7 +36,7 @@ from airflow_partitions.catalog.slice_cells import (
     read_slice_cell,
     slice_columns,
 )
-from airflow_partitions.cover.slice_model import Slice
+from airflow_partitions.cover import Slice
 from airflow_partitions.errors import CorruptTimeline, InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import (

@@ -14,8 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from airflow_partitions.catalog.staleness import StalePartition, find_stale, overlap_window
-from airflow_partitions.cover import CoverRequest, CoverSource
-from airflow_partitions.cover.skipped import SkippedPartition
+from airflow_partitions.cover import CoverRequest, CoverSource, SkippedPartition
 from airflow_partitions.errors import InvalidRange
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import RangesTimeline, difference_ranges, runs

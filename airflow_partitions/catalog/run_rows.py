@@ -21,8 +21,7 @@ from airflow_partitions.catalog.model import Partition, StorageDef
 from airflow_partitions.catalog.row_check import RowCheck
 from airflow_partitions.catalog.row_decode import LIST_BATCH, PartitionDecoder
 from airflow_partitions.catalog.row_scan import list_whole_rows
-from airflow_partitions.cover import CoverRun
-from airflow_partitions.cover.model import RunLocator
+from airflow_partitions.cover import CoverRun, RunLocator
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import encode_value, prefix_successor
 from airflow_partitions.kv import LatestMemo, RowsMemo

@@ -44,13 +44,21 @@ from airflow_partitions.catalog.slice_sources import (
     fact_required,
     slice_sources,
 )
-from airflow_partitions.cover import Cover, CoverRun, CoverSource, MissingRange, NeededPartitions
-from airflow_partitions.cover.clock import from_us, to_us
-from airflow_partitions.cover.model import RunLocator
-from airflow_partitions.cover.request import CoverRequest
-from airflow_partitions.cover.skipped import SkippedPartition
-from airflow_partitions.cover.slice_model import SliceCover, SliceSource
-from airflow_partitions.cover.slices import compute_slice_cover
+from airflow_partitions.cover import (
+    Cover,
+    CoverRequest,
+    CoverRun,
+    CoverSource,
+    MissingRange,
+    NeededPartitions,
+    RunLocator,
+    SkippedPartition,
+    SliceCover,
+    SliceSource,
+    compute_slice_cover,
+    from_us,
+    to_us,
+)
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:

@@ -41,9 +41,7 @@ from airflow_partitions.catalog.view_stretches import (
     StretchJson,
     inside_window,
 )
-from airflow_partitions.cover.clock import clock_for
-from airflow_partitions.cover.request import CoverRequest
-from airflow_partitions.cover.slice_model import Slice, slice_text
+from airflow_partitions.cover import CoverRequest, Slice, clock_for, slice_text
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import OrdinalRange, difference_ranges, runs
 

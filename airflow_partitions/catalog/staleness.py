@@ -31,7 +31,7 @@ from airflow_partitions.catalog.rows import (
     partition_from_cells,
     value_cell_column,
 )
-from airflow_partitions.cover.request import to_instant
+from airflow_partitions.cover import to_instant
 from airflow_partitions.defaults import GET_BATCH
 from airflow_partitions.errors import InvalidInput, InvalidRange
 from airflow_partitions.keys import prefix_successor

@@ -28,9 +28,14 @@ from airflow_partitions.catalog.fresh_cover import fresh_sources
 from airflow_partitions.catalog.model import Partition, StorageDef
 from airflow_partitions.catalog.run_rows import RunRows, read_runs, run_locator
 from airflow_partitions.catalog.slice_cover import slice_round, uses_slices
-from airflow_partitions.cover import Cover, CoverRun, CoverSource, compute_cover
-from airflow_partitions.cover.request import CoverRequest
-from airflow_partitions.cover.skipped import SkippedPartition
+from airflow_partitions.cover import (
+    Cover,
+    CoverRequest,
+    CoverRun,
+    CoverSource,
+    SkippedPartition,
+    compute_cover,
+)
 from airflow_partitions.errors import InvalidInput, PartitionsError
 from airflow_partitions.kv import LatestMemo
 from airflow_partitions.periods import UpdatePeriod

@@ -27,9 +27,7 @@ import pendulum
 from airflow_partitions.catalog.cache import FactState
 from airflow_partitions.catalog.coverage_metrics import measure, metrics_of
 from airflow_partitions.catalog.facade import Catalog
-from airflow_partitions.cover.metrics import CoverageMetrics
-from airflow_partitions.cover.model import Cover
-from airflow_partitions.cover.request import CoverRequest
+from airflow_partitions.cover import Cover, CoverageMetrics, CoverRequest
 
 log = logging.getLogger(__name__)
 

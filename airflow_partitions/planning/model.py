@@ -10,7 +10,7 @@ from typing import Any, Final, NotRequired, TypedDict
 
 import pendulum
 
-from airflow_partitions.cover.slice_model import Slice
+from airflow_partitions.cover import Slice
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.planning.slices import run_conf, slices_text
 

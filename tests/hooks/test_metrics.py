@@ -17,8 +17,7 @@ import pendulum
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.cover import CoverRequest
-from airflow_partitions.cover.slice_metrics import MAX_SLICE_TAGS
+from airflow_partitions.cover import MAX_SLICE_TAGS, CoverRequest
 from airflow_partitions.hooks import metrics as publisher
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
