@@ -247,7 +247,7 @@ def _register_chunk(
         quiet &= slice_writer.advertise(rows, sdef, period, column, sliced, before_slices)
         crash_point("register:after-slice-timelines")
     if not (quiet and rows.kv.writes_are_ordered):
-        _withdraw_dropped(rows, sdef, period, specs)
+        withdraw_dropped(rows, sdef, period, specs)
     # Why unconditionally: a run killed after its timeline write but before this bump leaves a
     # re-run with nothing to change, and warm caches (poke-mode sensors, the triggerer) would
     # never learn of the partitions. One counter increment per register is the price.
@@ -322,7 +322,7 @@ def settle(
     )
 
 
-def _withdraw_dropped(
+def withdraw_dropped(
     rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, specs: Sequence[KeyedSpec]
 ) -> None:
     """After advertising: settle the values of rows a concurrent drop marked or deleted.

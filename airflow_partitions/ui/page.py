@@ -97,8 +97,8 @@ LAYERS: Final = ("not_applicable", "cover", "registered", "stale", "missing")
 TICKS: Final = frozenset({"stale", "missing"})
 
 
-def _rects(items: Iterable[Item], scale: Scale, y: int, link: Callable[[dt.datetime,
-           dt.datetime], str]) -> str:
+def rects(items: Iterable[Item], scale: Scale, y: int, link: Callable[[dt.datetime,
+          dt.datetime], str]) -> str:
     """Rectangles for the items, merged per state, never more than one per pixel and state.
 
     A stretch is drawn full height, at least a pixel wide, and merges with a neighbour of its
@@ -170,7 +170,7 @@ def lanes_svg(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
     for lane in view["lanes"]:
         label = f"{lane['storage']} {lane['period']}"
         parts.append(f"<text x='4' y='{y + 12}' font-size='12'>{esc(label)}</text>")
-        parts.append(_rects(_items(lane["stretches"], lane["period"]), scale, y, zoom))
+        parts.append(rects(_items(lane["stretches"], lane["period"]), scale, y, zoom))
         y += ROW
     cover_items: list[Item] = [("cover", _instant(r["start"]), _instant(r["end"]),
                     f"cover {r['storage']} {r['period']} ({r['partitions']})", None)
@@ -180,7 +180,7 @@ def lanes_svg(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
                      (_instant(m["start"]), _instant(m["end"])))
                     for m in view["cover"]["missing"]]
     parts.append(f"<text x='4' y='{y + 12}' font-size='12' font-weight='bold'>cover</text>")
-    parts.append(_rects(sorted(cover_items, key=lambda i: i[1]), scale, y, zoom))
+    parts.append(rects(sorted(cover_items, key=lambda i: i[1]), scale, y, zoom))
     y += ROW
     return _svg(parts, start, end, y)
 
@@ -236,7 +236,7 @@ def slices_html(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
             for lane in group["lanes"][:SHOWN_LANES]:
                 parts.append(f"<text x='4' y='{y + 12}' font-size='12'>"
                              f"{esc(lane['label'])}</text>")
-                parts.append(_rects(_items(lane["stretches"], sliced["period"],
+                parts.append(rects(_items(lane["stretches"], sliced["period"],
                                            f" for {lane['label']}"), scale, y, zoom))
                 y += ROW
             rest = group["lanes"][SHOWN_LANES:]

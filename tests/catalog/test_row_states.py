@@ -63,4 +63,4 @@ def test_sparse_keys_fall_back_to_gets(table: KVTable, monkeypatch: pytest.Monke
     monkeypatch.setattr(table, "scan_columns", counting)
     keys = [b"k%05d" % i for i in range(0, 1200, 4)]
     assert read_rows(table, keys, COLUMNS) == reference(table, keys)
-    assert len(scanned) <= row_states._SLACK * len(keys) + 1
+    assert len(scanned) <= row_states.SLACK * len(keys) + 1
