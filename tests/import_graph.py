@@ -91,3 +91,33 @@ def _imports(body: Iterable[ast.stmt], module: str, is_package: bool
             yield from _imports(getattr(node, "orelse", []), module, is_package)
             for handler in getattr(node, "handlers", []):
                 yield from _imports(handler.body, module, is_package)
+
+
+def private_reaches(package: Path, trees: Iterable[Path]) -> list[str]:
+    """Places that use another module's private name: ``from m import _x`` or ``m._x`` where
+    ``m`` is one of the package's modules (or the tests' own helpers)."""
+    modules = {_name(package, p) for p in package.rglob("*.py")}
+    out = []
+    for root in trees:
+        for path in sorted(root.rglob("*.py")):
+            if ".peers" in path.parts:
+                continue
+            tree = ast.parse(path.read_text())
+            aliases: set[str] = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                        and node.module.split(".")[0] in (package.name, "tests"):
+                    for alias in node.names:
+                        if alias.name.startswith("_") and not alias.name.startswith("__"):
+                            out.append(f"{path.name}: from {node.module} import {alias.name}")
+                        if f"{node.module}.{alias.name}" in modules:
+                            aliases.add(alias.asname or alias.name)
+                elif isinstance(node, ast.Import):
+                    aliases.update(a.asname for a in node.names
+                                   if a.asname and a.name in modules)
+            for node in ast.walk(tree):
+                if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                        and node.value.id in aliases and node.attr.startswith("_")
+                        and not node.attr.startswith("__")):
+                    out.append(f"{path.name}: {node.value.id}.{node.attr}")
+    return sorted(out)

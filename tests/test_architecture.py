@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT
-from tests.import_graph import cycles, module_graph
+from tests.import_graph import cycles, module_graph, private_reaches
 
 PACKAGE = ROOT / "airflow_partitions"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
@@ -95,3 +95,20 @@ def test_the_cycle_check_bites() -> None:
     found = cycles(graph)
     assert any("airflow_partitions.catalog.facade" in c and "airflow_partitions.cover.compute" in c
                for c in found)
+
+
+def test_no_private_name_crosses_a_module() -> None:
+    """Tests included: a test goes through public behaviour, or the thing is made public."""
+    assert private_reaches(PACKAGE, [PACKAGE, ROOT / "tests", ROOT / "benchmarks"]) == []
+
+
+def test_the_private_name_check_bites(tmp_path: Path) -> None:
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    (probe / "test_probe.py").write_text(
+        "from airflow_partitions.catalog import writer\n"
+        "from airflow_partitions.kv.cell_blob import _directory\n"
+        "writer._secret\n")
+    found = private_reaches(PACKAGE, [probe])
+    assert found == ["test_probe.py: from airflow_partitions.kv.cell_blob import _directory",
+                     "test_probe.py: writer._secret"]

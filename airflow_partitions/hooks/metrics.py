@@ -49,7 +49,9 @@ class MetricsSettings:
 _settings: MetricsSettings | None = None
 
 
-def _conf() -> Any:
+def airflow_conf() -> Any:
+    """Airflow's configuration, the task SDK's when it carries one; the one place the
+    ``[metrics]`` settings are read from (a test counts the reads)."""
     try:
         from airflow.sdk.configuration import conf
     except ImportError:  # pragma: no cover - Airflow before the task SDK carried its config
@@ -61,7 +63,7 @@ def settings() -> MetricsSettings:
     """``[metrics]`` as this process first read it (once: a restart picks up a change)."""
     global _settings
     if _settings is None:
-        conf = _conf()
+        conf = airflow_conf()
         _settings = MetricsSettings(
             enabled=any(conf.getboolean("metrics", key, fallback=False)
                         for key in _BACKEND_SWITCHES),
@@ -83,7 +85,7 @@ def metrics_enabled() -> bool:
 
 def metrics_target() -> str:
     """Where the metrics go, for a person: ``statsd 127.0.0.1:8125, prefix airflow``."""
-    conf = _conf()
+    conf = airflow_conf()
     if not metrics_enabled():
         return "nowhere: Airflow metrics are off ([metrics] statsd_on is False)"
     kind = next(k for k in _BACKEND_SWITCHES if conf.getboolean("metrics", k, fallback=False))

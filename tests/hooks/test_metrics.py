@@ -204,15 +204,15 @@ def test_the_metrics_settings_are_read_once_per_process(
         events: Catalog, listener: Listener, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 33: an idle poke with metrics off used to read four ``[metrics]`` settings; they
     are read once, and a change needs a restart (as for Airflow's own ``Stats``)."""
-    monkeypatch.setattr(publisher, "_settings", None)
+    publisher.forget_settings()
     reads: list[int] = []
-    conf = publisher._conf
+    conf = publisher.airflow_conf
 
     def counting() -> Any:
         reads.append(1)
         return conf()
 
-    monkeypatch.setattr(publisher, "_conf", counting)
+    monkeypatch.setattr(publisher, "airflow_conf", counting)
     register_hours(events, 0, 1)
     task = sensor()
     for _ in range(5):
