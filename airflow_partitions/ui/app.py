@@ -6,7 +6,8 @@ Routes (every one behind :func:`.auth.require_viewer`):
 * ``GET /api/facts/{fact}?start=&end=&time_column=&stale=``: the stretches of every
   (storage, period) lane over the range (default: the fact's whole history), the cover and its
   status line (:func:`airflow_partitions.catalog.coverage_view.fact_view`);
-* ``GET /`` and ``GET /facts/{fact}``: the same as HTML pages.
+* ``GET /`` and ``GET /facts/{fact}``: the same as HTML pages;
+* the actions (plan, fill missing, re-run stale, progress): :mod:`.action_routes`.
 
 The catalog is opened the way every task opens it: ``PartitionCatalogHook`` (the
 ``partitions_default`` connection, else ``$AIRFLOW_PARTITIONS_STORE``, else the sqlite file in
@@ -26,6 +27,7 @@ from airflow_partitions.catalog.cache import UnknownFact
 from airflow_partitions.catalog.coverage_view import fact_view, facts_json
 from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.errors import InvalidInput
+from airflow_partitions.ui.action_routes import router as action_router
 from airflow_partitions.ui.auth import require_viewer
 from airflow_partitions.ui.page import fact_page, facts_page
 from airflow_partitions.ui.urls import URL_PREFIX
@@ -90,4 +92,5 @@ def create_app(open_catalog: CatalogOpener = hook_catalog) -> FastAPI:
         query = {k: v for k, v in request.query_params.items() if k not in ("start", "end")}
         return fact_page(view, request.scope.get("root_path", ""), query)
 
+    app.include_router(action_router())
     return app

@@ -1,0 +1,258 @@
+"""The view's actions in-process (issue 32): plan, prepare, confirm, progress, refusals.
+
+The app is the real one over a real catalog and action store; only Airflow's side is a
+stand-in (the backfill runner's :class:`FakeAirflow`, whose finished runs register what their
+DAG produces), with the auth manager's per-DAG answer and the audit log as recorded calls.
+``tests/e2e/test_scheduler.py`` runs the same routes under the real api-server and scheduler.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from airflow_partitions.backfill.airflow_db import Progress
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.planning import plan
+from airflow_partitions.ui.action_store import ActionStore
+from airflow_partitions.ui.actions import Actions
+from airflow_partitions.ui.app import create_app
+from airflow_partitions.ui.auth import require_viewer
+from tests.backfill.test_runner import FakeAirflow
+
+DAY = {"start": "2015-01-02T00:00:00+00:00", "end": "2015-01-03T00:00:00+00:00"}
+
+
+@dataclass
+class User:
+    name: str
+
+    def get_name(self) -> str:
+        return self.name
+
+
+@dataclass
+class ViewFake(FakeAirflow):
+    """The runner's stand-in, with the runs a backfill made (what the page links to); while
+    ``hold`` is set, every backfill stays queued (the scheduler has not got to it)."""
+
+    hold: bool = False
+
+    def progress(self, backfill_id: int) -> Progress:
+        if self.hold:
+            return Progress(backfill_id, {"queued": 1}, False, ())
+        return super().progress(backfill_id)
+
+    def progress_and_runs(self, backfill_id: int) -> tuple[Progress, list[dict[str, Any]]]:
+        progress = self.progress(backfill_id)
+        dag_id, first, last = self.created[backfill_id - 1]
+        state = "success" if progress.completed else "queued"
+        return progress, [{"dag_run_id": f"backfill__{d.isoformat()}", "state": state,
+                           "logical_date": d.isoformat()}
+                          for d in self.schedule(dag_id, first, last)]
+
+
+@dataclass
+class Gate:
+    """The boundaries: who may trigger what, and what the audit log received."""
+
+    forbidden: set[str] = field(default_factory=set)
+    audit: list[tuple[str, str, str | None, dict[str, Any]]] = field(default_factory=list)
+
+    def may_trigger(self, user: Any, dags: Sequence[str]) -> list[str]:
+        return [d for d in dags if d in self.forbidden]
+
+    def log(self, user: str, event: str, dag: str | None, extra: dict[str, Any]) -> None:
+        self.audit.append((user, event, dag, extra))
+
+
+@pytest.fixture
+def produced(events: Catalog) -> Catalog:
+    from airflow_partitions.catalog.producers import Producer
+
+    events.set_producers("raw", {"HOURLY": Producer("ingest")})
+    events.set_producers("rollup", {"DAILY": Producer("rollup")})
+    events.register("raw", "HOURLY", [{"dt": f"2015-01-02-{h:02d}", "region": "eu"}
+                                      for h in range(20)])
+    return events
+
+
+@dataclass
+class View:
+    client: TestClient
+    airflow: ViewFake
+    gate: Gate
+    user: list[User]
+
+    def post(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        return self.client.post(path, json=body or {})
+
+
+@pytest.fixture
+def view(produced: Catalog) -> Iterator[View]:
+    airflow, gate, user = ViewFake(produced), Gate(), [User("ada")]
+    app = create_app(lambda: produced)
+    app.dependency_overrides[require_viewer] = lambda: user[0]
+    app.state.airflow_for = lambda request: airflow
+    app.state.may_trigger = gate.may_trigger
+    app.state.audit = gate.log
+    with TestClient(app) as client:
+        yield View(client, airflow, gate, user)
+
+
+def test_plan_is_what_the_plan_command_computes(view: View, produced: Catalog) -> None:
+    answer = view.post("/api/facts/events/plan", DAY)
+    assert answer.status_code == 200, answer.text
+    doc = answer.json()
+    expected = plan(produced, "events", DAY["start"], DAY["end"]).to_json()
+    assert {k: doc[k] for k in expected} == expected
+    assert [(r["dag_id"], r["kind"]) for r in doc["runs"]] == [("ingest", "input")] * 4 + [
+        ("rollup", "gap")]
+    assert doc["coverable_after"] and doc["restate"] is False and doc["stale"] == []
+    assert view.airflow.created == [] and view.gate.audit == []
+
+
+def test_the_stale_plan_re_runs_the_stale_day(view: View, produced: Catalog) -> None:
+    hours = [{"dt": f"2015-01-02-{h:02d}", "region": "eu"} for h in range(24)]
+    produced.register("raw", "HOURLY", hours[20:])
+    produced.register("rollup", "DAILY", {"dt": "2015-01-02"},
+                      inputs=[p.to_json() for p in produced.list_partitions("raw")])
+    produced.register("raw", "HOURLY", hours[5], restate=True)
+    assert view.post("/api/facts/events/plan", DAY).json()["runs"] == []
+    doc = view.post("/api/facts/events/plan", {**DAY, "stale": True}).json()
+    assert [(r["dag_id"], r["value"], r["kind"]) for r in doc["runs"]] == [
+        ("rollup", "2015-01-02", "restate")]
+    assert doc["restate"] and doc["stale"][0].startswith("stale: rollup DAILY 2015-01-02")
+
+
+def test_posts_must_be_json_and_bad_input_is_400(view: View) -> None:
+    form = view.client.post("/api/facts/events/plan", data=DAY)  # what a foreign form sends
+    assert form.status_code == 415
+    assert view.post("/api/facts/events/plan", {**DAY, "start": "soon"}).status_code == 400
+    assert view.post("/api/facts/nope/plan", DAY).status_code == 404
+    assert view.post("/api/facts/events/plan", {**DAY, "extra": 1}).status_code == 422
+    assert view.client.get("/api/actions/0123abcd").status_code == 404
+
+
+def test_prepare_lists_the_backfills_and_creates_nothing(view: View) -> None:
+    answer = view.post("/api/facts/events/actions", DAY)
+    assert answer.status_code == 200, answer.text
+    action = answer.json()
+    assert action["state"] == "planned" and action["confirmed_by"] is None
+    assert [(s["period"], [(b["dag_id"], b["start"], b["end"], b["runs"], b["state"])
+                           for b in s["backfills"]]) for s in action["stages"]] == [
+        ("HOURLY", [("ingest", "2015-01-02T20:00:00+00:00", "2015-01-02T23:00:00+00:00", 4,
+                     "waiting")]),
+        ("DAILY", [("rollup", "2015-01-02T00:00:00+00:00", "2015-01-02T00:00:00+00:00", 1,
+                    "waiting")])]
+    assert view.airflow.created == [] and view.gate.audit == []
+    assert view.client.get(f"/api/actions/{action['action_id']}").json() == action
+
+
+def test_confirm_runs_the_stages_in_order_once_each_until_coverable(view: View) -> None:
+    action_id = view.post("/api/facts/events/actions", DAY).json()["action_id"]
+    view.airflow.hold = True
+    first = view.post(f"/api/actions/{action_id}/confirm").json()
+    assert first["state"] == "running" and first["confirmed_by"] == "ada"
+    assert first["repeated"] is False and first["next_ready"] is False
+    assert [c[0] for c in view.airflow.created] == ["ingest"]  # the rollup waits for it
+    again = view.post(f"/api/actions/{action_id}/confirm").json()  # a double click
+    assert again["repeated"] is True
+    assert [c[0] for c in view.airflow.created] == ["ingest"]
+    view.airflow.hold = False
+    queued = view.client.get(f"/api/actions/{action_id}").json()
+    assert queued["stages"][0]["backfills"][0]["state"] == "queued"
+    assert queued["stages"][1]["backfills"][0]["state"] == "waiting"
+    assert queued["next_ready"] is False and queued["state"] == "running"
+    progress = view.client.get(f"/api/actions/{action_id}").json()  # the ingest finished
+    ingest = progress["stages"][0]["backfills"][0]
+    assert ingest["state"] == "success" and ingest["backfill_id"] == 1
+    assert [r["url"] for r in ingest["run_links"]][:1] == [
+        "/dags/ingest/runs/backfill__2015-01-02T20%3A00%3A00%2B00%3A00"]
+    assert progress["next_ready"] is True  # the page confirms again: the next stage
+    second = view.post(f"/api/actions/{action_id}/confirm").json()
+    assert [c[0] for c in view.airflow.created] == ["ingest", "rollup"]
+    assert second["repeated"] is False
+    done = view.client.get(f"/api/actions/{action_id}").json()
+    done = view.client.get(f"/api/actions/{action_id}").json()  # the rollup's runs finish
+    assert done["state"] == "coverable", done
+    assert "100.0% covered by 1 partition(s), coverable" in done["status"]
+    assert done["next_ready"] is False
+    view.post(f"/api/actions/{action_id}/confirm")
+    assert len(view.airflow.created) == 2
+    events = [(user, event, dag) for user, event, dag, _ in view.gate.audit]
+    assert events == [("ada", "partitions.fill", None), ("ada", "partitions.fill", "ingest"),
+                      ("ada", "partitions.fill", "rollup")]
+    confirmed = view.gate.audit[0][3]
+    assert (confirmed["fact"], confirmed["start"], confirmed["end"]) == (
+        "events", DAY["start"], DAY["end"])
+    assert [b["dag_id"] for b in confirmed["backfills"]] == ["ingest", "rollup"]
+    assert view.gate.audit[1][3]["backfill_id"] == 1
+
+
+def test_a_user_who_may_not_trigger_a_producer_is_refused_by_name(view: View) -> None:
+    view.gate.forbidden = {"rollup"}
+    refused = view.post("/api/facts/events/actions", DAY)
+    assert refused.status_code == 403
+    assert "ada may not trigger rollup" in refused.json()["detail"]
+    assert view.airflow.created == [] and view.airflow.scheduled == []  # Airflow not asked
+    # allowed to prepare, then the role is taken away: the confirmation is refused too
+    view.gate.forbidden = set()
+    action_id = view.post("/api/facts/events/actions", DAY).json()["action_id"]
+    view.gate.forbidden = {"ingest"}
+    assert view.post(f"/api/actions/{action_id}/confirm").status_code == 403
+    assert view.airflow.created == [] and view.gate.audit == []
+    # an action is its preparer's: another user may watch it, not confirm it
+    view.gate.forbidden = set()
+    view.user[0] = User("bob")
+    other = view.post(f"/api/actions/{action_id}/confirm")
+    assert other.status_code == 403 and "prepared by ada" in other.json()["detail"]
+    assert view.client.get(f"/api/actions/{action_id}").status_code == 200
+    assert view.airflow.created == []
+
+
+def test_the_clis_refusals_paused_unless_unpause_and_a_running_backfill(view: View) -> None:
+    view.airflow.paused = {"rollup"}
+    paused = view.post("/api/facts/events/actions", DAY)
+    assert paused.status_code == 409 and "rollup is paused" in paused.json()["detail"]
+    action = view.post("/api/facts/events/actions", {**DAY, "unpause": True}).json()
+    assert action["unpause"] == ["rollup"] and view.airflow.unpaused == []
+    view.post(f"/api/actions/{action['action_id']}/confirm")
+    assert view.airflow.unpaused == ["rollup"]
+    assert view.gate.audit[0][3]["unpaused"] == ["rollup"]
+    view.airflow.running["ingest"] = 99  # a backfill someone else started
+    running = view.post("/api/facts/events/actions", DAY)
+    assert running.status_code == 409 and "backfill 99 of ingest" in running.json()["detail"]
+
+
+def test_concurrent_confirmations_create_one_set(produced: Catalog) -> None:
+    """Two requests at once (a double click reaching two workers): one creates."""
+    airflow, gate = ViewFake(produced, hold=True), Gate()
+    store = ActionStore(produced.kv)
+
+    def actions() -> Actions:
+        return Actions(produced, store, airflow, User("ada"), gate.may_trigger, gate.log)
+
+    from airflow_partitions.ui.action_model import ActionBody
+
+    action_id = actions().prepare("events", ActionBody(**DAY))["action_id"]
+    barrier = threading.Barrier(4)
+    answers: list[Any] = []
+
+    def confirm() -> None:
+        barrier.wait()
+        answers.append(actions().confirm(action_id))
+
+    threads = [threading.Thread(target=confirm) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [c[0] for c in airflow.created] == ["ingest"]
+    assert sorted(a["repeated"] for a in answers) == [False, True, True, True]
+    assert [e[2] for e in gate.audit] == [None, "ingest"]
