@@ -94,7 +94,8 @@ class ActionJson(TypedDict):
     next_ready: bool  # a confirm now would create more backfills
     failure: str | None  # the stage and DAG that failed, and its failed tasks
     status: str | None  # the cover's status line once every backfill finished
-    repeated: bool  # this confirm found the action already confirmed: nothing new created
+    repeated: bool  # the action was confirmed before this request (a double click or a
+    # retry); such a confirm creates only backfills whose turn has come since (next_ready)
 
 
 class Refusal(TypedDict):

@@ -162,9 +162,9 @@ class Actions:
                         "end": doc["end"], "confirmed": True, "unpaused": doc["unpause"],
                         "backfills": [_planned(b) for s in doc["stages"]
                                       for b in s["backfills"]]})
-        created = self._advance(action_id)
+        self._advance(action_id)
         answer = self.status(action_id)
-        answer["repeated"] = not first and not created
+        answer["repeated"] = not first
         return answer
 
     def status(self, action_id: str) -> ActionJson:
@@ -226,7 +226,8 @@ class Actions:
                 f"{'it' if len(refused) == 1 else 'them'}")
 
     def _advance(self, action_id: str) -> int:
-        """Create every backfill whose turn has come; how many this call created."""
+        """Create every backfill whose turn has come (each claimed first, so two requests
+        never create one twice); how many this call created."""
         stored = self._get(action_id)
         doc, made = stored.doc, 0
         for stage in doc["stages"]:

@@ -30,6 +30,7 @@ from airflow_partitions.errors import InvalidInput
 from airflow_partitions.ui.action_routes import router as action_router
 from airflow_partitions.ui.auth import require_viewer
 from airflow_partitions.ui.page import fact_page, facts_page
+from airflow_partitions.ui.page_actions import actions_html
 from airflow_partitions.ui.urls import URL_PREFIX
 
 __all__ = ["URL_PREFIX", "create_app"]
@@ -90,7 +91,8 @@ def create_app(open_catalog: CatalogOpener = hook_catalog) -> FastAPI:
                   stale: bool = True) -> str:
         view = _view(catalog, fact, start, end, time_column, stale)
         query = {k: v for k, v in request.query_params.items() if k not in ("start", "end")}
-        return fact_page(view, request.scope.get("root_path", ""), query)
+        root = request.scope.get("root_path", "")
+        return fact_page(view, root, query, actions_html(view, root))
 
     app.include_router(action_router())
     return app

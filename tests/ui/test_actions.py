@@ -9,100 +9,15 @@ DAG produces), with the auth manager's per-DAG answer and the audit log as recor
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
-from fastapi.testclient import TestClient
-
-from airflow_partitions.backfill.airflow_db import Progress
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.planning import plan
 from airflow_partitions.ui.action_store import ActionStore
 from airflow_partitions.ui.actions import Actions
-from airflow_partitions.ui.app import create_app
-from airflow_partitions.ui.auth import require_viewer
-from tests.backfill.test_runner import FakeAirflow
+from tests.ui.fakes import Gate, User, View, ViewFake
 
 DAY = {"start": "2015-01-02T00:00:00+00:00", "end": "2015-01-03T00:00:00+00:00"}
-
-
-@dataclass
-class User:
-    name: str
-
-    def get_name(self) -> str:
-        return self.name
-
-
-@dataclass
-class ViewFake(FakeAirflow):
-    """The runner's stand-in, with the runs a backfill made (what the page links to); while
-    ``hold`` is set, every backfill stays queued (the scheduler has not got to it)."""
-
-    hold: bool = False
-
-    def progress(self, backfill_id: int) -> Progress:
-        if self.hold:
-            return Progress(backfill_id, {"queued": 1}, False, ())
-        return super().progress(backfill_id)
-
-    def progress_and_runs(self, backfill_id: int) -> tuple[Progress, list[dict[str, Any]]]:
-        progress = self.progress(backfill_id)
-        dag_id, first, last = self.created[backfill_id - 1]
-        state = "success" if progress.completed else "queued"
-        return progress, [{"dag_run_id": f"backfill__{d.isoformat()}", "state": state,
-                           "logical_date": d.isoformat()}
-                          for d in self.schedule(dag_id, first, last)]
-
-
-@dataclass
-class Gate:
-    """The boundaries: who may trigger what, and what the audit log received."""
-
-    forbidden: set[str] = field(default_factory=set)
-    audit: list[tuple[str, str, str | None, dict[str, Any]]] = field(default_factory=list)
-
-    def may_trigger(self, user: Any, dags: Sequence[str]) -> list[str]:
-        return [d for d in dags if d in self.forbidden]
-
-    def log(self, user: str, event: str, dag: str | None, extra: dict[str, Any]) -> None:
-        self.audit.append((user, event, dag, extra))
-
-
-@pytest.fixture
-def produced(events: Catalog) -> Catalog:
-    from airflow_partitions.catalog.producers import Producer
-
-    events.set_producers("raw", {"HOURLY": Producer("ingest")})
-    events.set_producers("rollup", {"DAILY": Producer("rollup")})
-    events.register("raw", "HOURLY", [{"dt": f"2015-01-02-{h:02d}", "region": "eu"}
-                                      for h in range(20)])
-    return events
-
-
-@dataclass
-class View:
-    client: TestClient
-    airflow: ViewFake
-    gate: Gate
-    user: list[User]
-
-    def post(self, path: str, body: dict[str, Any] | None = None) -> Any:
-        return self.client.post(path, json=body or {})
-
-
-@pytest.fixture
-def view(produced: Catalog) -> Iterator[View]:
-    airflow, gate, user = ViewFake(produced), Gate(), [User("ada")]
-    app = create_app(lambda: produced)
-    app.dependency_overrides[require_viewer] = lambda: user[0]
-    app.state.airflow_for = lambda request: airflow
-    app.state.may_trigger = gate.may_trigger
-    app.state.audit = gate.log
-    with TestClient(app) as client:
-        yield View(client, airflow, gate, user)
 
 
 def test_plan_is_what_the_plan_command_computes(view: View, produced: Catalog) -> None:
@@ -177,7 +92,7 @@ def test_confirm_runs_the_stages_in_order_once_each_until_coverable(view: View) 
     assert progress["next_ready"] is True  # the page confirms again: the next stage
     second = view.post(f"/api/actions/{action_id}/confirm").json()
     assert [c[0] for c in view.airflow.created] == ["ingest", "rollup"]
-    assert second["repeated"] is False
+    assert second["repeated"] is True  # confirmed before; it created what became due
     done = view.client.get(f"/api/actions/{action_id}").json()
     done = view.client.get(f"/api/actions/{action_id}").json()  # the rollup's runs finish
     assert done["state"] == "coverable", done
