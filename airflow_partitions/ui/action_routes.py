@@ -21,6 +21,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Request, status
 
 from airflow_partitions.backfill.airflow_db import BackfillRefused, UnknownDag
+from airflow_partitions.backfill.rest_api import ApiUnavailable
 from airflow_partitions.catalog.cache import UnknownFact
 from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.errors import InvalidInput
@@ -54,7 +55,8 @@ def json_body(request: Request) -> None:
 
 @contextmanager
 def answers() -> Iterator[None]:
-    """Our errors as HTTP answers: 404 unknown, 403 not allowed, 409 refused, 400 bad input."""
+    """Our errors as HTTP answers: 404 unknown, 403 not allowed, 409 refused, 400 bad input,
+    503 when Airflow's API could not answer."""
     try:
         yield
     except (UnknownFact, UnknownAction) as exc:
@@ -65,6 +67,8 @@ def answers() -> Iterator[None]:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from exc
     except InvalidInput as exc:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
+    except ApiUnavailable as exc:  # Airflow's own API failed (e.g. its DB is locked): retry
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from exc
 
 
 def _catalog(request: Request) -> Catalog:
