@@ -227,39 +227,39 @@ class Actions:
 
     def _advance(self, action_id: str) -> int:
         """Create every backfill whose turn has come (each claimed first, so two requests
-        never create one twice); how many this call created."""
+        never create one twice); how many this call created. As the command: a stage starts
+        when the one before finished without failure, and after a failure nothing new."""
         stored = self._get(action_id)
         doc, made = stored.doc, 0
         for stage in doc["stages"]:
-            stage_finished = True
+            outcomes = {b["index"]: self._outcome(stored.backfills[b["index"]])
+                        for b in stage["backfills"] if b["index"] in stored.backfills}
+            if "failed" in outcomes.values():
+                return made
             for planned in stage["backfills"]:
-                index, dag = planned["index"], planned["dag_id"]
-                cell = stored.backfills.get(index)
-                if cell is None:
-                    stage_finished = False
-                    if self._dag_busy(doc, stored, planned):
-                        continue
-                    if not self.store.claim(action_id, index):
-                        continue  # another request is creating it
-                    try:
-                        backfill_id = self.airflow.create(
-                            dag, _at(planned["start"]), _at(planned["end"]),
-                            doc["max_active_runs"], planned["conf"])
-                    except PartitionsError as exc:
-                        self.store.refused(action_id, index, str(exc))
-                        raise
-                    self.store.created(action_id, index, backfill_id)
-                    stored.backfills[index] = str(backfill_id)
+                if planned["index"] not in stored.backfills and \
+                        not self._dag_busy(doc, stored, planned) and \
+                        self.store.claim(action_id, planned["index"]):  # else: someone is
+                    self._create(action_id, doc, planned)
+                    stored.backfills[planned["index"]] = CREATING.decode()  # unfinished
                     made += 1
-                    self.audit(self.user_name, f"partitions.{doc['kind']}", dag,
-                               {"action_id": action_id, "fact": doc["fact"],
-                                "start": doc["start"], "end": doc["end"],
-                                "backfill_id": backfill_id, **_planned(planned)})
-                elif not self._finished(cell):
-                    stage_finished = False
-            if not stage_finished:
+            if len(outcomes) < len(stage["backfills"]) or "running" in outcomes.values():
                 return made  # the next stage reads what this one makes
         return made
+
+    def _create(self, action_id: str, doc: dict[str, Any], planned: dict[str, Any]) -> None:
+        """Create one claimed backfill, record its id (or Airflow's refusal), audit it."""
+        index, dag = planned["index"], planned["dag_id"]
+        try:
+            backfill_id = self.airflow.create(dag, _at(planned["start"]), _at(planned["end"]),
+                                              doc["max_active_runs"], planned["conf"])
+        except PartitionsError as exc:
+            self.store.refused(action_id, index, str(exc))
+            raise
+        self.store.created(action_id, index, backfill_id)
+        self.audit(self.user_name, f"partitions.{doc['kind']}", dag,
+                   {"action_id": action_id, "fact": doc["fact"], "start": doc["start"],
+                    "end": doc["end"], "backfill_id": backfill_id, **_planned(planned)})
 
     def _dag_busy(self, doc: dict[str, Any], stored: Stored, planned: dict[str, Any]) -> bool:
         """Whether an earlier backfill of the same DAG is unfinished (Airflow runs one per
@@ -269,15 +269,19 @@ class Actions:
                 if other["index"] >= planned["index"] or other["dag_id"] != planned["dag_id"]:
                     continue
                 cell = stored.backfills.get(other["index"])
-                if cell is None or not self._finished(cell):
+                if cell is None or self._outcome(cell) == "running":
                     return True
         return self.airflow.running_backfill(planned["dag_id"]) is not None
 
-    def _finished(self, cell: str) -> bool:
+    def _outcome(self, cell: str) -> str:
+        """``running`` (or being created), ``ok``, or ``failed`` (a run failed, or Airflow
+        refused the backfill)."""
         if not cell.isdigit():
-            return cell != CREATING.decode()  # refused counts as finished (failed)
+            return "running" if cell == CREATING.decode() else "failed"
         progress = self.airflow.progress(int(cell))
-        return progress.unfinished == 0 and (progress.total > 0 or progress.completed)
+        if progress.unfinished or not (progress.total > 0 or progress.completed):
+            return "running"
+        return "failed" if progress.failed_dates else "ok"
 
     def _row(self, planned: dict[str, Any], cell: str | None) -> BackfillJson:
         dag = planned["dag_id"]
@@ -322,7 +326,8 @@ class Actions:
                  if r["state"] == "failed" and r["logical_date"]]
         tasks = self.airflow.failed_tasks(row["dag_id"], dates)
         return (f"stage {period}: {row['dag_id']} backfill {row['backfill_id']}: "
-                f"{len(dates)} run(s) failed; failed tasks: {', '.join(tasks) or 'unknown'}")
+                f"{row['states'].get('failed', len(dates))} run(s) failed; failed tasks: "
+                f"{', '.join(tasks) or 'unknown'}")
 
 
 def _planned(b: dict[str, Any]) -> dict[str, Any]:

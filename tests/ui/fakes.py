@@ -38,7 +38,8 @@ class ViewFake(FakeAirflow):
         progress = self.progress(backfill_id)
         dag_id, first, last = self.created[backfill_id - 1]
         state = "success" if progress.completed else "queued"
-        return progress, [{"dag_run_id": f"backfill__{d.isoformat()}", "state": state,
+        return progress, [{"dag_run_id": f"backfill__{d.isoformat()}",
+                           "state": "failed" if d in progress.failed_dates else state,
                            "logical_date": d.isoformat()}
                           for d in self.schedule(dag_id, first, last)]
 

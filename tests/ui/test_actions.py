@@ -171,3 +171,54 @@ def test_concurrent_confirmations_create_one_set(produced: Catalog) -> None:
     assert [c[0] for c in airflow.created] == ["ingest"]
     assert sorted(a["repeated"] for a in answers) == [False, True, True, True]
     assert [e[2] for e in gate.audit] == [None, "ingest"]
+
+
+def test_a_failed_stage_is_named_and_the_next_is_not_started(view: View) -> None:
+    import datetime as dt
+
+    view.airflow.fail = {dt.datetime(2015, 1, 2, 21, tzinfo=dt.UTC)}
+    action_id = view.post("/api/facts/events/actions", DAY).json()["action_id"]
+    view.post(f"/api/actions/{action_id}/confirm")
+    for _ in range(2):  # the ingest's runs finish, one failed
+        progress = view.client.get(f"/api/actions/{action_id}").json()
+    assert progress["state"] == "failed" and progress["next_ready"] is False
+    assert progress["failure"] == ("stage HOURLY: ingest backfill 1: 1 run(s) failed; "
+                                   "failed tasks: register")
+    assert progress["stages"][0]["backfills"][0]["state"] == "failed"
+    view.post(f"/api/actions/{action_id}/confirm")
+    assert [c[0] for c in view.airflow.created] == ["ingest"]  # the rollup never starts
+
+
+def test_the_act_section_escapes_its_values_and_draws_without_innerhtml() -> None:
+    from airflow_partitions.ui.page_actions import SCRIPT, actions_html
+
+    html = actions_html({"fact": "e'<b>", "start": "2024-01-01T00:00:00+00:00",
+                         "end": "x\"><script>"}, "/p'q")
+    assert "<b>" not in html and "<script>x" not in html and "\"><script>" not in html
+    assert "data-fact='e&#x27;&lt;b&gt;'" in html and "data-root='/p&#x27;q'" in html
+    assert "innerHTML" not in SCRIPT and "outerHTML" not in SCRIPT and "eval(" not in SCRIPT
+
+
+def test_the_fact_page_has_the_act_section(view: View) -> None:
+    page = view.client.get("/facts/events", params=DAY).text
+    assert "<section id='act'" in page and "id='do-plan'" in page and "id='do-restate'" in page
+    assert f"data-start='{DAY['start']}'" in page
+
+
+def test_one_dags_backfills_of_a_stage_run_one_after_the_other(view: View,
+                                                                produced: Catalog) -> None:
+    produced.register("raw", "HOURLY", {"dt": "2015-01-02-22", "region": "eu"})
+    evening = {"start": "2015-01-02T18:00:00+00:00", "end": "2015-01-03T00:00:00+00:00"}
+    action = view.post("/api/facts/events/actions", evening).json()
+    assert [(b["dag_id"], b["start"][11:16], b["end"][11:16])
+            for s in action["stages"] for b in s["backfills"]] == [
+        ("ingest", "20:00", "21:00"), ("ingest", "23:00", "23:00")]
+    view.airflow.hold = True
+    view.post(f"/api/actions/{action['action_id']}/confirm")
+    assert len(view.airflow.created) == 1  # Airflow runs one backfill per DAG
+    view.airflow.hold = False
+    for _ in range(2):
+        progress = view.client.get(f"/api/actions/{action['action_id']}").json()
+    assert progress["next_ready"] is True
+    view.post(f"/api/actions/{action['action_id']}/confirm")
+    assert [(c[0], c[1].hour) for c in view.airflow.created] == [("ingest", 20), ("ingest", 23)]
