@@ -5,7 +5,7 @@ section carries a small script that calls the same JSON endpoints scripts use (d
 with the UI's own cookie, and draws their answers with ``textContent`` and DOM nodes only
 (never ``innerHTML``), so no value from the catalog or Airflow is ever read as HTML. The
 section's own values (mount point, fact, range) are HTML-escaped attributes (``esc``). A
-selection inside the shown range: two clicks on the selection bar, or the two inputs.
+selection inside the shown range: a drag or two clicks on the selection bar, or the inputs.
 """
 
 from __future__ import annotations
@@ -40,18 +40,30 @@ SCRIPT: Final = r"""
     return a; };
   const out = (id, ...nodes) => { const box = $(id); box.replaceChildren(...nodes); };
   const range = () => ({start: $('sel-start').value, end: $('sel-end').value});
-  let picks = [];
-  $('selbar').addEventListener('click', (ev) => {
-    const box = ev.currentTarget.getBoundingClientRect();
-    const frac = Math.min(Math.max((ev.clientX - box.left - Number(d.label)) / Number(d.width),
-                                   0), 1);
-    picks = picks.length === 1 ? [picks[0], t0 + frac * (t1 - t0)] : [t0 + frac * (t1 - t0)];
+  let picks = [], downAt = null, dragged = false;
+  const bar = $('selbar'), px = (t1 - t0) / Number(d.width);
+  const at = (ev) => { const box = bar.getBoundingClientRect();
+    const frac = (ev.clientX - box.left - Number(d.label)) / Number(d.width);
+    return t0 + Math.min(Math.max(frac, 0), 1) * (t1 - t0); };
+  const show = () => {
     const [a, b] = [Math.min(...picks), Math.max(...picks)];
     const x = (t) => Number(d.label) + (t - t0) / (t1 - t0) * Number(d.width);
     const mark = $('selmark'); mark.setAttribute('x', x(a));
-    mark.setAttribute('width', Math.max(x(picks.length === 2 ? b : a + 1) - x(a), 1));
+    mark.setAttribute('width', Math.max(x(b) - x(a), 1));
     if (picks.length === 2) { $('sel-start').value = new Date(a).toISOString();
       $('sel-end').value = new Date(b).toISOString(); }
+  };
+  bar.addEventListener('mousedown', (ev) => { downAt = at(ev); dragged = false; });
+  bar.addEventListener('mouseup', (ev) => {  // a drag selects at once
+    const up = at(ev);
+    if (downAt !== null && Math.abs(up - downAt) > 3 * px) { picks = [downAt, up];
+      dragged = true; show(); }
+    downAt = null;
+  });
+  bar.addEventListener('click', (ev) => {  // or two clicks
+    if (dragged) { dragged = false; return; }
+    picks = picks.length === 1 ? [picks[0], at(ev)] : [at(ev)];
+    show();
   });
   async function call(method, path, body) {
     const opts = {method, credentials: 'same-origin', headers: {'Accept': 'application/json'}};
@@ -152,7 +164,7 @@ def actions_html(view: Mapping[str, Any], root: str) -> str:
     return (
         f"<style>{STYLE}</style><section id='act' {data}><h2>Act</h2>"
         f"<svg id='selbar' width='{LABEL + WIDTH + 10}' height='18' role='img'>"
-        f"<text x='4' y='13' font-size='12'>selection (2 clicks)</text>"
+        f"<text x='4' y='13' font-size='12'>selection (drag, or 2 clicks)</text>"
         f"<rect x='{LABEL}' y='2' width='{WIDTH}' height='14' fill='#f0f0f0'></rect>"
         "<rect id='selmark' x='0' y='2' width='0' height='14' fill='#9ecae1'></rect></svg>"
         f"<p><label>from <input id='sel-start' value='{esc(view['start'])}'></label> "

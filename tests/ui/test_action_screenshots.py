@@ -70,3 +70,28 @@ def test_chromium_draws_the_plan_the_confirmation_and_the_progress(view: View,
     shot, dom = shoot(page, "renderProgress", progress, tmp_path, "progress")
     not_blank(shot)
     assert "Progress: running" in dom and "/dags/ingest/runs/" in dom, dom[-3000:]
+
+
+SELECT = """<script>
+const bar = document.getElementById('selbar'), box = bar.getBoundingClientRect();
+const x = (f) => box.left + Number(act.dataset.label) + f * Number(act.dataset.width);
+const fire = (type, f) => bar.dispatchEvent(new MouseEvent(type, {clientX: x(f), bubbles: true}));
+const read = () => document.getElementById('sel-start').value + '|' +
+                   document.getElementById('sel-end').value;
+for (const f of [0.5, 0.25]) { fire('mousedown', f); fire('mouseup', f); fire('click', f); }
+document.body.dataset.clicks = read();
+fire('mousedown', 0.75); fire('mouseup', 1.0); fire('click', 1.0);
+document.body.dataset.drag = read();
+</script>"""
+
+
+def test_a_drag_or_two_clicks_on_the_bar_select_a_range(view: View, tmp_path: Path) -> None:
+    page = view.client.get("/facts/events", params=DAY).text
+    html = tmp_path / "select.html"
+    html.write_text(page.replace("</body>", SELECT + "</body>"))
+    dom = subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu",
+                          "--window-size=1200,900", "--dump-dom", html.as_uri()],
+                         capture_output=True, text=True, timeout=120, check=False).stdout
+    assert 'data-clicks="2015-01-02T06:00:00.000Z|2015-01-02T12:00:00.000Z"' in dom, \
+        dom[-2000:]
+    assert 'data-drag="2015-01-02T18:00:00.000Z|2015-01-03T00:00:00.000Z"' in dom, dom[-2000:]
