@@ -900,6 +900,13 @@ def test_the_views_actions_need_a_token_and_a_role_that_may_trigger_the_producer
         "dag_id": "sched_view_fill", "from_date": "2024-02-02T00:00:00Z",
         "to_date": "2024-02-03T00:00:00Z"}, token=viewer.token())
     assert status == 403
+    # inside the UI the page has only the _token cookie: it is the token forwarded to Airflow
+    req = urllib.request.Request(f"{api.base_url}{ACTIONS}", method="POST",
+                                 data=json.dumps(VIEW_RANGE).encode(),
+                                 headers={"Content-Type": "application/json",
+                                          "Cookie": f"_token={api.token()}"})
+    with urllib.request.urlopen(req, timeout=120) as resp:
+        assert json.loads(resp.read())["state"] == "planned"  # planned, nothing created
     assert view_backfills(scheduler) == []
 
 
