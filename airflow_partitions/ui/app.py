@@ -6,7 +6,8 @@ Routes (every one behind :func:`.auth.require_viewer`):
 * ``GET /api/facts/{fact}?start=&end=&time_column=&stale=``: the stretches of every
   (storage, period) lane over the range (default: the fact's whole history), the cover and its
   status line (:func:`airflow_partitions.catalog.coverage_view.fact_view`);
-* ``GET /`` and ``GET /facts/{fact}``: the same as HTML pages.
+* ``GET /`` and ``GET /facts/{fact}``: the same as HTML pages;
+* the actions (plan, fill missing, re-run stale, progress): :mod:`.action_routes`.
 
 The catalog is opened the way every task opens it: ``PartitionCatalogHook`` (the
 ``partitions_default`` connection, else ``$AIRFLOW_PARTITIONS_STORE``, else the sqlite file in
@@ -31,8 +32,10 @@ from airflow_partitions.catalog.coverage_view import (
 )
 from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.errors import InvalidInput
+from airflow_partitions.ui.action_routes import router as action_router
 from airflow_partitions.ui.auth import require_viewer
 from airflow_partitions.ui.page import fact_page, facts_page
+from airflow_partitions.ui.page_actions import actions_html
 from airflow_partitions.ui.urls import URL_PREFIX
 
 __all__ = ["URL_PREFIX", "create_app"]
@@ -93,6 +96,8 @@ def create_app(open_catalog: CatalogOpener = hook_catalog) -> FastAPI:
                   stale: bool = True) -> str:
         view = _view(catalog, fact, start, end, time_column, stale)
         query = {k: v for k, v in request.query_params.items() if k not in ("start", "end")}
-        return fact_page(view, request.scope.get("root_path", ""), query)
+        root = request.scope.get("root_path", "")
+        return fact_page(view, root, query, actions_html(view, root))
 
+    app.include_router(action_router())
     return app

@@ -289,8 +289,10 @@ def _range_form(view: FactViewJson) -> str:
     )
 
 
-def fact_page(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
-    """One fact: the range box (status line, what is missing), zoom links, lanes, totals."""
+def fact_page(view: FactViewJson, root: str, query: Mapping[str, Any],
+              actions: str = "") -> str:
+    """One fact: the range box (status line, what is missing), zoom links, lanes, totals;
+    ``actions``: the "Act" section's HTML (:mod:`.page_actions`), under the lanes."""
     ok = (" ok" if view["coverable"] else "") + (" stale" if view.get("stale_used") else "")
     missing = "".join(f"<li>{esc(m['text'])}</li>" for m in view["cover"]["missing"]
                       if m["text"])
@@ -310,7 +312,7 @@ def fact_page(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
         f"<h1>{esc(view['fact'])}</h1>{_range_form(view)}"
         f"<p class='status{ok}'>{esc(view['status'])}</p>"
         + _zoom_links(view, root, query)
-        + f"<p class='legend'>{legend}</p>" + lanes_svg(view, root, query)
+        + f"<p class='legend'>{legend}</p>" + lanes_svg(view, root, query) + actions
         + (f"<details><summary>missing ranges ({len(view['cover']['missing']):,})</summary>"
            f"<ul>{missing}</ul></details>" if missing else "")
         + slices_html(view, root, query)
