@@ -88,7 +88,10 @@ def metrics_target() -> str:
     conf = airflow_conf()
     if not metrics_enabled():
         return "nowhere: Airflow metrics are off ([metrics] statsd_on is False)"
-    kind = next(k for k in _BACKEND_SWITCHES if conf.getboolean("metrics", k, fallback=False))
+    kind = next((k for k in _BACKEND_SWITCHES if conf.getboolean("metrics", k, fallback=False)),
+                None)
+    if kind is None:  # on when this process first read [metrics], off in it now
+        return "nowhere now: [metrics] was turned off since this process read it (restart it)"
     if kind == "otel_on":
         return "OpenTelemetry ([metrics] otel_on)"
     tags = ("datadog" if kind == "statsd_datadog_enabled"
