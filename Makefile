@@ -82,6 +82,7 @@ bench: venv
 	$(PY) benchmarks/bench_spark_read.py --write docs/benchmarks-spark_read.md
 	$(PY) benchmarks/bench_ui_view.py --write docs/benchmarks-ui_view.md
 	$(PY) benchmarks/poke.py --write docs/benchmarks-poke.md
+	$(PY) benchmarks/verify_memo.py --write docs/benchmarks-verify_memo.md
 	$(PY) benchmarks/collect.py
 
 # Our cover beside Luigi, Dagster and an os.path.exists loop on the same data (issue 33;

@@ -339,8 +339,9 @@ def slices_section(url: str, sizes: list[int], repeat: int) -> str:
         f"{cold_ms:,.0f} ms, of which "
         f"{cold_ms - warm_ms:,.0f} ms over the warm JSON are the cover (its verification "
         "reads the chosen rows, invariant 1) and the view's `completeness` (from the stored "
-        "slice timelines, no row read); the stale check is an O(rows) scan of the window, "
-        "slices or not.\n\n"
+        "slice timelines, no row read); the stale check (the page's default) reads no row of "
+        "a storage none of whose rows records inputs (the lineage flag, docs/catalog.md): "
+        "it was a scan of the window's 743,900 rows, 2,107 ms, before.\n\n"
         + "\n".join(lines) + "\n"
     )
 

@@ -43,6 +43,14 @@ class RestBackfills:
         self.user, self.password, self.timeout = user, password, timeout
         self._token: str | None = None
 
+    @classmethod
+    def with_token(cls, base_url: str, token: str, timeout: float = 30) -> RestBackfills:
+        """As the holder of ``token`` (an Airflow JWT): the Partitions view forwards its
+        signed-in user's, so Airflow's own authorization decides every call."""
+        client = cls(base_url, "", "", timeout)
+        client._token = token
+        return client
+
     def check_dag(self, dag_id: str) -> bool:
         try:
             dag = self._call("GET", f"/api/v2/dags/{_quote(dag_id)}")
@@ -109,15 +117,22 @@ class RestBackfills:
         return max(ids) if ids else None
 
     def progress(self, backfill_id: int) -> Progress:
+        return self.progress_and_runs(backfill_id)[0]
+
+    def progress_and_runs(self, backfill_id: int) -> tuple[Progress, list[dict[str, Any]]]:
+        """The backfill's progress and its runs (``dag_run_id``, ``logical_date``, ``state``
+        as ``/api/v2`` gives them): what the Partitions view links to. Two GETs."""
         backfill = self._call("GET", f"/api/v2/backfills/{backfill_id}")
-        runs = self._call("GET", f"/api/v2/dags/{_quote(backfill['dag_id'])}/dagRuns", query={
-            "logical_date_gte": backfill["from_date"], "logical_date_lte": backfill["to_date"],
-            "run_type": "backfill", "limit": 1000})["dag_runs"]
+        runs: list[dict[str, Any]] = self._call(
+            "GET", f"/api/v2/dags/{_quote(backfill['dag_id'])}/dagRuns", query={
+                "logical_date_gte": backfill["from_date"],
+                "logical_date_lte": backfill["to_date"], "run_type": "backfill",
+                "limit": 1000})["dag_runs"]
         states = Counter(str(r["state"]) for r in runs)
         failed = tuple(sorted(_instant(r["logical_date"]) for r in runs
                               if r["state"] == "failed" and r.get("logical_date")))
         return Progress(backfill_id, dict(states), backfill.get("completed_at") is not None,
-                        failed)
+                        failed), runs
 
     def failed_tasks(self, dag_id: str, logical_dates: Sequence[dt.datetime]) -> list[str]:
         tasks: set[str] = set()

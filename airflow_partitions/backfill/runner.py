@@ -111,12 +111,8 @@ class BackfillRunner:
 
     def run(self, fact: str, start: Instant, end: Instant,
             options: BackfillOptions) -> BackfillReport:
-        stale = self._stale(fact, start, end) if options.restate else set()
-        the_plan = plan(self.catalog, fact, start, end, restate=stale, where=options.where)
-        for line in plan_summary(the_plan):
-            self.say(line)
-        staged = self._check(the_plan, options)
-        report = BackfillReport(the_plan, staged, dry_run=options.dry_run)
+        report = self.prepare(fact, start, end, options)
+        the_plan, staged = report.plan, report.stages
         if options.dry_run or not the_plan.runs:
             return self._verify(report, fact, start, end, options) if not the_plan.runs \
                 else report
@@ -128,22 +124,26 @@ class BackfillRunner:
                 return report
         return self._verify(report, fact, start, end, options)
 
+    def prepare(self, fact: str, start: Instant, end: Instant,
+                options: BackfillOptions) -> BackfillReport:
+        """The plan and its backfills, stage by stage, every refusal checked; nothing created
+        (paused DAGs are unpaused unless ``dry_run``). What :meth:`run` starts from, and what
+        the Partitions view shows before a user confirms (docs/view.md)."""
+        stale = self._stale(fact, start, end) if options.restate else set()
+        the_plan = plan(self.catalog, fact, start, end, restate=stale, where=options.where)
+        for line in plan_summary(the_plan):
+            self.say(line)
+        staged = self._check(the_plan, options)
+        return BackfillReport(the_plan, staged, dry_run=options.dry_run)
+
     # -- before anything is created -----------------------------------------------------------
 
     def _stale(self, fact: str, start: Instant, end: Instant) -> set[tuple[Any, ...]]:
-        """(storage, period, time value) of each stale partition: what the plan re-runs; for
-        a storage with declared dimensions also the stale row's slice (only it is re-run)."""
-        out: set[tuple[Any, ...]] = set()
-        for stale in self.catalog.stale(fact, start, end):
-            part = stale.partition
-            sdef = self.catalog.get_storage(part.storage)
-            column = sdef.time_columns[0]
-            slice_ = tuple(sorted((d.column, part.values.get(d.column, ""))
-                                  for d in sdef.dimensions))
-            out.add((part.storage, part.period.name, part.values[column],
-                     *((slice_,) if slice_ else ())))
-            self.say(f"stale: {stale.describe()}")
-        return out
+        """What the restate plan re-runs (:func:`stale_items`), each said."""
+        items, lines = stale_items(self.catalog, fact, start, end)
+        for line in lines:
+            self.say(line)
+        return items
 
     def _check(self, the_plan: Plan, options: BackfillOptions
                ) -> list[tuple[Stage, list[Stretch]]]:
@@ -274,6 +274,25 @@ class BackfillRunner:
             report.missing = status_line(cover)
             self.say(f"not coverable yet: {report.missing}")
         return report
+
+
+def stale_items(catalog: Catalog, fact: str, start: Instant, end: Instant
+                ) -> tuple[set[tuple[Any, ...]], list[str]]:
+    """(storage, period, time value) of each stale partition in the range, what a restate
+    plan re-runs, and one ``stale: ...`` line each; for a storage with declared dimensions
+    also the stale row's slice (only it is re-run). Cost: one :meth:`Catalog.stale`."""
+    out: set[tuple[Any, ...]] = set()
+    lines: list[str] = []
+    for stale in catalog.stale(fact, start, end):
+        part = stale.partition
+        sdef = catalog.get_storage(part.storage)
+        column = sdef.time_columns[0]
+        slice_ = tuple(sorted((d.column, part.values.get(d.column, ""))
+                              for d in sdef.dimensions))
+        out.add((part.storage, part.period.name, part.values[column],
+                 *((slice_,) if slice_ else ())))
+        lines.append(f"stale: {stale.describe()}")
+    return out, lines
 
 
 def _done(progress: Progress, part: Stretch) -> bool:

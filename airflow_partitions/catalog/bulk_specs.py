@@ -29,8 +29,7 @@ from airflow_partitions.catalog.model import (
     template_root,
 )
 from airflow_partitions.keys import MAX_KEY_LENGTH, ColumnType, encode_key, encode_value
-from airflow_partitions.periods import UpdatePeriod, zone
-from airflow_partitions.periods.fast_parse import fast_ordinal, fast_ordinals
+from airflow_partitions.periods import UpdatePeriod, fast_ordinal, fast_ordinals, zone
 
 #: A partition row key and its validated spec, as the writer takes them.
 KeyedSpec = tuple[PartitionSpec, bytes]
@@ -41,7 +40,7 @@ Locate = Callable[[PartitionSpec], str]
 
 #: What :func:`~.model.check_safe_value` refuses, in one pass: empty, ``.``, ``..``, a leading
 #: ``~``, a slash or backslash, or a control character (Unicode category Cc).
-_UNSAFE: Final = re.compile(r"\A(?:\.\.?)?\Z|\A~|[/\\\x00-\x1f\x7f-\x9f]")
+UNSAFE_VALUE: Final = re.compile(r"\A(?:\.\.?)?\Z|\A~|[/\\\x00-\x1f\x7f-\x9f]")
 
 
 class SpecBuilder:
@@ -105,7 +104,7 @@ class SpecBuilder:
         starts = []
         offset = self._head_length
         for text in texts:
-            if type(text) is not str or _UNSAFE.search(text) is not None:
+            if type(text) is not str or UNSAFE_VALUE.search(text) is not None:
                 return None
             try:
                 field = b"\x01%b\x00\x01" % text.encode()
@@ -141,7 +140,7 @@ class SpecBuilder:
         for index, texts in enumerate(columns):
             if not all(type(text) is str for text in texts):
                 return None
-            if index not in self._time_at and any(map(_UNSAFE.search, texts)):
+            if index not in self._time_at and any(map(UNSAFE_VALUE.search, texts)):
                 return None
             try:
                 fields.append([b"\x01%b\x00\x01" % text.encode() for text in texts])

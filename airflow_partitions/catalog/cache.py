@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from airflow_partitions.arguments import shown
+from airflow_partitions.catalog.lineage_flag import may_have_derived
 from airflow_partitions.catalog.model import FactDef, StorageDef
 from airflow_partitions.catalog.rows import (
     DEF,
@@ -35,7 +36,7 @@ from airflow_partitions.catalog.slice_cells import (
     read_slice_cell,
     slice_columns,
 )
-from airflow_partitions.cover.slice_model import Slice
+from airflow_partitions.cover import Slice
 from airflow_partitions.errors import CorruptTimeline, InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import (
@@ -126,6 +127,9 @@ class StorageState:
     marker: SliceMarker | None = None
     #: Timelines with a corrupt slice cell: read from the rows until reconcile rebuilds them.
     broken: set[TimelineKey] = field(default_factory=set)
+    #: False only when no row of the storage records inputs (:mod:`.lineage_flag`): a stale
+    #: check then reads none of its rows.
+    may_have_derived: bool = True
 
     def slice_timelines(self, period: UpdatePeriod, column: str
                         ) -> dict[Slice, PartitionTimeline] | None:
@@ -194,7 +198,8 @@ class TimelineCache:
             if DEF not in cells:
                 continue  # a storage still being created
             sdef = decode_storage(name, cells[DEF])
-            state = StorageState(sdef, cells.get(PRESENT) == b"true")
+            state = StorageState(sdef, cells.get(PRESENT) == b"true",
+                                 may_have_derived=may_have_derived(cells))
             states[name] = state
             if not state.present:
                 continue  # rebuilt from the rows before use: its cells are not read
@@ -208,6 +213,18 @@ class TimelineCache:
             if sdef.dimensions:
                 load_slices(state, cells)
         return FactState(definition, generation, states)
+
+
+def loaded_timelines(state: FactState, storage: str) -> dict[TimelineKey, PartitionTimeline]:
+    """One storage's timelines from the fact's cached state, every StoreAll one loaded whole
+    (Lens export and callers that iterate them). ``UnknownStorage`` when the storage is not a
+    member of the fact. O(values of the StoreAll timelines), no read for the others."""
+    found = state.storages.get(storage)
+    if found is None:
+        raise UnknownStorage(f"storage {storage!r} is not a member of fact "
+                             f"{state.definition.name!r}")
+    return {key: timeline.load_all() if isinstance(timeline, SlicedStoreAllTimeline)
+            else timeline for key, timeline in found.timelines.items()}
 
 
 def load_slices(state: StorageState, cells: dict[bytes, bytes]) -> None:

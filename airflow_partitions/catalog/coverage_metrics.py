@@ -12,10 +12,13 @@ import datetime as dt
 from airflow_partitions.catalog.cache import FactState
 from airflow_partitions.catalog.dimensions import required_slices, select_slices
 from airflow_partitions.catalog.facade import Catalog
-from airflow_partitions.cover.metrics import CoverageMetrics, coverage_metrics
-from airflow_partitions.cover.model import Cover
-from airflow_partitions.cover.request import CoverRequest
-from airflow_partitions.cover.slice_summary import SliceKey
+from airflow_partitions.cover import (
+    Cover,
+    CoverageMetrics,
+    CoverRequest,
+    SliceKey,
+    coverage_metrics,
+)
 from airflow_partitions.timelines import PartitionTimeline
 
 

@@ -20,12 +20,18 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 import pendulum
 
 from airflow_partitions.catalog.cache import FactState
-from airflow_partitions.catalog.slice_view import SlicePresence, sliced_lanes, undeclared
+from airflow_partitions.catalog.slice_view import (
+    SlicedStorageJson,
+    SlicePresence,
+    UndeclaredJson,
+    sliced_lanes,
+    undeclared,
+)
 from airflow_partitions.catalog.staleness import StalePartition, overlap_window
 from airflow_partitions.catalog.view_stretches import (
     MISSING,
@@ -34,13 +40,14 @@ from airflow_partitions.catalog.view_stretches import (
     STALE,
     Instants,
     Stretch,
+    StretchJson,
     inside_window,
     lane_stretches,
 )
 from airflow_partitions.cover import Cover, CoverRequest, status_line
 from airflow_partitions.errors import InvalidInput, InvalidRange
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines.base import OrdinalRange, runs
+from airflow_partitions.timelines import OrdinalRange, runs
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.facade import Catalog
@@ -52,7 +59,88 @@ MISSING_DESCRIBED: Final = 20
 #: How many covers (with their status line and JSON) the process keeps, most recent first.
 COVER_CACHE_SIZE: Final = 32
 
-CoverEntry = tuple[Cover, str, dict[str, Any]]
+
+
+class LaneJson(TypedDict):
+    """:meth:`LaneView.to_json`: one (storage, period) lane, its totals and stretches."""
+
+    storage: str
+    period: str
+    priority: int
+    registered: int
+    missing: int
+    stale: int
+    not_applicable: int
+    stretches: list[StretchJson]
+
+
+class ViewRunJson(TypedDict):
+    """A run of the cover, as the view draws it (never one entry per partition)."""
+
+    storage: str
+    period: str
+    partitions: int
+    start: str
+    end: str
+
+
+class ViewMissingJson(TypedDict):
+    """A missing range; ``text`` is the sensor's for the first ones, else None."""
+
+    start: str
+    end: str
+    text: str | None
+
+
+class ViewCoverJson(TypedDict):
+    """:func:`cover_json`: the cover as runs and missing ranges."""
+
+    runs: list[ViewRunJson]
+    missing: list[ViewMissingJson]
+
+
+class ExtentJson(TypedDict):
+    start: str
+    end: str
+
+
+class FactViewJson(TypedDict):
+    """:func:`fact_view`, what ``GET .../api/facts/{fact}/view`` answers and the page draws."""
+
+    fact: str
+    tz: str
+    time_column: str
+    time_columns: list[str]
+    start: str
+    end: str
+    extent: ExtentJson
+    status: str
+    coverable: bool
+    stale_used: int
+    covered_fraction: float
+    stale_checked: bool
+    cover: ViewCoverJson
+    lanes: list[LaneJson]
+    slices: list[SlicedStorageJson]
+    undeclared: list[UndeclaredJson]
+
+
+class StorageJson(TypedDict):
+    name: str
+    periods: list[str]
+    priority: int
+
+
+class FactJson(TypedDict):
+    """One entry of :func:`facts_json` (``GET .../api/facts``)."""
+
+    name: str
+    tz: str
+    time_columns: list[str]
+    storages: list[StorageJson]
+
+
+CoverEntry = tuple[Cover, str, ViewCoverJson]
 _covers: OrderedDict[tuple[str, str, int, str], CoverEntry] = OrderedDict()
 _covers_lock = threading.Lock()
 
@@ -69,7 +157,7 @@ class LaneView:
     def count(self, state: str) -> int:
         return sum(s.end - s.first for s in self.stretches if s.state == state)
 
-    def to_json(self, tz: str) -> dict[str, Any]:
+    def to_json(self, tz: str) -> LaneJson:
         at = Instants(self.period, tz, self.stretches[0].first if self.stretches else 0)
         return {
             "storage": self.storage,
@@ -180,11 +268,11 @@ def lanes(state: FactState, column: str, start: dt.datetime, end: dt.datetime,
     return out
 
 
-def cover_json(cover: Cover, tz: str) -> dict[str, Any]:
+def cover_json(cover: Cover, tz: str) -> ViewCoverJson:
     """The cover as runs (never one entry per partition) and its missing ranges; the first
     :data:`MISSING_DESCRIBED` missing ranges carry the sensor's text for them."""
     instants: dict[UpdatePeriod, Instants] = {}
-    runs_out = []
+    runs_out: list[ViewRunJson] = []
     for r in cover.runs:
         at = instants.setdefault(r.period, Instants(r.period, tz, r.first))
         runs_out.append({"storage": r.storage, "period": r.period.name, "partitions": r.count,
@@ -240,7 +328,7 @@ def forget_covers() -> None:
 
 def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *,
               time_column: str | None = None, with_stale: bool = True,
-              align: str | None = "outer") -> dict[str, Any]:
+              align: str | None = "outer") -> FactViewJson:
     """The JSON of one fact's view over ``[start, end)`` (default: its whole extent).
 
     The cover is the one the sensor computes from the cached timelines, not re-verified
@@ -291,15 +379,15 @@ def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *
     }
 
 
-def facts_json(catalog: Catalog) -> list[dict[str, Any]]:
+def facts_json(catalog: Catalog) -> list[FactJson]:
     """Every fact with its time columns, zone and storages (definitions only: no timeline)."""
-    storages: dict[str, list[dict[str, Any]]] = {}
+    storages: dict[str, list[StorageJson]] = {}
     for sdef in catalog.list_storages():
         storages.setdefault(sdef.fact, []).append(
             {"name": sdef.name, "periods": [p.name for p in sdef.periods],
              "priority": sdef.priority})
     return [
         {"name": f.name, "tz": f.tz, "time_columns": list(f.time_columns),
-         "storages": sorted(storages.get(f.name, []), key=lambda s: str(s["name"]))}
+         "storages": sorted(storages.get(f.name, []), key=lambda s: s["name"])}
         for f in sorted(catalog.list_facts(), key=lambda f: f.name)
     ]

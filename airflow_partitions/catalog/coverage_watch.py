@@ -15,9 +15,7 @@ from typing import Literal
 
 from airflow_partitions.catalog.cache import FactState
 from airflow_partitions.catalog.facade import Catalog
-from airflow_partitions.cover.model import Cover
-from airflow_partitions.cover.request import CoverRequest
-from airflow_partitions.cover.text import status_line
+from airflow_partitions.cover import Cover, CoverRequest, status_line
 
 #: Seconds without a change after which the unchanged status line is reported again: a long
 #: wait in one process (a poke-mode sensor, a deferral) still shows it is alive in its log.

@@ -28,16 +28,21 @@ from airflow_partitions.catalog.dimensions import NotADimension, required_slices
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.row_decode import LIST_BATCH, PartitionDecoder
 from airflow_partitions.catalog.rows import CatalogRows
-from airflow_partitions.cover import CoverSource, MissingRange, NeededPartitions, ValueRun
-from airflow_partitions.cover.clock import clock_for, to_us
-from airflow_partitions.cover.model import MAX_NEEDED_RUNS
-from airflow_partitions.cover.request import CoverRequest
-from airflow_partitions.cover.slice_model import Slice
+from airflow_partitions.cover import (
+    MAX_NEEDED_RUNS,
+    CoverRequest,
+    CoverSource,
+    MissingRange,
+    NeededPartitions,
+    Slice,
+    ValueRun,
+    clock_for,
+    to_us,
+)
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import prefix_successor
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines import RangesTimeline
-from airflow_partitions.timelines.base import PartitionTimeline, runs
+from airflow_partitions.timelines import PartitionTimeline, RangesTimeline, runs
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.cache import FactState

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from airflow_partitions.catalog.dimensions import undeclared_notes
 from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.cover.request import CoverRequest
+from airflow_partitions.cover import CoverRequest
 
 
 def cover_notes(storages: Iterable[StorageDef], request: CoverRequest,

@@ -25,11 +25,9 @@ from dataclasses import dataclass
 from typing import Any, Final, TypedDict
 
 from airflow_partitions.arguments import control_character, shown
-from airflow_partitions.cover.clock import to_us
-from airflow_partitions.cover.slice_model import RequiredSlice, Slice
+from airflow_partitions.cover import RequiredSlice, Slice, to_us
 from airflow_partitions.errors import InvalidInput
-from airflow_partitions.filters import ast, parse_filter
-from airflow_partitions.filters.types import Binder
+from airflow_partitions.filters import Binder, ast, parse_filter
 from airflow_partitions.keys import ColumnType
 
 #: Characters a value cannot hold, because the spelling uses them.

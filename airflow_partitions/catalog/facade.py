@@ -22,16 +22,22 @@ from airflow_partitions.arguments import (
     require_value_maps,
     shown,
 )
-from airflow_partitions.catalog import bulk_specs, definition_update, lens_table, writer
+from airflow_partitions.catalog import (
+    bulk_specs,
+    definition_update,
+    lens_table,
+    lineage_flag,
+    writer,
+)
 from airflow_partitions.catalog import query as filter_query
 from airflow_partitions.catalog import repair as catalog_repair
 from airflow_partitions.catalog.cache import (
     FactState,
-    SlicedStoreAllTimeline,
     TimelineCache,
     TimelineKey,
     UnknownFact,
     UnknownStorage,
+    loaded_timelines,
 )
 from airflow_partitions.catalog.dimensions import parse_dimensions
 from airflow_partitions.catalog.lineage import check_not_own_input, encode_inputs, parse_inputs
@@ -48,13 +54,7 @@ from airflow_partitions.catalog.model import (
 from airflow_partitions.catalog.producers import Producer
 from airflow_partitions.catalog.repair import ReconcileReport
 from airflow_partitions.catalog.row_decode import PartitionDecoder
-from airflow_partitions.catalog.rows import (
-    DEF,
-    CatalogRows,
-    fact_row,
-    member_column,
-    storage_row,
-)
+from airflow_partitions.catalog.rows import DEF, CatalogRows, fact_row, member_column, storage_row
 from airflow_partitions.catalog.slice_build import created_marker, declare_dimension
 from airflow_partitions.catalog.staleness import StalePartition, find_stale
 from airflow_partitions.catalog.verified_cover import VerifiedCover, verified_cover
@@ -64,8 +64,7 @@ from airflow_partitions.defaults import default_data_root, default_store_url
 from airflow_partitions.errors import InvalidInput, WrongType
 from airflow_partitions.filters import Explain, QueryStats
 from airflow_partitions.keys import ColumnType
-from airflow_partitions.kv import open_store
-from airflow_partitions.kv.base import KVStore
+from airflow_partitions.kv import KVStore, open_store
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import PartitionTimeline
 
@@ -224,8 +223,8 @@ class Catalog:
                 sdef = definition_update.apply_changes(sdef, existing.producers)
             if not (exist_ok and existing == sdef):
                 raise AlreadyExists(f"storage {name!r} already exists: {existing.to_json()}")
-        else:  # no partition rows can exist yet, so empty timelines are the truth
-            self.rows.set_present(name, True, created_marker(sdef))
+        else:  # no rows can exist yet: empty timelines are the truth, and no row has lineage
+            lineage_flag.created(self.rows, name, created_marker(sdef))
         member = member_column(name)
         # An identical re-create (exist_ok) changes nothing, so readers' caches stay warm; it
         # only finishes a create that stopped before the fact listed the storage.
@@ -374,14 +373,7 @@ class Catalog:
     def timelines(self, storage: str) -> dict[TimelineKey, PartitionTimeline]:
         """Fully loaded timelines of one storage, from the cache."""
         sdef = self.get_storage(storage)
-        state = self.fact_state(sdef.fact).storages.get(storage)
-        if state is None:
-            raise UnknownStorage(f"storage {storage!r} is not a member of fact {sdef.fact!r}")
-        out: dict[TimelineKey, PartitionTimeline] = {}
-        for key, timeline in state.timelines.items():
-            out[key] = timeline.load_all() if isinstance(timeline, SlicedStoreAllTimeline) \
-                else timeline
-        return out
+        return loaded_timelines(self.fact_state(sdef.fact), storage)
 
     def timeline(self, storage: str, period: UpdatePeriod | str, column: str | None = None
                  ) -> PartitionTimeline:

@@ -14,20 +14,19 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from airflow_partitions.catalog.staleness import StalePartition, find_stale, overlap_window
-from airflow_partitions.cover import CoverRequest, CoverSource
-from airflow_partitions.cover.skipped import SkippedPartition
+from airflow_partitions.cover import CoverRequest, CoverSource, SkippedPartition
 from airflow_partitions.errors import InvalidRange
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import RangesTimeline, difference_ranges, runs
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog.core import CatalogCore
 
 _Mask = dict[tuple[str, UpdatePeriod], dict[int, StalePartition]]
 
 
 def fresh_sources(
-    catalog: Catalog, request: CoverRequest, column: str, tz: str,
+    catalog: CatalogCore, request: CoverRequest, column: str, tz: str,
     sources: Sequence[CoverSource],
 ) -> tuple[list[CoverSource], tuple[SkippedPartition, ...]]:
     """The sources without their stale time values in the range, and what was left out.

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from airflow_partitions.catalog.cache import TimelineKey
+from airflow_partitions.catalog.cache import TimelineKey, loaded_timelines
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.repair import rebuild, seeded, timelines_from_rows
 from airflow_partitions.errors import InvalidInput
@@ -36,7 +36,7 @@ from airflow_partitions.timelines import (
 )
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog.core import CatalogCore
 
 
 class LensInputError(InvalidInput):
@@ -118,7 +118,7 @@ def parse_parameters(text: str, source: str) -> dict[str, object]:
     return data
 
 
-def import_lens_timelines(catalog: Catalog, sdef: StorageDef, params: Mapping[str, object],
+def import_lens_timelines(catalog: CatalogCore, sdef: StorageDef, params: Mapping[str, object],
                           *, dry_run: bool = False) -> LensImportReport:
     """Check every timeline in ``params``, then store them all (see the module doc)."""
     wanted = [(p, c) for p in sdef.periods for c in sdef.time_columns]
@@ -142,7 +142,7 @@ def import_lens_timelines(catalog: Catalog, sdef: StorageDef, params: Mapping[st
                             list(table.ignored), table.others, list(table.ambiguous))
 
 
-def export_lens_parameters(catalog: Catalog,
+def export_lens_parameters(catalog: CatalogCore,
                            sdef: StorageDef) -> tuple[dict[str, str], list[TimelineKey]]:
     """The Lens table parameters of a storage's timelines, and the WEEKLY ones left out."""
-    return lens_table_parameters(catalog.timelines(sdef.name))
+    return lens_table_parameters(loaded_timelines(catalog.fact_state(sdef.fact), sdef.name))

@@ -26,7 +26,7 @@ from airflow_partitions.catalog.location_check import InvalidPartitionSpec as In
 from airflow_partitions.catalog.location_check import UnsafeLocation as UnsafeLocation
 from airflow_partitions.catalog.location_check import check_location as check_location
 from airflow_partitions.catalog.producers import Producer, check_producers
-from airflow_partitions.cover.request import to_instant
+from airflow_partitions.cover import to_instant
 from airflow_partitions.defaults import MAX_RANGE_PARTITIONS
 from airflow_partitions.errors import InvalidInput, InvalidPartitionValue, RangeTooLarge
 from airflow_partitions.keys import ColumnType, KeySchema, PartitionValue, RowLayout

@@ -16,17 +16,23 @@ from typing import TYPE_CHECKING, Final
 from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.row_scan import OnDamaged, scan_row_cells, scan_whole_rows
 from airflow_partitions.errors import InvalidInput
-from airflow_partitions.filters import ast
-from airflow_partitions.filters.explanation import Explain, explain_plan
-from airflow_partitions.filters.normalise import DEFAULT_MAX_DNF_DISJUNCTS, compile_node
-from airflow_partitions.filters.planner import PeriodPlan
-from airflow_partitions.filters.query_plan import FilterPlan, QueryStats, plan_filter
-from airflow_partitions.filters.types import typed_from_text
-from airflow_partitions.kv.base import Cells, RowValues
+from airflow_partitions.filters import (
+    DEFAULT_MAX_DNF_DISJUNCTS,
+    Explain,
+    FilterPlan,
+    PeriodPlan,
+    QueryStats,
+    ast,
+    compile_node,
+    explain_plan,
+    plan_filter,
+    typed_from_text,
+)
+from airflow_partitions.kv import Cells, RowValues
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog.core import CatalogCore
     from airflow_partitions.catalog.model import Partition
 
 #: Rows per scan page (one round trip each).
@@ -34,7 +40,7 @@ SCAN_BATCH = 5000
 
 
 def explain(
-    catalog: Catalog,
+    catalog: CatalogCore,
     storage: str,
     filter: str | ast.Expr,
     period: UpdatePeriod | str | None = None,
@@ -49,7 +55,7 @@ def explain(
 
 
 def get_partitions_by_filter(
-    catalog: Catalog,
+    catalog: CatalogCore,
     storage: str,
     filter: str | ast.Expr,
     period: UpdatePeriod | str | None = None,
@@ -72,7 +78,7 @@ def get_partitions_by_filter(
 
 
 def execute_plan(
-    catalog: Catalog, plan: FilterPlan, max_parts: int | None = None,
+    catalog: CatalogCore, plan: FilterPlan, max_parts: int | None = None,
     stats: QueryStats | None = None,
 ) -> list[Partition]:
     """Run a plan made from a catalog storage's ``row_layout``; the residual is applied here."""
@@ -145,7 +151,7 @@ def _batch_size(limit: int | None) -> int:
 
 
 def _rows(
-    catalog: Catalog, plan: PeriodPlan, stats: QueryStats, batch_size: int = 1000,
+    catalog: CatalogCore, plan: PeriodPlan, stats: QueryStats, batch_size: int = 1000,
     on_damaged: OnDamaged | None = None,
 ) -> Iterator[tuple[bytes, Cells]]:
     """Rows of a period plan in key order: the gets (one ``get_many``) merged with the scans."""
@@ -165,7 +171,7 @@ def _rows(
 
 
 def _projected_rows(
-    catalog: Catalog, plan: PeriodPlan, stats: QueryStats, batch_size: int,
+    catalog: CatalogCore, plan: PeriodPlan, stats: QueryStats, batch_size: int,
     columns: tuple[bytes, ...], on_damaged: OnDamaged | None = None,
 ) -> Iterator[RowValues]:
     """:func:`_rows` projected on ``columns``: unfiltered scans use ``scan_columns``."""

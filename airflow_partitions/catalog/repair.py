@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from airflow_partitions.catalog import lineage_flag, writer
+from airflow_partitions.catalog.bulk_specs import keyed_specs
 from airflow_partitions.catalog.cache import (
     SlicedStoreAllTimeline,
     TimelineKey,
@@ -37,7 +39,7 @@ from airflow_partitions.catalog.slice_build import build_slices
 from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptTimeline, InvalidInput
 from airflow_partitions.keys import KeyEncodingError, decode_key
-from airflow_partitions.kv.base import Cells
+from airflow_partitions.kv import Cells
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import (
     OrdinalRange,
@@ -52,7 +54,7 @@ from airflow_partitions.timelines import (
 )
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog.core import CatalogCore
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +223,7 @@ class RebuildResult(NamedTuple):
     rows: RowScan
 
 
-def read_stored(catalog: Catalog, sdef: StorageDef, period: UpdatePeriod,
+def read_stored(catalog: CatalogCore, sdef: StorageDef, period: UpdatePeriod,
                 column: str) -> StoredTimeline:
     """One stored timeline, fully loaded, with what makes it corrupt if it is."""
     rows = catalog.rows
@@ -247,7 +249,7 @@ def read_stored(catalog: Catalog, sdef: StorageDef, period: UpdatePeriod,
 
 
 def stored_timelines(
-    catalog: Catalog, sdef: StorageDef
+    catalog: CatalogCore, sdef: StorageDef
 ) -> dict[TimelineKey, StoredTimeline]:
     """Every stored timeline of a storage, read fresh and without trusting it."""
     return {
@@ -257,7 +259,7 @@ def stored_timelines(
     }
 
 
-def timelines_from_rows(catalog: Catalog, sdef: StorageDef) -> RowScan:
+def timelines_from_rows(catalog: CatalogCore, sdef: StorageDef) -> RowScan:
     """Time ordinals of every live row, the interrupted drops, and the unreadable rows.
 
     A row that is not whole (:mod:`.row_check`: a state neither live nor dropping, no or an
@@ -334,7 +336,7 @@ def seeded(sdef: StorageDef, key: TimelineKey, kind: str, ordinals: set[int],
     return timeline
 
 
-def rebuild(catalog: Catalog, sdef: StorageDef, *,
+def rebuild(catalog: CatalogCore, sdef: StorageDef, *,
             seed: Mapping[TimelineKey, PartitionTimeline] | None = None) -> RebuildResult:
     """Store timelines recomputed from the live partition rows, whatever the stored cells hold.
 
@@ -406,7 +408,7 @@ def _log_corruption(sdef: StorageDef, stored: dict[TimelineKey, StoredTimeline],
                     row.reason)
 
 
-def reconcile(catalog: Catalog, sdef: StorageDef, *, drop_corrupt: bool = False
+def reconcile(catalog: CatalogCore, sdef: StorageDef, *, drop_corrupt: bool = False
               ) -> ReconcileReport:
     """Rebuild, finish interrupted drops, and report what the stored timelines got wrong.
 
@@ -418,6 +420,7 @@ def reconcile(catalog: Catalog, sdef: StorageDef, *, drop_corrupt: bool = False
     """
     storage = sdef.name
     stored, rebuilt, scan = rebuild(catalog, sdef)
+    lineage_flag.settle(catalog.rows, sdef)  # a storage from before the flag: set it once
     corrupt_rows = list(scan.corrupt)
     if drop_corrupt:
         for row in corrupt_rows:
@@ -427,7 +430,7 @@ def reconcile(catalog: Catalog, sdef: StorageDef, *, drop_corrupt: bool = False
     finished = 0
     for period, values in scan.dropping:  # drops are idempotent: running one again completes it
         try:
-            catalog.drop(storage, period, values)
+            writer.drop(catalog.rows, sdef, period, keyed_specs(sdef, period, [values]))
         except InvalidInput as exc:  # its values do not make a partition: report, keep
             corrupt_rows.append(CorruptRow(storage, period, values,
                                            f"a half-dropped row that cannot be dropped: {exc}"))
@@ -450,7 +453,7 @@ def reconcile(catalog: Catalog, sdef: StorageDef, *, drop_corrupt: bool = False
     return ReconcileReport(storage, diffs, finished, corrupt_rows)
 
 
-def migrate_timeline(catalog: Catalog, sdef: StorageDef, period: UpdatePeriod | str,
+def migrate_timeline(catalog: CatalogCore, sdef: StorageDef, period: UpdatePeriod | str,
                      column: str | None, to: str) -> PartitionTimeline:
     """Switch one timeline's implementation without reading the partitions (LENS-489)."""
     storage = sdef.name

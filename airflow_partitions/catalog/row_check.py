@@ -34,7 +34,7 @@ from airflow_partitions.keys import (
     key_prefix,
     string_field,
 )
-from airflow_partitions.kv.errors import CorruptCell
+from airflow_partitions.kv import CorruptCell
 from airflow_partitions.periods import UpdatePeriod
 
 log = logging.getLogger(__name__)

@@ -18,8 +18,7 @@ from airflow_partitions.catalog.model import Partition, StorageDef
 from airflow_partitions.catalog.row_check import RowCheck
 from airflow_partitions.catalog.row_scan import scan_whole_rows
 from airflow_partitions.catalog.rows import LOC, STATE, VERSION, decode_version, value_cell_column
-from airflow_partitions.kv.base import KVTable
-from airflow_partitions.kv.errors import CorruptCell
+from airflow_partitions.kv import CorruptCell, KVTable
 from airflow_partitions.periods import UpdatePeriod
 
 #: Rows per page of a projected scan (one round trip each).

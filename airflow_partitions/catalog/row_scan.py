@@ -16,9 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from airflow_partitions.keys import prefix_successor
-from airflow_partitions.kv.base import Cells, KVTable
-from airflow_partitions.kv.errors import CorruptCell
-from airflow_partitions.kv.scan_filters import ScanFilter
+from airflow_partitions.kv import Cells, CorruptCell, KVTable, ScanFilter
 
 OnDamaged = Callable[[bytes, str], None]
 

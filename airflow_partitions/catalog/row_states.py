@@ -4,7 +4,7 @@ Why: a register reads its rows twice (their state before writing, and after adve
 no concurrent drop took them). By ``get_many`` each key costs a B-tree seek and a dict; the
 keys of a bulk register are usually one contiguous stretch of the table, which a projected
 range scan reads at a sequential pace. The scan gives up (and gets take over) once it has read
-:data:`_SLACK` rows per wanted key, so foreign rows in between cost at most that much.
+:data:`SLACK` rows per wanted key, so foreign rows in between cost at most that much.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from typing import Final
 
 from airflow_partitions.defaults import GET_BATCH
-from airflow_partitions.kv.base import Cells, KVTable
+from airflow_partitions.kv import Cells, KVTable
 
 #: Below this many keys the gets are cheap enough.
 _RANGE_MIN: Final = 256
 #: Rows a range scan may read per wanted key before it is abandoned for gets.
-_SLACK: Final = 2
+SLACK: Final = 2
 #: Rows per page of the range scan.
 _PAGE: Final = 5_000
 
@@ -52,9 +52,9 @@ def read_rows(table: KVTable, keys: Sequence[bytes],
 def _by_range(table: KVTable, keys: Sequence[bytes],
               columns: tuple[bytes, ...]) -> dict[bytes, Cells] | None:
     """The rows of ``keys`` from one scan of ``[min(keys), max(keys)]``, or None if the range
-    holds more than :data:`_SLACK` rows per key."""
+    holds more than :data:`SLACK` rows per key."""
     wanted = set(keys)
-    limit = _SLACK * len(wanted) + 1
+    limit = SLACK * len(wanted) + 1
     read = 0
     out: dict[bytes, Cells] = {}
     rows = table.scan_columns(columns, start=min(wanted), stop=max(wanted) + b"\x00",

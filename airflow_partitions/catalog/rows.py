@@ -6,7 +6,8 @@ Two KV tables:
   * ``F\\x00<fact>``: ``m:def`` (JSON), ``m:gen`` (8-byte counter bumped after every timeline
     change of any of the fact's storages: the one small read of a warm cache check),
     ``m:s.<storage>`` (membership, one cell per storage so concurrent creates never collide).
-  * ``S\\x00<storage>``: ``m:def`` (JSON), ``t:present`` (``true`` once timelines are stored),
+  * ``S\\x00<storage>``: ``m:def`` (JSON), ``m:lineage`` (``none`` or ``some``: whether a row
+    may record inputs, :mod:`.lineage_flag`), ``t:present`` (``true`` once timelines are stored),
     ``t:<PERIOD>.<col>`` (one cell per timeline: JSON ``{"version", "properties"}``, updated only by
     check-and-put, because Thrift1's checkAndPut swaps exactly one cell), and for StoreAll
     timelines one ``v:<PERIOD>.<col>:<ordinal>`` column per value, so a cold reader can read a
@@ -51,11 +52,15 @@ from airflow_partitions.keys import (
 )
 from airflow_partitions.keys import encoded_cell_column as encoded_cell_column
 from airflow_partitions.keys import value_cell_column as value_cell_column
-from airflow_partitions.kv.base import Cells, KVStore, KVTable
-from airflow_partitions.kv.scan_filters import ColumnRange
+from airflow_partitions.kv import Cells, ColumnRange, KVStore, KVTable
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines import UnknownTimelineClass, storage_class_key, timeline_class
-from airflow_partitions.timelines.properties import check_chunk_counts, timeline_prefix
+from airflow_partitions.timelines import (
+    UnknownTimelineClass,
+    check_chunk_counts,
+    storage_class_key,
+    timeline_class,
+    timeline_prefix,
+)
 
 CATALOG_TABLE: Final = "catalog"
 PARTITIONS_TABLE: Final = "partitions"

@@ -18,15 +18,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from airflow_partitions.catalog.model import Partition, StorageDef
+from airflow_partitions.catalog.row_check import RowCheck
 from airflow_partitions.catalog.row_decode import LIST_BATCH, PartitionDecoder
 from airflow_partitions.catalog.row_scan import list_whole_rows
-from airflow_partitions.cover import CoverRun
-from airflow_partitions.cover.model import RunLocator
+from airflow_partitions.cover import CoverRun, RunLocator
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import encode_value, prefix_successor
-from airflow_partitions.kv.page_memo import LatestMemo, RowsMemo
-from airflow_partitions.periods import UpdatePeriod, zone
-from airflow_partitions.periods.fast_parse import fast_ordinals, fast_value_bytes
+from airflow_partitions.kv import LatestMemo, RowsMemo
+from airflow_partitions.periods import UpdatePeriod, fast_ordinals, fast_value_bytes, zone
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.rows import CatalogRows
@@ -99,6 +98,11 @@ def run_locator(runs: Sequence[RunRows]) -> RunLocator:
         return by_run[run].locations()
 
     return locations
+
+#: Page-sized chunks of scans found whole (:func:`_whole`), with the definition they were
+#: checked under, and the stored time values of recent runs (:func:`_expected_values`).
+_WHOLE: RowsMemo[tuple[str, UpdatePeriod, bool, bytes, bytes, int], StorageDef] = RowsMemo()
+_VALUES: RowsMemo[tuple[UpdatePeriod, str, int, int], list[bytes]] = RowsMemo()
 
 #: The key range and decoder of recent groups (a sensor asks the same runs at every poke),
 #: for the catalog rows (identity) and definition (equality) they were worked out for.
@@ -203,14 +207,14 @@ def _check_group(sdef: StorageDef, group: Sequence[CoverRun], column: str,
     # range also spans its holes, where a damaged row could carry an absent hour's text: there
     # the keys are checked too.
     keys_proven = check.width == 1 and len(group) == 1
-    if expected is not None and texts == expected and check.whole(
-            found, None if keys_proven else [k for k, _ in scanned]):
+    if expected is not None and texts == expected and _whole(
+            sdef, period, check, scanned, with_keys=not keys_proven):
         out, lo = [], 0
         for run in group:
             out.append(RunRows(run, decoder, tuple(found[lo:lo + run.count]), None))
             lo += run.count
         return out, True
-    whole = check.whole(found, [k for k, _ in scanned])
+    whole = _whole(sdef, period, check, scanned, with_keys=True)
     if not whole:  # damaged rows back nothing
         found = [v for _, v in decoder.whole(scanned)]
         texts = [v[at] for v in found]
@@ -226,6 +230,26 @@ def _check_group(sdef: StorageDef, group: Sequence[CoverRun], column: str,
         if ordinal is not None:
             by_ordinal.setdefault(ordinal, []).append(values)
     return [_grouped(run, decoder, by_ordinal) for run in group], whole
+
+
+def _whole(sdef: StorageDef, period: UpdatePeriod, check: RowCheck,
+           scanned: list[tuple[bytes, RowValues]], *, with_keys: bool) -> bool:
+    """``check.whole`` of the scan, a page-sized chunk at a time: a chunk equal to one found
+    whole before (the very row objects, when the store's page memo handed its page back) is
+    not checked again, so after a write only the pages it changed are (whole is a conjunction
+    over rows, so chunks answer what the whole list does). O(rows) comparisons by identity,
+    and the checks of the chunks that changed."""
+    if not scanned:
+        return check.whole([], [] if with_keys else None)
+    for lo in range(0, len(scanned), LIST_BATCH):
+        chunk = scanned[lo:lo + LIST_BATCH]
+        key = (sdef.name, period, with_keys, chunk[0][0], chunk[-1][0], len(chunk))
+        if _WHOLE.get(key, chunk) == sdef:
+            continue
+        if not check.whole([v for _, v in chunk], [k for k, _ in chunk] if with_keys else None):
+            return False
+        _WHOLE.put(key, chunk, sdef)
+    return True
 
 
 def _grouped(run: CoverRun, decoder: PartitionDecoder,
@@ -251,9 +275,13 @@ def _expected_values(period: UpdatePeriod, group: Sequence[CoverRun], tz: str
     tzinfo = zone(tz)
     out: list[bytes] = []
     for run in group:
-        values = fast_value_bytes(period.value, run.first, run.end, tzinfo)
+        key = (period, tz, run.first, run.end)
+        values = _VALUES.get(key, ())  # a sensor asks the same runs again after each write
         if values is None:
-            return None
+            values = fast_value_bytes(period.value, run.first, run.end, tzinfo)
+            if values is None:
+                return None
+            _VALUES.put(key, (), values, size=len(values))
         out += values
     return out
 

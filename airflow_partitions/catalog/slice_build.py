@@ -50,10 +50,10 @@ from airflow_partitions.catalog.slice_cells import (
     timeline_name,
 )
 from airflow_partitions.catalog.writer import crash_point
-from airflow_partitions.cover.slice_model import Slice
+from airflow_partitions.cover import Slice
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptTimeline, InvalidInput
 from airflow_partitions.keys import prefix_successor
-from airflow_partitions.kv.scan_filters import ColumnRange
+from airflow_partitions.kv import ColumnRange
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import RangesTimeline, runs
 

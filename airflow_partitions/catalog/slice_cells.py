@@ -33,7 +33,7 @@ from urllib.parse import quote, unquote
 
 from airflow_partitions.catalog.model import StorageDef, encode_json
 from airflow_partitions.catalog.rows import CorruptTimelineCell, TimelineCell
-from airflow_partitions.cover.slice_model import Slice
+from airflow_partitions.cover import Slice
 from airflow_partitions.errors import CorruptTimeline
 from airflow_partitions.periods import UpdatePeriod
 

@@ -44,18 +44,26 @@ from airflow_partitions.catalog.slice_sources import (
     fact_required,
     slice_sources,
 )
-from airflow_partitions.cover import Cover, CoverRun, CoverSource, MissingRange, NeededPartitions
-from airflow_partitions.cover.clock import from_us, to_us
-from airflow_partitions.cover.model import RunLocator
-from airflow_partitions.cover.request import CoverRequest
-from airflow_partitions.cover.skipped import SkippedPartition
-from airflow_partitions.cover.slice_model import SliceCover, SliceSource
-from airflow_partitions.cover.slices import compute_slice_cover
+from airflow_partitions.cover import (
+    Cover,
+    CoverRequest,
+    CoverRun,
+    CoverSource,
+    MissingRange,
+    NeededPartitions,
+    RunLocator,
+    SkippedPartition,
+    SliceCover,
+    SliceSource,
+    compute_slice_cover,
+    from_us,
+    to_us,
+)
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.cache import FactState
-    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog.core import CatalogCore
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +89,7 @@ def uses_slices(state: FactState, request: CoverRequest, column: str) -> bool:
                for name, s in state.storages.items())
 
 
-def slice_round(catalog: Catalog, state: FactState, request: CoverRequest, column: str, *,
+def slice_round(catalog: CatalogCore, state: FactState, request: CoverRequest, column: str, *,
                 refresh: bool, verify: bool = True) -> SliceRound | None:
     """Compute the slice cover of ``request`` from ``state`` and verify it against the rows.
 
@@ -170,7 +178,7 @@ def as_cover(solved: SliceCover, sliced: set[UpdatePeriod], *,
                  tz=tz, fact=solved.fact, skipped=skipped, locator=locator, notes=notes)
 
 
-def _fresh(catalog: Catalog, request: CoverRequest, column: str, tz: str,
+def _fresh(catalog: CatalogCore, request: CoverRequest, column: str, tz: str,
            sources: Sequence[SliceSource],
            ) -> tuple[list[SliceSource], tuple[SkippedPartition, ...]]:
     """The sources without their stale time values (:mod:`.fresh_cover`), each keeping its
@@ -182,7 +190,7 @@ def _fresh(catalog: Catalog, request: CoverRequest, column: str, tz: str,
     return out, tuple(dict.fromkeys(skipped))
 
 
-def _repair(catalog: Catalog, defs: dict[str, StorageDef], column: str,
+def _repair(catalog: CatalogCore, defs: dict[str, StorageDef], column: str,
             unbacked: list[tuple[CoverRun, int]],
             stored: frozenset[tuple[str, UpdatePeriod]]) -> None:
     """Un-advertise what no row backs: a plain run's values from the per-column timeline, a

@@ -24,9 +24,8 @@ from typing import TYPE_CHECKING
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.run_rows import RowValues, RunRows, read_runs
-from airflow_partitions.cover import CoverRun
-from airflow_partitions.cover.ordinal_sets import OrdinalSet
-from airflow_partitions.kv.page_memo import RowsMemo
+from airflow_partitions.cover import CoverRun, OrdinalSet
+from airflow_partitions.kv import RowsMemo
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:

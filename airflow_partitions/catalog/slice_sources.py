@@ -44,12 +44,17 @@ from airflow_partitions.catalog.dimensions import (
 )
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.rows import CatalogRows
-from airflow_partitions.cover.clock import clock_for, from_us, to_us
-from airflow_partitions.cover.request import CoverRequest
-from airflow_partitions.cover.slice_model import RequiredSlice, Slice, SliceSource
+from airflow_partitions.cover import (
+    CoverRequest,
+    RequiredSlice,
+    Slice,
+    SliceSource,
+    clock_for,
+    from_us,
+    to_us,
+)
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines import RangesTimeline, difference_ranges
-from airflow_partitions.timelines.base import PartitionTimeline
+from airflow_partitions.timelines import PartitionTimeline, RangesTimeline, difference_ranges
 
 #: The stored slice timelines of one (period, column), or None when they are not built.
 SliceTimelines = dict[Slice, PartitionTimeline] | None

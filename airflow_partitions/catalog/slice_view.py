@@ -38,13 +38,12 @@ from airflow_partitions.catalog.view_stretches import (
     STALE,
     Instants,
     Stretch,
+    StretchJson,
     inside_window,
 )
-from airflow_partitions.cover.clock import clock_for
-from airflow_partitions.cover.request import CoverRequest
-from airflow_partitions.cover.slice_model import Slice, slice_text
+from airflow_partitions.cover import CoverRequest, Slice, clock_for, slice_text
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines.base import OrdinalRange, difference_ranges, runs
+from airflow_partitions.timelines import OrdinalRange, difference_ranges, runs
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.cache import FactState
@@ -57,15 +56,6 @@ SUMMARY_NAMED: Final = 3
 
 _presence: OrderedDict[tuple[object, ...], SlicePresence] = OrderedDict()
 _presence_lock = threading.Lock()
-
-
-class StretchJson(TypedDict):
-    state: str
-    start: str
-    end: str
-    first: str
-    last: str
-    partitions: int
 
 
 class SliceLaneJson(TypedDict):
@@ -279,14 +269,7 @@ class SliceLane:
         return {"slice": dict(self.slice), "label": slice_text(self.slice),
                 "registered": self.count(REGISTERED), "missing": self.count(MISSING),
                 "stale": self.count(STALE), "not_applicable": self.count(NOT_APPLICABLE),
-                "stretches": [stretch_json(s, at) for s in self.stretches]}
-
-
-def stretch_json(stretch: Stretch, at: Instants) -> StretchJson:
-    """:meth:`.Stretch.to_json`, typed."""
-    return {"state": stretch.state, "start": at.start(stretch.first).isoformat(),
-            "end": at.start(stretch.end).isoformat(), "first": at.value(stretch.first),
-            "last": at.value(stretch.end - 1), "partitions": stretch.end - stretch.first}
+                "stretches": [s.to_json(at) for s in self.stretches]}
 
 
 def worst_first(lanes: Iterable[SliceLane]) -> list[SliceLane]:

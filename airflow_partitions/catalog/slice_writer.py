@@ -39,7 +39,7 @@ from airflow_partitions.catalog.slice_cells import (
     slice_key,
     slice_of_values,
 )
-from airflow_partitions.cover.slice_model import Slice
+from airflow_partitions.cover import Slice
 from airflow_partitions.errors import ConcurrentUpdateError
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import RangesTimeline, runs

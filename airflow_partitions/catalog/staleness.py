@@ -31,15 +31,15 @@ from airflow_partitions.catalog.rows import (
     partition_from_cells,
     value_cell_column,
 )
-from airflow_partitions.cover.request import to_instant
+from airflow_partitions.cover import to_instant
 from airflow_partitions.defaults import GET_BATCH
 from airflow_partitions.errors import InvalidInput, InvalidRange
 from airflow_partitions.keys import prefix_successor
-from airflow_partitions.kv.scan_filters import SingleColumnValue, all_of
+from airflow_partitions.kv import SingleColumnValue, all_of
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog.core import CatalogCore
 
 #: How many root causes a transitive change names (the rest are counted, not listed).
 MAX_VIA: Final = 5
@@ -112,7 +112,7 @@ class _Graph:
     rows: dict[Node, _Row] = field(default_factory=dict)
 
 
-def find_stale(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *,
+def find_stale(catalog: CatalogCore, fact: str, start: Any = None, end: Any = None, *,
                time_column: str | None = None) -> list[StalePartition]:
     """The stale derived partitions of ``fact``'s storages overlapping ``[start, end)``.
 
@@ -127,13 +127,13 @@ def find_stale(catalog: Catalog, fact: str, start: Any = None, end: Any = None, 
     hi = None if end is None else to_instant(end, "end")
     if lo is not None and hi is not None and hi < lo:
         raise InvalidRange(f"the range [{lo.isoformat()}, {hi.isoformat()}) is reversed")
-    _, _, names = catalog.rows.read_fact(fact)
+    states = catalog.fact_state(fact).storages
     derived: list[tuple[Node, Partition]] = []
     graph = _Graph()
-    for name in names:
-        sdef = catalog.get_storage(name)
-        if column not in sdef.time_columns:
-            continue
+    for name in sorted(states):
+        sdef = states[name].definition
+        if column not in sdef.time_columns or not states[name].may_have_derived:
+            continue  # no row of it records inputs (lineage_flag): none can be stale
         for period in sdef.periods:
             for part, row in _scan_derived(catalog, sdef, period, column, lo, hi):
                 node = (sdef.name, period.name, tuple(part.values.items()))
@@ -156,7 +156,7 @@ def overlap_window(period: UpdatePeriod, tz: str, start: dt.datetime | None,
     return lo, hi
 
 
-def _scan_derived(catalog: Catalog, sdef: StorageDef, period: UpdatePeriod, column: str,
+def _scan_derived(catalog: CatalogCore, sdef: StorageDef, period: UpdatePeriod, column: str,
                   start: dt.datetime | None, end: dt.datetime | None
                   ) -> Iterator[tuple[Partition, _Row]]:
     """Live rows with recorded inputs of one storage period inside the window: one scan."""
@@ -189,7 +189,7 @@ def _scan_derived(catalog: Catalog, sdef: StorageDef, period: UpdatePeriod, colu
             yield part, _Row(True, part.version, inputs)
 
 
-def _close(catalog: Catalog, graph: _Graph) -> None:
+def _close(catalog: CatalogCore, graph: _Graph) -> None:
     """Read every input reachable from the known rows, one ``get_many`` batch at a time."""
     frontier = _unknown_inputs(graph, list(graph.rows.values()))
     while frontier:
@@ -221,7 +221,7 @@ def _unknown_inputs(graph: _Graph, rows: Iterable[_Row]) -> list[Node]:
     return list(out)
 
 
-def _row_key(catalog: Catalog, node: Node) -> bytes | None:
+def _row_key(catalog: CatalogCore, node: Node) -> bytes | None:
     """The row key of an input, or None when its storage or period no longer exists."""
     storage, period_name, values = node
     try:

@@ -28,16 +28,21 @@ from airflow_partitions.catalog.fresh_cover import fresh_sources
 from airflow_partitions.catalog.model import Partition, StorageDef
 from airflow_partitions.catalog.run_rows import RunRows, read_runs, run_locator
 from airflow_partitions.catalog.slice_cover import slice_round, uses_slices
-from airflow_partitions.cover import Cover, CoverRun, CoverSource, compute_cover
-from airflow_partitions.cover.request import CoverRequest
-from airflow_partitions.cover.skipped import SkippedPartition
+from airflow_partitions.cover import (
+    Cover,
+    CoverRequest,
+    CoverRun,
+    CoverSource,
+    SkippedPartition,
+    compute_cover,
+)
 from airflow_partitions.errors import InvalidInput, PartitionsError
-from airflow_partitions.kv.page_memo import LatestMemo
+from airflow_partitions.kv import LatestMemo
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.cache import FactState
-    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog.core import CatalogCore
 
 log = logging.getLogger(__name__)
 MAX_VERIFY_ROUNDS = 3
@@ -75,7 +80,7 @@ class VerifiedCover:
 
 
 def verified_cover(
-    catalog: Catalog, request: CoverRequest, *, verify: bool = True
+    catalog: CatalogCore, request: CoverRequest, *, verify: bool = True
 ) -> VerifiedCover:
     """The best cover of the request from every storage of its fact, checked against the rows.
 
@@ -169,7 +174,7 @@ _VERIFIED: LatestMemo[_RequestKey, tuple[Cover, tuple[RunRows, ...], VerifiedCov
     LatestMemo())
 
 
-def _computed(catalog: Catalog, state: FactState, request: CoverRequest,
+def _computed(catalog: CatalogCore, state: FactState, request: CoverRequest,
               column: str) -> _Computed:
     """The unverified time-only cover of ``request`` from ``state``, with what it came from.
 
@@ -249,7 +254,7 @@ def _incomplete(runs: Sequence[RunRows], defs: dict[str, StorageDef],
     return out
 
 
-def _repair_slices(catalog: Catalog, defs: dict[str, StorageDef], column: str,
+def _repair_slices(catalog: CatalogCore, defs: dict[str, StorageDef], column: str,
                    incomplete: list[tuple[CoverRun, list[int]]],
                    checks: dict[tuple[str, UpdatePeriod], SliceCompleteness]) -> None:
     """Settle the required slices' timelines at ordinals their rows do not back: a slice
@@ -265,7 +270,7 @@ def _repair_slices(catalog: Catalog, defs: dict[str, StorageDef], column: str,
             catalog.rows.bump_generation(sdef.fact)
 
 
-def _repair(catalog: Catalog, defs: dict[str, StorageDef], column: str,
+def _repair(catalog: CatalogCore, defs: dict[str, StorageDef], column: str,
             unbacked: list[tuple[CoverRun, int]]) -> None:
     """Un-advertise values that no row backs (the stored timeline over-reported)."""
     by_timeline: dict[tuple[str, UpdatePeriod], set[int]] = {}

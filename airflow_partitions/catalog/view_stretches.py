@@ -10,10 +10,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final, TypedDict
 
 from airflow_partitions.periods import UpdatePeriod, zone
-from airflow_partitions.timelines.base import OrdinalRange, difference_ranges
+from airflow_partitions.timelines import OrdinalRange, difference_ranges
 
 REGISTERED: Final = "registered"
 MISSING: Final = "missing"
@@ -58,6 +58,17 @@ class Instants:
         return f"{i.year:04d}" + "".join(f"-{f:02d}" for f in fields)
 
 
+class StretchJson(TypedDict):
+    """:meth:`Stretch.to_json`: a lane's stretch, its instants and its first and last value."""
+
+    state: str
+    start: str
+    end: str
+    first: str
+    last: str
+    partitions: int
+
+
 @dataclass(frozen=True)
 class Stretch:
     """Partitions ``[first, end)`` (ordinals) of one lane, all in ``state``."""
@@ -66,7 +77,7 @@ class Stretch:
     first: int
     end: int
 
-    def to_json(self, at: Instants) -> dict[str, Any]:
+    def to_json(self, at: Instants) -> StretchJson:
         """``{"state", "start", "end", "first", "last", "partitions"}`` (values inclusive)."""
         return {
             "state": self.state,

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from airflow_partitions.catalog import slice_writer
+from airflow_partitions.catalog import lineage_flag, slice_writer
 from airflow_partitions.catalog.bulk_specs import KeyedSpec, Locate
 from airflow_partitions.catalog.cache import timeline_from_cell
 from airflow_partitions.catalog.model import StorageDef
@@ -157,6 +157,8 @@ def register(
     chunk and every crash step keeps its meaning; conflicts are checked for every chunk first.
     """
     chunks = [specs[i : i + BULK_CHUNK] for i in range(0, len(specs), BULK_CHUNK)] or [specs]
+    if inputs and specs:  # before any row records them: a stale check must read this storage
+        lineage_flag.mark(rows, sdef.name)
     states: dict[bytes, Cells] | None = None
     if len(chunks) == 1:
         states = read_states(rows, [key for _, key in specs], [LOC, STATE, VERSION, INPUTS])
@@ -248,7 +250,7 @@ def _register_chunk(
         quiet &= slice_writer.advertise(rows, sdef, period, column, sliced, before_slices)
         crash_point("register:after-slice-timelines")
     if not (quiet and rows.kv.writes_are_ordered):
-        _withdraw_dropped(rows, sdef, period, specs)
+        withdraw_dropped(rows, sdef, period, specs)
     # Why unconditionally: a run killed after its timeline write but before this bump leaves a
     # re-run with nothing to change, and warm caches (poke-mode sensors, the triggerer) would
     # never learn of the partitions. One counter increment per register is the price.
@@ -323,7 +325,7 @@ def settle(
     )
 
 
-def _withdraw_dropped(
+def withdraw_dropped(
     rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, specs: Sequence[KeyedSpec]
 ) -> None:
     """After advertising: settle the values of rows a concurrent drop marked or deleted.

@@ -20,9 +20,7 @@ from airflow_partitions.cli.base import (
     say,
 )
 from airflow_partitions.cli.coverage import parse_instant
-from airflow_partitions.cover.metrics import CoverageMetrics
-from airflow_partitions.cover.request import CoverRequest
-from airflow_partitions.cover.slice_metrics import slice_label
+from airflow_partitions.cover import CoverageMetrics, CoverRequest, slice_label
 
 
 def register(sub: SubParsers) -> None:

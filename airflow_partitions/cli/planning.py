@@ -14,8 +14,7 @@ from airflow_partitions.cli.base import (
     say,
 )
 from airflow_partitions.cli.coverage import parse_instant
-from airflow_partitions.planning import Plan, plan
-from airflow_partitions.planning.slices import slices_text
+from airflow_partitions.planning import Plan, plan, slices_text
 
 
 def register(sub: SubParsers) -> None:

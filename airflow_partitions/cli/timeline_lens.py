@@ -18,8 +18,7 @@ from airflow_partitions.cli.base import (
     say,
 )
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines import LensParameterError, OrdinalRange
-from airflow_partitions.timelines.lens import WEEKLY_REASON
+from airflow_partitions.timelines import WEEKLY_REASON, LensParameterError, OrdinalRange
 
 #: How many ranges a line shows before "... N more".
 SHOWN_RANGES = 3

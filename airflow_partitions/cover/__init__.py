@@ -3,35 +3,84 @@
 Pure: no store, no Airflow. See ``docs/cover.md``.
 """
 
+from airflow_partitions.cover.clock import Clock, clock_for, from_us, to_us
 from airflow_partitions.cover.compute import compute_cover, cover_key
+from airflow_partitions.cover.instant_text import format_instant
+from airflow_partitions.cover.metrics import CoverageMetrics, coverage_metrics
+from airflow_partitions.cover.missing import MissingJson, NeededJson, ValueRunJson
 from airflow_partitions.cover.model import (
+    MAX_NEEDED_RUNS,
     Cover,
+    CoverJson,
     CoverPartition,
+    CoverPartitionJson,
     CoverRun,
     MissingRange,
     NeededPartitions,
+    RunLocator,
     ValueRun,
 )
+from airflow_partitions.cover.ordinal_sets import OrdinalSet
 from airflow_partitions.cover.request import CoverRequest, NaiveInstant, to_instant
-from airflow_partitions.cover.skipped import SkippedPartition
-from airflow_partitions.cover.sources import CoverSource, MisalignedBound
+from airflow_partitions.cover.skipped import SkippedJson, SkippedPartition, skipped_text
+from airflow_partitions.cover.slice_metrics import MAX_SLICE_TAGS, slice_label
+from airflow_partitions.cover.slice_model import (
+    RequiredSlice,
+    Slice,
+    SliceCover,
+    SliceSource,
+    slice_of,
+    slice_text,
+)
+from airflow_partitions.cover.slice_summary import SliceKey
+from airflow_partitions.cover.slices import compute_slice_cover
+from airflow_partitions.cover.sources import CoverSource, MisalignedBound, PreparedCover, prepare
 from airflow_partitions.cover.text import missing_list, status_line
 
 __all__ = [
+    "MAX_NEEDED_RUNS",
+    "MAX_SLICE_TAGS",
+    "Clock",
     "Cover",
+    "CoverJson",
     "CoverPartition",
+    "CoverPartitionJson",
     "CoverRequest",
     "CoverRun",
     "CoverSource",
+    "CoverageMetrics",
     "MisalignedBound",
+    "MissingJson",
     "MissingRange",
     "NaiveInstant",
+    "NeededJson",
     "NeededPartitions",
+    "OrdinalSet",
+    "PreparedCover",
+    "RequiredSlice",
+    "RunLocator",
+    "SkippedJson",
     "SkippedPartition",
+    "Slice",
+    "SliceCover",
+    "SliceKey",
+    "SliceSource",
     "ValueRun",
+    "ValueRunJson",
+    "clock_for",
     "compute_cover",
+    "compute_slice_cover",
     "cover_key",
+    "coverage_metrics",
+    "format_instant",
+    "from_us",
     "missing_list",
+    "prepare",
+    "skipped_text",
+    "slice_label",
+    "slice_of",
+    "slice_text",
     "status_line",
     "to_instant",
+    "to_us",
 ]

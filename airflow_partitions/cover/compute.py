@@ -51,7 +51,7 @@ from airflow_partitions.cover.ordinal_sets import best_label_sweep
 from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.cover.sources import CoverSource, PreparedCover, prepare
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines.base import OrdinalRange
+from airflow_partitions.timelines import OrdinalRange
 
 __all__ = ["compute_cover", "cover_key"]
 

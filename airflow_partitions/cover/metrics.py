@@ -20,10 +20,15 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final, NotRequired, TypedDict
 
 from airflow_partitions.cover.model import Cover
-from airflow_partitions.cover.slice_metrics import SliceMetrics, slice_metrics, slice_tags
+from airflow_partitions.cover.slice_metrics import (
+    SliceMetrics,
+    SliceMetricsJson,
+    slice_metrics,
+    slice_tags,
+)
 from airflow_partitions.cover.slice_summary import SliceKey, slice_lacks
 from airflow_partitions.errors import InvalidInput, InvalidRange
 from airflow_partitions.periods import TimePartition
@@ -64,6 +69,28 @@ class StorageLateness:
     storage: str
     latest_end: dt.datetime | None
     seconds: float | None
+
+
+class LatenessJson(TypedDict):
+    """One storage's lateness: the end of its latest partition and how late it is."""
+
+    storage: str
+    latest_end: str | None
+    seconds: float | None
+
+
+class CoverageMetricsJson(TypedDict):
+    """:meth:`CoverageMetrics.to_json` (``airflow-partitions metrics --json``): ``slices``
+    only for a fact with declared dimensions."""
+
+    fact: str
+    start: str
+    end: str
+    now: str
+    covered_fraction: float
+    missing_partitions: int
+    lateness: list[LatenessJson]
+    slices: NotRequired[SliceMetricsJson]
 
 
 @dataclass(frozen=True)
@@ -110,11 +137,11 @@ class CoverageMetrics:
                        for s, n in self.slices.per_slice)
         return out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CoverageMetricsJson:
         """``{"fact", "start", "end", "now", "covered_fraction", "missing_partitions",
         "lateness": [{"storage", "latest_end", "seconds"}]}`` (instants as ISO text), and
         ``"slices"`` (:meth:`.SliceMetrics.to_json`) for a fact with declared dimensions."""
-        out: dict[str, Any] = {
+        out: CoverageMetricsJson = {
             "fact": self.fact,
             "start": self.start.isoformat(),
             "end": self.end.isoformat(),

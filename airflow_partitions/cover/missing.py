@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NotRequired, TypedDict
 
 import pendulum
 
@@ -27,6 +27,31 @@ MAX_NEEDED_RUNS: Final = 3
 SLICES_SHOWN: Final = 3
 
 JsonDict = dict[str, Any]
+
+
+class ValueRunJson(TypedDict):
+    """A run of absent partitions in JSON: first and last value (inclusive), how many."""
+
+    first: str
+    last: str
+    count: int
+
+
+class NeededJson(TypedDict):
+    """:meth:`NeededPartitions.to_json`: ``dimensions`` only for a slice's entry."""
+
+    period: str
+    total: int
+    runs: list[ValueRunJson]
+    dimensions: NotRequired[dict[str, str]]
+
+
+class MissingJson(TypedDict):
+    """:meth:`MissingRange.to_json`: ISO instants and what would fill the range."""
+
+    start: str
+    end: str
+    needed: list[NeededJson]
 
 
 @dataclass(frozen=True)
@@ -66,14 +91,16 @@ class NeededPartitions:
               if self.dimensions else "")
         return f"no {self.period.name} {shown}{more}{of}"
 
-    def to_json(self) -> JsonDict:
+    def to_json(self) -> NeededJson:
         """``{"period", "total", "runs": [...]}`` (``"dimensions": {...}`` for a slice)."""
-        return {
+        out: NeededJson = {
             "period": self.period.name,
             "total": self.total,
             "runs": [{"first": r.first, "last": r.last, "count": r.count} for r in self.runs],
-            **({"dimensions": dict(self.dimensions)} if self.dimensions else {}),
         }
+        if self.dimensions:
+            out["dimensions"] = dict(self.dimensions)
+        return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> NeededPartitions:
@@ -135,7 +162,7 @@ class MissingRange:
         """The slices named by per-slice entries, in first-seen order (empty: time only)."""
         return tuple(dict.fromkeys(n.dimensions for n in self.needed if n.dimensions))
 
-    def to_json(self) -> JsonDict:
+    def to_json(self) -> MissingJson:
         """``{"start", "end", "needed": [...]}``."""
         return {
             "start": iso(self.start),
@@ -153,4 +180,5 @@ class MissingRange:
         )
 
 
-__all__ = ["MAX_NEEDED_RUNS", "SLICES_SHOWN", "MissingRange", "NeededPartitions", "ValueRun"]
+__all__ = ["MAX_NEEDED_RUNS", "SLICES_SHOWN", "MissingJson", "MissingRange", "NeededJson",
+           "NeededPartitions", "ValueRun", "ValueRunJson"]

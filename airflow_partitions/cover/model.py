@@ -12,18 +12,18 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Any, Final, NotRequired, TypedDict
 
 import pendulum
 
 from airflow_partitions.cover.instant_text import format_instant
 from airflow_partitions.cover.json_fields import iso, json_field, parse_instant
 from airflow_partitions.cover.missing import MAX_NEEDED_RUNS as MAX_NEEDED_RUNS
-from airflow_partitions.cover.missing import JsonDict
+from airflow_partitions.cover.missing import MissingJson
 from airflow_partitions.cover.missing import MissingRange as MissingRange
 from airflow_partitions.cover.missing import NeededPartitions as NeededPartitions
 from airflow_partitions.cover.missing import ValueRun as ValueRun
-from airflow_partitions.cover.skipped import SkippedPartition
+from airflow_partitions.cover.skipped import SkippedJson, SkippedPartition
 from airflow_partitions.cover.slice_summary import lacking_text, slice_lacks
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
@@ -31,6 +31,36 @@ from airflow_partitions.periods import UpdatePeriod
 #: How many lines ``str(cover)`` shows for partitions, and for missing ranges.
 MAX_STR_RUNS: Final = 12
 MAX_STR_MISSING: Final = 6
+
+
+class CoverPartitionJson(TypedDict):
+    """:meth:`CoverPartition.to_json`, a manifest's partition: ``dimensions`` only for a
+    partition chosen for one slice."""
+
+    storage: str
+    period: str
+    value: str
+    start: str
+    end: str
+    location: str | None
+    dimensions: NotRequired[dict[str, str]]
+
+
+class CoverJson(TypedDict):
+    """:meth:`Cover.to_json` (the sensor's XCom, the manifest's cover): ``skipped`` and
+    ``notes`` only when there are some."""
+
+    fact: str | None
+    start: str
+    end: str
+    coverable: bool
+    partitions: list[CoverPartitionJson]
+    missing: list[MissingJson]
+    skipped: NotRequired[list[SkippedJson]]
+    notes: NotRequired[list[str]]
+    #: The sensor's XCom only: the slice filter the cover answered (``CoverRequest.where``),
+    #: which a ``cover_from`` operator asks again.
+    where: NotRequired[str]
 
 
 @dataclass(frozen=True)
@@ -49,10 +79,10 @@ class CoverPartition:
     #: for a partition that holds every slice (a rollup) or a fact without dimensions.
     dimensions: tuple[tuple[str, str], ...] = ()
 
-    def to_json(self) -> JsonDict:
+    def to_json(self) -> CoverPartitionJson:
         """The manifest form (no ordinal: it is derived from the value); ``"dimensions"`` only
         for a partition chosen for one slice, so covers without slices keep their JSON."""
-        out: JsonDict = {
+        out: CoverPartitionJson = {
             "storage": self.storage,
             "period": self.period.name,
             "value": self.value,
@@ -270,11 +300,11 @@ class Cover:
 
     # -- JSON (XCom, manifests) -------------------------------------------------------------------
 
-    def to_json(self) -> JsonDict:
+    def to_json(self) -> CoverJson:
         """``{"fact", "start", "end", "coverable", "partitions", "missing"}``, JSON-serialisable,
         ``"skipped"`` when a ``fresh_only`` cover left stale partitions out, and ``"notes"``
         when it has :attr:`notes`."""
-        out: JsonDict = {
+        out: CoverJson = {
             "fact": self.fact,
             "start": iso(self.start),
             "end": iso(self.end),

@@ -11,7 +11,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from airflow_partitions.timelines.base import OrdinalRange
+from airflow_partitions.timelines import OrdinalRange
 
 if TYPE_CHECKING:
     from _typeshed import SupportsRichComparison

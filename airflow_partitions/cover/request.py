@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NotRequired, TypedDict
 
 import pendulum
 
@@ -83,6 +83,20 @@ def _names(what: str, values: Iterable[Any] | str | None) -> tuple[str, ...] | N
             raise WrongType(f"each of {what} must be a name, not {shown(value)}")
         names.append(name.strip())
     return tuple(names)
+
+
+class CoverRequestJson(TypedDict):
+    """:meth:`CoverRequest.to_json`: ``where`` only when the request names slices."""
+
+    fact: str | None
+    start: str
+    end: str
+    time_column: str | None
+    periods: list[str] | None
+    storages: list[str] | None
+    align: str | None
+    fresh_only: bool
+    where: NotRequired[str]
 
 
 @dataclass(frozen=True)
@@ -187,9 +201,9 @@ class CoverRequest:
         """The allowed periods as members (None: every period)."""
         return None if self.periods is None else frozenset(map(UpdatePeriod.of, self.periods))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CoverRequestJson:
         """Plain JSON (the trigger's serialised kwargs carry it)."""
-        return {
+        out: CoverRequestJson = {
             "fact": self.fact,
             "start": self.start.isoformat(),
             "end": self.end.isoformat(),
@@ -198,8 +212,10 @@ class CoverRequest:
             "storages": list(self.storages) if self.storages is not None else None,
             "align": self.align,
             "fresh_only": self.fresh_only,
-            **({"where": self.where} if self.where is not None else {}),
         }
+        if self.where is not None:
+            out["where"] = self.where
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CoverRequest:

@@ -8,13 +8,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 
 #: How many skipped partitions a status line names (the rest are counted).
 SKIPPED_SHOWN: Final = 3
+
+
+class SkippedJson(TypedDict):
+    """:meth:`SkippedPartition.to_json`."""
+
+    storage: str
+    period: str
+    value: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -35,7 +44,7 @@ class SkippedPartition:
         return (f"{self.period.name} {self.value} of {self.storage} skipped: stale "
                 f"({self.reason})")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SkippedJson:
         return {"storage": self.storage, "period": self.period.name, "value": self.value,
                 "reason": self.reason}
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final, TypedDict
 
 from airflow_partitions.cover.missing import MissingRange
 from airflow_partitions.cover.slice_summary import SliceKey, slice_lacks
@@ -47,6 +47,24 @@ def slice_tags(slice_: SliceKey) -> dict[str, str]:
     return {("dimension_fact" if c == "fact" else c): _UNSAFE.sub("_", v) for c, v in slice_}
 
 
+class SliceMissingCountJson(TypedDict):
+    """One required slice and how many partitions it lacks."""
+
+    slice: str
+    dimensions: dict[str, str]
+    missing: int
+
+
+class SliceMetricsJson(TypedDict):
+    """:meth:`SliceMetrics.to_json`."""
+
+    required: int
+    incomplete: int
+    worst: str | None
+    worst_missing: int
+    per_slice: list[SliceMissingCountJson]
+
+
 @dataclass(frozen=True)
 class SliceMetrics:
     """The per-slice picture of one cover."""
@@ -63,7 +81,7 @@ class SliceMetrics:
     #: more than :data:`MAX_SLICE_TAGS` slices are required.
     per_slice: tuple[tuple[SliceKey, int], ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SliceMetricsJson:
         """``{"required", "incomplete", "worst", "worst_missing", "per_slice": [...]}``."""
         return {
             "required": self.required,

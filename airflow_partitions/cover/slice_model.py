@@ -13,11 +13,12 @@ from typing import Final, TypeAlias, TypedDict
 
 from airflow_partitions.cover.clock import from_us, to_us
 from airflow_partitions.cover.instant_text import format_instant
+from airflow_partitions.cover.missing import NeededJson
 from airflow_partitions.cover.model import Cover, CoverRun, MissingRange
 from airflow_partitions.cover.slice_missing import NeededIndex
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines.base import PartitionTimeline
+from airflow_partitions.timelines import PartitionTimeline
 
 #: One combination of dimension values: ``(("region", "eu"),)``; ``()`` is the slice of a
 #: fact without dimensions.
@@ -130,7 +131,7 @@ class SliceMissingJson(TypedDict):
     dimensions: dict[str, str]
     start: str
     end: str
-    needed: list[dict[str, object]]
+    needed: list[NeededJson]
 
 
 class SliceAnswerJson(TypedDict):

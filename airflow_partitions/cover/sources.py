@@ -15,7 +15,7 @@ from airflow_partitions.cover.clock import MAX_US, MIN_US, Clock, clock_for, fro
 from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.errors import InvalidInput, InvalidRange, MisalignedTime
 from airflow_partitions.periods import UpdatePeriod, zone, zone_name
-from airflow_partitions.timelines.base import PartitionTimeline
+from airflow_partitions.timelines import PartitionTimeline
 
 
 class MisalignedBound(MisalignedTime):

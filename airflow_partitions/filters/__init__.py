@@ -20,22 +20,28 @@ from airflow_partitions.filters.errors import (
     UnknownColumnError,
 )
 from airflow_partitions.filters.explanation import Explain, explain_plan
-from airflow_partitions.filters.normalise import DEFAULT_MAX_DNF_DISJUNCTS
+from airflow_partitions.filters.normalise import DEFAULT_MAX_DNF_DISJUNCTS, compile_node
 from airflow_partitions.filters.parser import parse_filter
+from airflow_partitions.filters.planner import PeriodPlan
 from airflow_partitions.filters.query_plan import FilterPlan, QueryStats, plan_filter
+from airflow_partitions.filters.types import Binder, typed_from_text
 
 __all__ = [
     "DEFAULT_MAX_DNF_DISJUNCTS",
+    "Binder",
     "Explain",
     "Expr",
     "FilterError",
     "FilterPlan",
     "FilterSyntaxError",
     "FilterTypeError",
+    "PeriodPlan",
     "QueryStats",
     "UnknownColumnError",
+    "compile_node",
     "decompose",
     "explain_plan",
     "parse_filter",
     "plan_filter",
+    "typed_from_text",
 ]

@@ -7,7 +7,7 @@ from typing import Any
 
 from airflow_partitions.filters.planner import ScanSpec
 from airflow_partitions.filters.query_plan import FilterPlan
-from airflow_partitions.kv.scan_filters import render_hbase
+from airflow_partitions.kv import render_hbase
 
 
 @dataclass(frozen=True)

@@ -47,12 +47,7 @@ from airflow_partitions.keys import (
     encode_value,
     prefix_successor,
 )
-from airflow_partitions.kv.scan_filters import (
-    FilterList,
-    RowRange,
-    ScanFilter,
-    SingleColumnValue,
-)
+from airflow_partitions.kv import FilterList, RowRange, ScanFilter, SingleColumnValue
 from airflow_partitions.periods import UpdatePeriod
 
 _INT_LIMITS = {ColumnType.INT: (-(2**31), 2**31 - 1), ColumnType.BIGINT: (-(2**63), 2**63 - 1)}

@@ -27,9 +27,7 @@ import pendulum
 from airflow_partitions.catalog.cache import FactState
 from airflow_partitions.catalog.coverage_metrics import measure, metrics_of
 from airflow_partitions.catalog.facade import Catalog
-from airflow_partitions.cover.metrics import CoverageMetrics
-from airflow_partitions.cover.model import Cover
-from airflow_partitions.cover.request import CoverRequest
+from airflow_partitions.cover import Cover, CoverageMetrics, CoverRequest
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +49,9 @@ class MetricsSettings:
 _settings: MetricsSettings | None = None
 
 
-def _conf() -> Any:
+def airflow_conf() -> Any:
+    """Airflow's configuration, the task SDK's when it carries one; the one place the
+    ``[metrics]`` settings are read from (a test counts the reads)."""
     try:
         from airflow.sdk.configuration import conf
     except ImportError:  # pragma: no cover - Airflow before the task SDK carried its config
@@ -63,7 +63,7 @@ def settings() -> MetricsSettings:
     """``[metrics]`` as this process first read it (once: a restart picks up a change)."""
     global _settings
     if _settings is None:
-        conf = _conf()
+        conf = airflow_conf()
         _settings = MetricsSettings(
             enabled=any(conf.getboolean("metrics", key, fallback=False)
                         for key in _BACKEND_SWITCHES),
@@ -85,10 +85,13 @@ def metrics_enabled() -> bool:
 
 def metrics_target() -> str:
     """Where the metrics go, for a person: ``statsd 127.0.0.1:8125, prefix airflow``."""
-    conf = _conf()
+    conf = airflow_conf()
     if not metrics_enabled():
         return "nowhere: Airflow metrics are off ([metrics] statsd_on is False)"
-    kind = next(k for k in _BACKEND_SWITCHES if conf.getboolean("metrics", k, fallback=False))
+    kind = next((k for k in _BACKEND_SWITCHES if conf.getboolean("metrics", k, fallback=False)),
+                None)
+    if kind is None:  # on when this process first read [metrics], off in it now
+        return "nowhere now: [metrics] was turned off since this process read it (restart it)"
     if kind == "otel_on":
         return "OpenTelemetry ([metrics] otel_on)"
     tags = ("datadog" if kind == "statsd_datadog_enabled"

@@ -7,7 +7,8 @@
 
 from __future__ import annotations
 
-from airflow_partitions.kv.base import Cells, KVStore, KVTable, RowCells, StoreStats
+from airflow_partitions.kv.base import Cells, KVStore, KVTable, RowCells, RowValues, StoreStats
+from airflow_partitions.kv.cell_blob import decode_cells, encode_cells
 from airflow_partitions.kv.errors import (
     CorruptCell,
     InvalidArgument,
@@ -19,6 +20,7 @@ from airflow_partitions.kv.errors import (
     TableExists,
     TableNotFound,
 )
+from airflow_partitions.kv.page_memo import LatestMemo, RowsMemo, forget_all
 from airflow_partitions.kv.scan_filters import (
     ColumnRange,
     FilterList,
@@ -28,6 +30,8 @@ from airflow_partitions.kv.scan_filters import (
     SingleColumnValue,
     all_of,
     any_of,
+    render_hbase,
+    render_hbase_bytes,
 )
 from airflow_partitions.kv.urls import (
     HBaseConfig,
@@ -70,9 +74,12 @@ __all__ = [
     "KVError",
     "KVStore",
     "KVTable",
+    "LatestMemo",
     "PrefixFilter",
     "RowCells",
     "RowRange",
+    "RowValues",
+    "RowsMemo",
     "SQLiteConfig",
     "ScanFilter",
     "SingleColumnValue",
@@ -83,6 +90,11 @@ __all__ = [
     "TableNotFound",
     "all_of",
     "any_of",
+    "decode_cells",
+    "encode_cells",
+    "forget_all",
     "open_store",
     "parse_store_url",
+    "render_hbase",
+    "render_hbase_bytes",
 ]

@@ -31,18 +31,19 @@ from airflow_partitions.operators.spark_provider import build_hook
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.pruning import (
     DEFAULT_MAX_VALUES,
+    JoinSpec,
     KeyValues,
     PruneResult,
+    join_specs,
+    key_sets_from_json,
     keys_to_collect,
     load_key_file,
+    part_key,
     prune,
 )
-from airflow_partitions.pruning.query import part_key
-from airflow_partitions.pruning.spec import JoinSpec, join_specs
-from airflow_partitions.pruning.values import key_sets_from_json
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.jobs.collect_keys import Source
-from airflow_partitions.spark.manifest import KEYS_SUFFIX, Manifest
+from airflow_partitions.spark.manifest import KEYS_SUFFIX, Manifest, ManifestJson
 
 if TYPE_CHECKING:
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
@@ -57,8 +58,10 @@ class PrunedManifest(Manifest):
 
     pruning: Mapping[str, Any] | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {**super().to_json(), PRUNING_KEY: self.pruning}
+    def to_json(self) -> ManifestJson:
+        out = super().to_json()
+        out["pruning"] = None if self.pruning is None else dict(self.pruning)
+        return out
 
 
 def small_sources(small_tables: Mapping[str, Any], wanted: Mapping[str, Sequence[str]]

@@ -20,8 +20,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.cover import Cover, CoverRequest, missing_list, status_line
-from airflow_partitions.cover.skipped import skipped_text
+from airflow_partitions.cover import Cover, CoverRequest, missing_list, skipped_text, status_line
 from airflow_partitions.defaults import default_manifest_dir, manifest_retention_days
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook

@@ -11,6 +11,7 @@ Sub-daily values whose wall-clock time occurs twice (DST fall-back) carry their 
 ``2015-10-25-02+01:00``, because the plain value would name two partitions.
 """
 
+from airflow_partitions.periods.fast_parse import fast_ordinal, fast_ordinals, fast_value_bytes
 from airflow_partitions.periods.partition import TimePartition, TimePartitionRange
 from airflow_partitions.periods.update_period import UpdatePeriod
 from airflow_partitions.periods.zones import UTC, TzLike, zone, zone_name
@@ -21,6 +22,9 @@ __all__ = [
     "TimePartitionRange",
     "TzLike",
     "UpdatePeriod",
+    "fast_ordinal",
+    "fast_ordinals",
+    "fast_value_bytes",
     "zone",
     "zone_name",
 ]

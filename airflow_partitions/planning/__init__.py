@@ -4,7 +4,26 @@ Pure core above the catalog (no Airflow): the backfill command and ``airflow-par
 build on it. See ``docs/backfill.md``.
 """
 
-from airflow_partitions.planning.model import KINDS, Plan, PlannedRun
+from airflow_partitions.planning.model import (
+    KINDS,
+    PartitionRefJson,
+    Plan,
+    PlanJson,
+    PlannedRun,
+    PlannedRunJson,
+    UnfillableJson,
+)
 from airflow_partitions.planning.plan import plan
+from airflow_partitions.planning.slices import slices_text
 
-__all__ = ["KINDS", "Plan", "PlannedRun", "plan"]
+__all__ = [
+    "KINDS",
+    "PartitionRefJson",
+    "Plan",
+    "PlanJson",
+    "PlannedRun",
+    "PlannedRunJson",
+    "UnfillableJson",
+    "plan",
+    "slices_text",
+]

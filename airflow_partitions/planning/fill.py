@@ -25,10 +25,10 @@ from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from airflow_partitions.cover.clock import Clock
+from airflow_partitions.cover import Clock
 from airflow_partitions.errors import RangeTooLarge
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines.base import OrdinalRange
+from airflow_partitions.timelines import OrdinalRange
 
 SlotKey = tuple[UpdatePeriod, int]
 

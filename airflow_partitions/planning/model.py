@@ -6,16 +6,61 @@ the range would have once the runs are done. Immutable, with a stable JSON form
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NotRequired, TypedDict
 
 import pendulum
 
-from airflow_partitions.cover.slice_model import Slice
+from airflow_partitions.cover import Slice
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.planning.slices import run_conf, slices_text
 
 #: The kinds of run: a gap of the range, an input of a planned rollup, a stale partition.
 KINDS: Final = ("gap", "input", "restate")
+
+
+class PlannedRunJson(TypedDict):
+    """:meth:`PlannedRun.to_json`: ``slices`` and ``conf`` only for a dimensioned storage."""
+
+    dag_id: str
+    logical_date: str
+    storage: str
+    period: str
+    value: str
+    start: str
+    end: str
+    kind: str
+    reason: str
+    slices: NotRequired[list[dict[str, str]]]
+    conf: NotRequired[dict[str, Any] | None]
+
+
+class UnfillableJson(TypedDict):
+    """A span no producer can fill, and why."""
+
+    start: str
+    end: str
+    reason: str
+
+
+class PartitionRefJson(TypedDict):
+    """A partition of the cover once the runs are done."""
+
+    storage: str
+    period: str
+    value: str
+
+
+class PlanJson(TypedDict):
+    """:meth:`Plan.to_json`, the JSON of ``airflow-partitions plan --json``."""
+
+    fact: str
+    start: str
+    end: str
+    coverable_after: bool
+    counts: dict[str, int]
+    runs: list[PlannedRunJson]
+    unfillable: list[UnfillableJson]
+    cover_after: list[PartitionRefJson]
 
 
 @dataclass(frozen=True)
@@ -52,8 +97,8 @@ class PlannedRun:
         return f"{self.dag_id} {when}" + (f" for {slices_text(self.slices)}"
                                           if self.slices else "")
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self) -> PlannedRunJson:
+        out: PlannedRunJson = {
             "dag_id": self.dag_id,
             "logical_date": self.logical_date.isoformat(),
             "storage": self.storage,
@@ -63,10 +108,11 @@ class PlannedRun:
             "end": self.end.isoformat(),
             "kind": self.kind,
             "reason": self.reason,
-            # Only for runs of a dimensioned storage: other plans keep the fields they had.
-            **({"slices": [dict(s) for s in self.slices], "conf": self.conf}
-               if self.slices or self.conf is not None else {}),
         }
+        if self.slices or self.conf is not None:  # a dimensioned storage's run only: other
+            out["slices"] = [dict(s) for s in self.slices]  # plans keep the fields they had
+            out["conf"] = self.conf
+        return out
 
 
 Span = tuple[pendulum.DateTime, pendulum.DateTime, str]
@@ -102,7 +148,7 @@ class Plan:
             out[run.kind] += 1
         return out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PlanJson:
         """The documented JSON (docs/backfill.md): instants are ISO-8601 with their offset."""
         return {
             "fact": self.fact,

@@ -19,19 +19,28 @@ from typing import TYPE_CHECKING, Any, Final
 from airflow_partitions.arguments import shown
 from airflow_partitions.catalog.dimension_coverage import SliceCompleteness, complete_sources
 from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.cover import Cover, CoverRequest, CoverSource, compute_cover
-from airflow_partitions.cover.clock import Clock, from_us, to_us
-from airflow_partitions.cover.slice_model import Slice, slice_of
-from airflow_partitions.cover.sources import PreparedCover, prepare
+from airflow_partitions.cover import (
+    Clock,
+    Cover,
+    CoverRequest,
+    CoverSource,
+    PreparedCover,
+    Slice,
+    compute_cover,
+    from_us,
+    prepare,
+    slice_of,
+    to_us,
+)
 from airflow_partitions.defaults import MAX_RANGE_PARTITIONS
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.planning.fill import Filler, Level, Slot, SlotKey
 from airflow_partitions.planning.model import PartitionRef, Plan, PlannedRun, Span
 from airflow_partitions.planning.slices import run_groups
-from airflow_partitions.timelines import RangesTimeline
-from airflow_partitions.timelines.base import (
+from airflow_partitions.timelines import (
     OrdinalRange,
+    RangesTimeline,
     difference_ranges,
     runs,
     union_ranges,

@@ -25,7 +25,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
-from airflow_partitions.cover.slice_model import Slice, slice_text
+from airflow_partitions.cover import Slice, slice_text
 
 #: The run-conf key of the default form: one run per slice, the slice as a JSON object.
 DEFAULT_CONF_KEY: Final = "partition_slice"

@@ -9,6 +9,7 @@ from airflow_partitions.pruning.prune import (
     prune,
     prune_partitions,
 )
+from airflow_partitions.pruning.query import part_key
 from airflow_partitions.pruning.record import (
     DecisionRecord,
 )
@@ -19,6 +20,7 @@ from airflow_partitions.pruning.spec import (
     KeyExpr,
     col,
     fn,
+    join_specs,
     keys_to_collect,
     parse_key,
 )
@@ -27,6 +29,7 @@ from airflow_partitions.pruning.values import (
     JoinKeyTypeError,
     KeyValues,
     ValueSets,
+    key_sets_from_json,
     load_key_file,
 )
 
@@ -45,9 +48,12 @@ __all__ = [
     "analyse",
     "col",
     "fn",
+    "join_specs",
+    "key_sets_from_json",
     "keys_to_collect",
     "load_key_file",
     "parse_key",
+    "part_key",
     "prune",
     "prune_partitions",
 ]

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias, cast
 
 from airflow_partitions.errors import InvalidInput
-from airflow_partitions.filters import ast
-from airflow_partitions.filters.parser import parse_filter
+from airflow_partitions.filters import ast, parse_filter
 
 JoinType: TypeAlias = Literal["inner", "left", "right", "full", "left_semi"]
 Side: TypeAlias = Literal["left", "right"]

@@ -27,7 +27,14 @@ from airflow.sdk.exceptions import (
 )
 
 from airflow_partitions.catalog.coverage_watch import CoverageWatch
-from airflow_partitions.cover import Cover, CoverRequest, missing_list, status_line, to_instant
+from airflow_partitions.cover import (
+    Cover,
+    CoverJson,
+    CoverRequest,
+    missing_list,
+    status_line,
+    to_instant,
+)
 from airflow_partitions.errors import CorruptCatalog, InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.hooks.metrics import publish_coverage
@@ -145,7 +152,7 @@ class PartitionCoverageSensor(BaseSensorOperator):
             return PokeReturnValue(is_done=True, xcom_value=self._xcom(cover))
         return False
 
-    def _xcom(self, cover: Cover) -> dict[str, Any]:
+    def _xcom(self, cover: Cover) -> CoverJson:
         """The verified cover as JSON, plus the slice filter it answered (``where``), which a
         ``cover_from`` operator reads back to ask for the same slices."""
         out = cover.to_json()

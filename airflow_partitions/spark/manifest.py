@@ -33,7 +33,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NotRequired, TypedDict
 
 from airflow_partitions.defaults import default_manifest_dir
 from airflow_partitions.errors import InvalidInput
@@ -56,6 +56,40 @@ class UnsupportedManifestVersion(ManifestError):
     """The manifest was written by a newer (or unknown) layout."""
 
 
+class ManifestPartitionJson(TypedDict):
+    """One partition in a manifest's JSON: the row's values, its location and version."""
+
+    storage: str
+    period: str
+    value: str
+    values: dict[str, str]
+    location: str
+    version: int
+
+
+class InputJson(TypedDict):
+    """A partition as a recorded lineage input (``Catalog.register(inputs=...)``)."""
+
+    storage: str
+    period: str
+    values: dict[str, str]
+    version: int
+
+
+class ManifestJson(TypedDict):
+    """The manifest file: ``missing`` lists what a partial cover lacks (empty when whole)."""
+
+    version: int
+    fact: str
+    start: str
+    end: str
+    partitions: list[ManifestPartitionJson]
+    residual: str | None
+    missing: list[str]
+    #: The pruned operator's decision record (docs/pruning.md); readers ignore it.
+    pruning: NotRequired[dict[str, Any] | None]
+
+
 @dataclass(frozen=True)
 class ManifestPartition:
     """One registered partition row to read."""
@@ -67,7 +101,7 @@ class ManifestPartition:
     location: str
     version: int = 1
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ManifestPartitionJson:
         return {
             "storage": self.storage,
             "period": self.period,
@@ -77,7 +111,7 @@ class ManifestPartition:
             "version": self.version,
         }
 
-    def input_json(self) -> dict[str, Any]:
+    def input_json(self) -> InputJson:
         """This partition as a lineage input: ``{storage, period, values, version}``."""
         return {"storage": self.storage, "period": self.period, "values": dict(self.values),
                 "version": self.version}
@@ -104,11 +138,11 @@ class Manifest:
         return bool(self.missing)
 
     @property
-    def inputs(self) -> list[dict[str, Any]]:
+    def inputs(self) -> list[InputJson]:
         """The partitions as lineage inputs for ``Catalog.register(inputs=...)``."""
         return [p.input_json() for p in self.partitions]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ManifestJson:
         return {
             "version": self.version,
             "fact": self.fact,
@@ -120,7 +154,7 @@ class Manifest:
         }
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "manifest") -> Manifest:
+    def from_json(cls, data: object, where: str = "manifest") -> Manifest:
         if not isinstance(data, Mapping):
             raise ManifestError(f"{where}: expected a JSON object, got {type(data).__name__}")
         version = data.get("version")

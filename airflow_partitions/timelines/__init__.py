@@ -5,6 +5,7 @@ from airflow_partitions.timelines.base import (
     PartitionTimeline,
     difference_ranges,
     runs,
+    union_ranges,
 )
 from airflow_partitions.timelines.ends_and_holes import EndsAndHolesTimeline
 from airflow_partitions.timelines.factory import (
@@ -17,13 +18,19 @@ from airflow_partitions.timelines.factory import (
     timeline_from_properties,
 )
 from airflow_partitions.timelines.lens import (
+    WEEKLY_REASON,
     LensParameterError,
     LensTable,
     lens_properties,
     lens_table_parameters,
     read_lens_table,
 )
-from airflow_partitions.timelines.properties import PRESENT_KEY, storage_class_key
+from airflow_partitions.timelines.properties import (
+    PRESENT_KEY,
+    check_chunk_counts,
+    storage_class_key,
+    timeline_prefix,
+)
 from airflow_partitions.timelines.ranges import RangesTimeline
 from airflow_partitions.timelines.shape import is_sparse
 from airflow_partitions.timelines.store_all import StoreAllTimeline
@@ -32,6 +39,7 @@ __all__ = [
     "DEFAULT_KIND",
     "IMPLEMENTATIONS",
     "PRESENT_KEY",
+    "WEEKLY_REASON",
     "EndsAndHolesTimeline",
     "LensParameterError",
     "LensTable",
@@ -40,6 +48,7 @@ __all__ = [
     "RangesTimeline",
     "StoreAllTimeline",
     "UnknownTimelineClass",
+    "check_chunk_counts",
     "convert",
     "difference_ranges",
     "is_sparse",
@@ -51,4 +60,6 @@ __all__ = [
     "storage_class_key",
     "timeline_class",
     "timeline_from_properties",
+    "timeline_prefix",
+    "union_ranges",
 ]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from functools import partial
 from typing import Any
 
@@ -67,14 +67,14 @@ class PartitionCoverageTrigger(BaseTrigger):
 
     def __init__(
         self,
-        request: dict[str, Any],
+        request: Mapping[str, object],
         catalog_conn_id: str | None = PartitionCatalogHook.default_conn_name,
         poke_interval: float = 60.0,
         deadline: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)  # type: ignore[no-untyped-call]
-        self.request = dict(request)
+        self.request: dict[str, object] = dict(request)
         self.catalog_conn_id = catalog_conn_id
         self.poke_interval = float(poke_interval)
         self.deadline = deadline

@@ -6,7 +6,8 @@ Routes (every one behind :func:`.auth.require_viewer`):
 * ``GET /api/facts/{fact}?start=&end=&time_column=&stale=``: the stretches of every
   (storage, period) lane over the range (default: the fact's whole history), the cover and its
   status line (:func:`airflow_partitions.catalog.coverage_view.fact_view`);
-* ``GET /`` and ``GET /facts/{fact}``: the same as HTML pages.
+* ``GET /`` and ``GET /facts/{fact}``: the same as HTML pages;
+* the actions (plan, fill missing, re-run stale, progress): :mod:`.action_routes`.
 
 The catalog is opened the way every task opens it: ``PartitionCatalogHook`` (the
 ``partitions_default`` connection, else ``$AIRFLOW_PARTITIONS_STORE``, else the sqlite file in
@@ -17,17 +18,24 @@ plain functions, so FastAPI runs the blocking catalog reads in its thread pool.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
 from airflow_partitions.catalog.cache import UnknownFact
-from airflow_partitions.catalog.coverage_view import fact_view, facts_json
+from airflow_partitions.catalog.coverage_view import (
+    FactJson,
+    FactViewJson,
+    fact_view,
+    facts_json,
+)
 from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.errors import InvalidInput
+from airflow_partitions.ui.action_routes import router as action_router
 from airflow_partitions.ui.auth import require_viewer
 from airflow_partitions.ui.page import fact_page, facts_page
+from airflow_partitions.ui.page_actions import actions_html
 from airflow_partitions.ui.urls import URL_PREFIX
 
 __all__ = ["URL_PREFIX", "create_app"]
@@ -52,7 +60,7 @@ EndQuery = Annotated[str | None, Query(description="ISO-8601 end, excluded")]
 
 
 def _view(catalog: Catalog, fact: str, start: str | None, end: str | None,
-          time_column: str | None, stale: bool) -> dict[str, Any]:
+          time_column: str | None, stale: bool) -> FactViewJson:
     try:
         return fact_view(catalog, fact, start or None, end or None,
                          time_column=time_column or None, with_stale=stale)
@@ -68,8 +76,8 @@ def create_app(open_catalog: CatalogOpener = hook_catalog) -> FastAPI:
                   docs_url=None, redoc_url=None, openapi_url=None)
     app.state.open_catalog = open_catalog
 
-    @app.get("/api/facts")
-    def list_facts(catalog: CatalogDep) -> list[dict[str, Any]]:
+    @app.get("/api/facts", response_model=None)  # typed JSON; pydantic needs no model of it
+    def list_facts(catalog: CatalogDep) -> list[FactJson]:
         return facts_json(catalog)
 
     @app.get("/api/facts/{fact}", response_class=JSONResponse)
@@ -88,6 +96,8 @@ def create_app(open_catalog: CatalogOpener = hook_catalog) -> FastAPI:
                   stale: bool = True) -> str:
         view = _view(catalog, fact, start, end, time_column, stale)
         query = {k: v for k, v in request.query_params.items() if k not in ("start", "end")}
-        return fact_page(view, request.scope.get("root_path", ""), query)
+        root = request.scope.get("root_path", "")
+        return fact_page(view, root, query, actions_html(view, root))
 
+    app.include_router(action_router())
     return app

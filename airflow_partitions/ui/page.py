@@ -13,7 +13,11 @@ import datetime as dt
 import html
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from airflow_partitions.catalog.coverage_view import FactJson, FactViewJson
+    from airflow_partitions.catalog.view_stretches import StretchJson
 
 WIDTH: Final = 960
 LABEL: Final = 190
@@ -47,7 +51,7 @@ def page(title: str, body: str) -> str:
             f"<style>{STYLE}</style></head><body>{body}</body></html>")
 
 
-def facts_page(facts: Iterable[Mapping[str, Any]], root: str) -> str:
+def facts_page(facts: Iterable[FactJson], root: str) -> str:
     """The list of facts, each linking to its view."""
     rows = "".join(
         f"<tr><td><a href='{esc(root)}/facts/{esc(urllib.parse.quote(f['name'], safe=''))}'>"
@@ -93,8 +97,8 @@ LAYERS: Final = ("not_applicable", "cover", "registered", "stale", "missing")
 TICKS: Final = frozenset({"stale", "missing"})
 
 
-def _rects(items: Iterable[Item], scale: Scale, y: int, link: Callable[[dt.datetime,
-           dt.datetime], str]) -> str:
+def rects(items: Iterable[Item], scale: Scale, y: int, link: Callable[[dt.datetime,
+          dt.datetime], str]) -> str:
     """Rectangles for the items, merged per state, never more than one per pixel and state.
 
     A stretch is drawn full height, at least a pixel wide, and merges with a neighbour of its
@@ -152,7 +156,7 @@ def _zoom_to(root: str, fact: str, query: Mapping[str, Any], start: dt.datetime,
     return view_link(root, fact, query, start=_at(start, -pad), end=_at(end, pad))
 
 
-def lanes_svg(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
+def lanes_svg(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
     """One lane per (storage, period), the cover lane, and a time axis."""
     start, end = _instant(view["start"]), _instant(view["end"])
     scale = Scale(start, end)
@@ -166,7 +170,7 @@ def lanes_svg(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> s
     for lane in view["lanes"]:
         label = f"{lane['storage']} {lane['period']}"
         parts.append(f"<text x='4' y='{y + 12}' font-size='12'>{esc(label)}</text>")
-        parts.append(_rects(_items(lane["stretches"], lane["period"]), scale, y, zoom))
+        parts.append(rects(_items(lane["stretches"], lane["period"]), scale, y, zoom))
         y += ROW
     cover_items: list[Item] = [("cover", _instant(r["start"]), _instant(r["end"]),
                     f"cover {r['storage']} {r['period']} ({r['partitions']})", None)
@@ -176,12 +180,12 @@ def lanes_svg(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> s
                      (_instant(m["start"]), _instant(m["end"])))
                     for m in view["cover"]["missing"]]
     parts.append(f"<text x='4' y='{y + 12}' font-size='12' font-weight='bold'>cover</text>")
-    parts.append(_rects(sorted(cover_items, key=lambda i: i[1]), scale, y, zoom))
+    parts.append(rects(sorted(cover_items, key=lambda i: i[1]), scale, y, zoom))
     y += ROW
     return _svg(parts, start, end, y)
 
 
-def _items(stretches: Iterable[Mapping[str, Any]], period: str, what: str = "") -> list[Item]:
+def _items(stretches: Iterable[StretchJson], period: str, what: str = "") -> list[Item]:
     """A lane's stretches to draw; missing and stale ones link to a zoom on them."""
     items: list[Item] = []
     for s in stretches:
@@ -206,7 +210,7 @@ def _svg(parts: list[str], start: dt.datetime, end: dt.datetime, y: int) -> str:
             f"height='{height}' role='img'>{''.join(parts)}</svg>")
 
 
-def slices_html(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
+def slices_html(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
     """Per dimensioned (storage, period), each dimension's group of slice lanes, collapsible
     (``<details>``, open when something is missing), the worst first.
 
@@ -232,7 +236,7 @@ def slices_html(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) ->
             for lane in group["lanes"][:SHOWN_LANES]:
                 parts.append(f"<text x='4' y='{y + 12}' font-size='12'>"
                              f"{esc(lane['label'])}</text>")
-                parts.append(_rects(_items(lane["stretches"], sliced["period"],
+                parts.append(rects(_items(lane["stretches"], sliced["period"],
                                            f" for {lane['label']}"), scale, y, zoom))
                 y += ROW
             rest = group["lanes"][SHOWN_LANES:]
@@ -250,7 +254,7 @@ def slices_html(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) ->
         f"<ul class='notes'>{notes}</ul>" if notes else "")
 
 
-def _zoom_links(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
+def _zoom_links(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
     start, end = _instant(view["start"]), _instant(view["end"])
     span, fact = end - start, view["fact"]
     mid = start + span / 2
@@ -269,7 +273,7 @@ def _zoom_links(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) ->
         f"<a href='{esc(href)}'>{esc(name)}</a>" for name, href in links.items()) + "</p>"
 
 
-def _range_form(view: Mapping[str, Any]) -> str:
+def _range_form(view: FactViewJson) -> str:
     columns = "".join(
         f"<option{' selected' if c == view['time_column'] else ''}>{esc(c)}</option>"
         for c in view["time_columns"])
@@ -285,8 +289,10 @@ def _range_form(view: Mapping[str, Any]) -> str:
     )
 
 
-def fact_page(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> str:
-    """One fact: the range box (status line, what is missing), zoom links, lanes, totals."""
+def fact_page(view: FactViewJson, root: str, query: Mapping[str, Any],
+              actions: str = "") -> str:
+    """One fact: the range box (status line, what is missing), zoom links, lanes, totals;
+    ``actions``: the "Act" section's HTML (:mod:`.page_actions`), under the lanes."""
     ok = (" ok" if view["coverable"] else "") + (" stale" if view.get("stale_used") else "")
     missing = "".join(f"<li>{esc(m['text'])}</li>" for m in view["cover"]["missing"]
                       if m["text"])
@@ -306,7 +312,7 @@ def fact_page(view: Mapping[str, Any], root: str, query: Mapping[str, Any]) -> s
         f"<h1>{esc(view['fact'])}</h1>{_range_form(view)}"
         f"<p class='status{ok}'>{esc(view['status'])}</p>"
         + _zoom_links(view, root, query)
-        + f"<p class='legend'>{legend}</p>" + lanes_svg(view, root, query)
+        + f"<p class='legend'>{legend}</p>" + lanes_svg(view, root, query) + actions
         + (f"<details><summary>missing ranges ({len(view['cover']['missing']):,})</summary>"
            f"<ul>{missing}</ul></details>" if missing else "")
         + slices_html(view, root, query)

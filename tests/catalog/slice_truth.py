@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.cover.slice_model import Slice
+from airflow_partitions.cover import Slice
 
 SliceValues = dict[tuple[str, str, Slice], set[str]]
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from airflow_partitions.catalog import bulk_specs
-from airflow_partitions.catalog.bulk_specs import _UNSAFE, SpecBuilder, keyed_specs, locator
+from airflow_partitions.catalog.bulk_specs import UNSAFE_VALUE, SpecBuilder, keyed_specs, locator
 from airflow_partitions.catalog.model import (
     PartitionSpec,
     StorageDef,
@@ -127,7 +127,7 @@ def test_the_unsafe_pattern_is_check_safe_value(value: str) -> None:
         refused = False
     except InvalidInput:
         refused = True
-    assert (_UNSAFE.search(value) is not None) == refused
+    assert (UNSAFE_VALUE.search(value) is not None) == refused
 
 
 def test_a_batch_of_hours_takes_the_column_path() -> None:

@@ -31,7 +31,7 @@ from airflow_partitions.catalog.rows import (
 from airflow_partitions.cli import main
 from airflow_partitions.errors import CorruptDefinition, CorruptTimeline
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines.properties import timeline_prefix
+from airflow_partitions.timelines import timeline_prefix
 from tests.catalog.conftest import rows_truth, stored_values
 from tests.helpers import register_hours
 

@@ -26,7 +26,7 @@ from airflow_partitions.catalog.row_check import DamagedPartitionRow
 from airflow_partitions.catalog.rows import LOC, STATE, VERSION, value_cell_column
 from airflow_partitions.cli import main
 from airflow_partitions.errors import CorruptPartitionRow
-from airflow_partitions.kv.cell_blob import decode_cells, encode_cells
+from airflow_partitions.kv import decode_cells, encode_cells
 
 DAY = "2015-01-01"
 HOURS = [f"{DAY}-{h:02d}" for h in range(9)]

@@ -25,10 +25,7 @@ from airflow_partitions.catalog.dimensions import (
     select_slices,
     undeclared_notes,
 )
-from airflow_partitions.cover import CoverRequest
-from airflow_partitions.cover.clock import to_us
-from airflow_partitions.cover.slice_model import SliceSource, slice_of
-from airflow_partitions.cover.slices import compute_slice_cover
+from airflow_partitions.cover import CoverRequest, SliceSource, compute_slice_cover, slice_of, to_us
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.filters import FilterSyntaxError
 from airflow_partitions.periods import UpdatePeriod

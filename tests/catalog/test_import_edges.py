@@ -18,8 +18,12 @@ from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.repair import REPORT_VALUES
 from airflow_partitions.catalog.rows import storage_row
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines import PRESENT_KEY, LensParameterError, read_lens_table
-from airflow_partitions.timelines.properties import timeline_prefix
+from airflow_partitions.timelines import (
+    PRESENT_KEY,
+    LensParameterError,
+    read_lens_table,
+    timeline_prefix,
+)
 from tests.helpers import run_cli
 
 H = UpdatePeriod.HOURLY

@@ -23,8 +23,8 @@ from airflow_partitions.timelines import (
     LensParameterError,
     lens_table_parameters,
     new_timeline,
+    timeline_prefix,
 )
-from airflow_partitions.timelines.properties import timeline_prefix
 
 H, D, W = UpdatePeriod.HOURLY, UpdatePeriod.DAILY, UpdatePeriod.WEEKLY
 HP, DP = timeline_prefix("HOURLY", "dt"), timeline_prefix("DAILY", "dt")

@@ -24,8 +24,7 @@ from airflow_partitions.cli.filters import (
     filtered_partitions,
 )
 from airflow_partitions.errors import InvalidInput
-from airflow_partitions.filters import QueryStats
-from airflow_partitions.filters.errors import FilterSyntaxError, UnknownColumnError
+from airflow_partitions.filters import FilterSyntaxError, QueryStats, UnknownColumnError
 from tests.helpers import module_catalog, unique
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.kv.errors import StoreUnavailable
+from airflow_partitions.kv import StoreUnavailable
 from tests.helpers import register_hours
 
 IMPATIENT = "?lock_timeout=1&busy_timeout=50"

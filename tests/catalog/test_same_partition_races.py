@@ -97,13 +97,13 @@ def test_a_register_reads_its_rows_back_unless_the_store_orders_writes(
     """No drop came between: SQLite skips the read-back; HBase, whose deletes can hide a put
     of the same millisecond, always does it (and any store does it when a drop came)."""
     calls: list[int] = []
-    original = writer._withdraw_dropped
+    original = writer.withdraw_dropped
 
     def counting(*args: object, **kwargs: object) -> None:
         calls.append(1)
         original(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(writer, "_withdraw_dropped", counting)
+    monkeypatch.setattr(writer, "withdraw_dropped", counting)
     events.register("raw", "HOURLY", [HOUR])
     assert len(calls) == (0 if events.kv.writes_are_ordered else 1)
     assert events.kv.writes_are_ordered == events.kv.url.startswith("sqlite")

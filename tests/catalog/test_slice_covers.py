@@ -12,12 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.cover import Cover, CoverRequest
-from airflow_partitions.cover.clock import to_us
-from airflow_partitions.cover.slice_model import RequiredSlice, SliceSource
+from airflow_partitions.cover import Cover, CoverRequest, RequiredSlice, SliceSource, to_us
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines import new_timeline
-from airflow_partitions.timelines.base import PartitionTimeline
+from airflow_partitions.timelines import PartitionTimeline, new_timeline
 from tests.cover.slice_oracle import SliceOracle
 from tests.hypothesis_budget import examples
 

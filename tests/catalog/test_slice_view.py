@@ -12,8 +12,7 @@ from airflow_partitions.catalog.slice_view import (
     slice_stretches,
     sliced_storage,
 )
-from airflow_partitions.cover.clock import to_us
-from airflow_partitions.cover.slice_model import Slice
+from airflow_partitions.cover import Slice, to_us
 from airflow_partitions.periods import UpdatePeriod
 
 H = UpdatePeriod.HOURLY

@@ -11,7 +11,7 @@ import pytest
 from airflow_partitions.catalog import Catalog, writer
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.writer import DROP_STEPS, REGISTER_STEPS
-from airflow_partitions.kv.errors import StoreUnavailable
+from airflow_partitions.kv import StoreUnavailable
 from tests.catalog.conftest import rows_truth, stored_values
 from tests.catalog.test_crash_safety import CASES, INITIAL
 from tests.catalog.workers import CRASH_DROP, CRASH_REGISTER

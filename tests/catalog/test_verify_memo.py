@@ -20,7 +20,7 @@ from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.rows import STATE
 from airflow_partitions.catalog.verified_cover import VerifiedCover
 from airflow_partitions.cover import CoverRequest
-from airflow_partitions.kv.page_memo import forget_all
+from airflow_partitions.kv import forget_all
 from tests.hypothesis_budget import examples
 
 T0 = dt.datetime(2015, 1, 1, tzinfo=dt.UTC)

@@ -25,6 +25,11 @@ read through the REST API (a JWT from the simple auth manager), and only polled,
   403, the simple auth manager's admin token 200. The JSON the page is drawn from is checked
   against what the catalog holds. (It shares these services rather than starting an
   api-server of its own: one start-up less in ``make test``.)
+* acting from the view (issue 32), as Airflow's users ``admin`` and ``viewer``: the viewer is
+  refused (403 naming the DAG) and nothing is created; the admin fills a two-day gap of
+  ``vfact`` from the view's endpoints, a double-submitted confirmation creating one backfill,
+  until the range is coverable, and the audit log says who; a restate from the view re-runs
+  exactly the stale day.
 """
 
 from __future__ import annotations
@@ -186,6 +191,36 @@ with DAG("sched_restate", schedule=None, start_date=pendulum.datetime(2024, 1, 1
         airflow_api_conn_id="airflow_api_e2e",
     )
 '''
+
+
+VIEW_DAG = '''
+import pendulum
+from airflow.sdk import DAG, CronDataIntervalTimetable, task
+
+with DAG(
+    "sched_view_fill",
+    schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
+    start_date=pendulum.datetime(2024, 2, 1, tz="UTC"),
+    end_date=pendulum.datetime(2024, 2, 4, tz="UTC"),  # no scheduled run
+    catchup=False,
+):
+    @task
+    def register_day(ds=None):
+        """The day of vfact_daily from its 24 hours (their versions as lineage): a rollup
+        without Spark, so that the view's backfills cost seconds."""
+        from airflow_partitions.hooks.catalog import PartitionCatalogHook
+
+        catalog = PartitionCatalogHook().get_conn()
+        hours = [p.to_json() for p in catalog.list_partitions("vfact_raw", "HOURLY")
+                 if p.values["dt"].startswith(ds)]
+        assert len(hours) == 24, hours
+        catalog.register("vfact_daily", "DAILY", {"dt": ds}, inputs=hours)
+
+    register_day()
+'''
+#: The view's users (issue 32): the simple auth manager's admin, and a read-only viewer.
+VIEW_USERS = {"AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin,viewer:viewer"}
+VIEW_DAYS = [dt.datetime(2024, 2, d, tzinfo=dt.UTC) for d in (1, 2, 3, 4)]
 
 
 def poll(what: str, check: Callable[[], T | None], timeout: float, every: float = 1.0) -> T:
@@ -365,6 +400,7 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
     (home.dags / "sched_waits.py").write_text(WAIT_DAGS)
     (home.dags / "sched_restate.py").write_text(RESTATE_DAG)
     (home.dags / "sched_regions.py").write_text(REGION_DAGS)
+    (home.dags / "sched_view.py").write_text(VIEW_DAG)
     (home.dags / "sched_rollup.py").write_text(
         ROLLUP_DAG.replace("@ROLLUP@", repr(str(data / "rollup")))
         .replace("@JOB@", repr(job_path("events_aggregate")))
@@ -385,17 +421,20 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
                            location=f"{data}/rollup/dt={{dt}}")
     catalog.set_producers("sevents_rollup", {"DAILY": Producer("sched_rollup")})
     write_hours(catalog, data)
+    add_vfact(catalog)
     # built as `make airflow` builds it, from a caller who exported settings of their own
     env = airflow_environment(home.home, home.dags, home.store_url, home.home / "data",
                               spark_master="local[1]",
-                              base={**home.env, **CALLER_SETTINGS, **statsd.settings()})
+                              base={**home.env, **CALLER_SETTINGS, **statsd.settings(),
+                                    **VIEW_USERS})
     services = AirflowServices(home.home, env, choose_ports(), parallelism=4)
     try:
         services.start()
         services.wait_healthy(timeout=300)
         services.wait_for_dags(["sched_deferred", "sched_reschedule", "sched_rollup",
                                 "sched_rollup_consumer", "sched_restate", "sched_regions_wait",
-                                "sched_regions_produce", "sched_regions_daily"], timeout=180)
+                                "sched_regions_produce", "sched_regions_daily", "sched_view_fill"],
+                               timeout=180)
         scheduler = Scheduler(services, catalog, data)
         api = urllib.parse.urlsplit(services.api_url)
         scheduler.airflow("connections", "add", "airflow_api_e2e", "--conn-type", "http",
@@ -411,6 +450,21 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
         stopped = services.stop()
         catalog.close()
         assert all(not line.startswith(("killed", "survived")) for line in stopped), stopped
+
+
+def add_vfact(catalog: Catalog) -> None:
+    """``vfact`` (issue 32): four days of hours, days 1 and 4 rolled up, 2 and 3 the gap."""
+    catalog.create_fact("vfact")
+    catalog.create_storage("vfact", "vfact_raw", ["HOURLY"])
+    catalog.create_storage("vfact", "vfact_daily", ["DAILY"], priority=5)
+    catalog.set_producers("vfact_daily", {"DAILY": Producer("sched_view_fill")})
+    for day in VIEW_DAYS:
+        hours = [{"dt": f"{day + dt.timedelta(hours=h):%Y-%m-%d-%H}"} for h in range(24)]
+        catalog.register("vfact_raw", "HOURLY", hours)
+        if day.day in (1, 4):
+            inputs = [p.to_json() for p in catalog.list_partitions("vfact_raw", "HOURLY")
+                      if p.values["dt"].startswith(f"{day:%Y-%m-%d}")]
+            catalog.register("vfact_daily", "DAILY", {"dt": f"{day:%Y-%m-%d}"}, inputs=inputs)
 
 
 class Command:
@@ -763,3 +817,168 @@ def test_the_cookie_of_the_ui_is_enough(ui: ApiClient) -> None:
 def test_the_api_server_log_is_clean(ui: ApiClient, scheduler: Scheduler) -> None:
     text = (scheduler.services.state_dir / "api-server.log").read_text(errors="replace")
     assert "Failed to import plugin" not in text, text[-3000:]
+
+
+# -- acting from the Partitions view (issue 32) --------------------------------------------------
+
+VIEW_RANGE = {"start": "2024-02-01T00:00:00+00:00", "end": "2024-02-05T00:00:00+00:00"}
+ACTIONS = "/partitions/api/facts/vfact/actions"
+
+
+def send(api: ApiClient, method: str, path: str, body: Any = None,
+         token: str | None = None) -> tuple[int, Any]:
+    """One JSON request to the api-server; the status and the decoded body."""
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(f"{api.base_url}{path}", data=data, method=method,
+                                 headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=120) as resp:
+            return resp.status, json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        text = exc.read().decode(errors="replace")
+        try:
+            return exc.code, json.loads(text)
+        except ValueError:
+            return exc.code, text
+
+
+@pytest.fixture(scope="module")
+def viewer(scheduler: Scheduler) -> ApiClient:
+    """The simple auth manager's read-only user (``VIEW_USERS``)."""
+    return ApiClient(scheduler.services.api_url, scheduler.services.home, user="viewer")
+
+
+def view_backfills(scheduler: Scheduler) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = scheduler.api.get(
+        "backfills", dag_id="sched_view_fill", limit=100)["backfills"]
+    return sorted(found, key=lambda b: int(b["id"]))
+
+
+def until_done(scheduler: Scheduler, action_id: str, want: str) -> dict[str, Any]:
+    """Poll the action's progress as the page does (confirming again when the next backfill
+    is due) until its state is ``want``; a failed stage fails the test, naming it."""
+    token = scheduler.api.token()
+
+    def check() -> dict[str, Any] | None:
+        status, doc = send(scheduler.api, "GET", f"/partitions/api/actions/{action_id}",
+                           token=token)
+        assert status == 200, doc
+        if doc["state"] == "failed":
+            raise AssertionError(f"{doc['failure']}\n" + scheduler.failure_report(
+                "sched_view_fill", {"dag_run_id": doc["stages"][0]["backfills"][0]
+                                    ["run_links"][0]["run_id"]}))
+        if doc["next_ready"]:
+            send(scheduler.api, "POST", f"/partitions/api/actions/{action_id}/confirm", {},
+                 token)
+        return doc if doc["state"] == want else None
+
+    return poll(f"action {action_id} to be {want}", check, timeout=480, every=2)
+
+
+def test_the_views_actions_need_a_token_and_a_role_that_may_trigger_the_producer(
+        scheduler: Scheduler, viewer: ApiClient) -> None:
+    api = scheduler.api
+    assert send(api, "POST", ACTIONS, VIEW_RANGE)[0] == 401
+    assert send(api, "POST", ACTIONS, VIEW_RANGE, token="not-a-jwt")[0] == 403
+    assert send(api, "POST", "/partitions/api/actions/00ff/confirm", {})[0] == 401
+    # the viewer may see the plan (a read) ...
+    status, plan = send(api, "POST", "/partitions/api/facts/vfact/plan", VIEW_RANGE,
+                        token=viewer.token())
+    assert status == 200, plan
+    assert [(r["dag_id"], r["value"], r["kind"]) for r in plan["runs"]] == [
+        ("sched_view_fill", "2024-02-02", "gap"), ("sched_view_fill", "2024-02-03", "gap")]
+    assert plan["coverable_after"] is True
+    # ... not act on it: refused by name, before anything reaches Airflow's backfills
+    status, refused = send(api, "POST", ACTIONS, VIEW_RANGE, token=viewer.token())
+    assert status == 403, refused
+    assert "viewer may not trigger sched_view_fill" in refused["detail"], refused
+    # and Airflow's own API, which the view forwards the user's token to, agrees
+    status, _ = send(api, "POST", "/api/v2/backfills/dry_run", {
+        "dag_id": "sched_view_fill", "from_date": "2024-02-02T00:00:00Z",
+        "to_date": "2024-02-03T00:00:00Z"}, token=viewer.token())
+    assert status == 403
+    # inside the UI the page has only the _token cookie: it is the token forwarded to Airflow
+    req = urllib.request.Request(f"{api.base_url}{ACTIONS}", method="POST",
+                                 data=json.dumps(VIEW_RANGE).encode(),
+                                 headers={"Content-Type": "application/json",
+                                          "Cookie": f"_token={api.token()}"})
+    with urllib.request.urlopen(req, timeout=120) as resp:
+        assert json.loads(resp.read())["state"] == "planned"  # planned, nothing created
+    assert view_backfills(scheduler) == []
+
+
+def test_an_admin_fills_a_two_day_gap_from_the_view_and_a_double_submit_creates_one(
+        scheduler: Scheduler) -> None:
+    token = scheduler.api.token()
+    status, action = send(scheduler.api, "POST", ACTIONS, VIEW_RANGE, token=token)
+    assert status == 200, action
+    assert action["state"] == "planned" and action["user"] == "admin"
+    assert [(s["period"], [(b["dag_id"], b["start"], b["end"], b["runs"])
+                           for b in s["backfills"]]) for s in action["stages"]] == [
+        ("DAILY", [("sched_view_fill", "2024-02-02T00:00:00+00:00",
+                    "2024-02-03T00:00:00+00:00", 2)])]
+    assert view_backfills(scheduler) == []  # the confirmation step: nothing yet
+    confirm = f"/partitions/api/actions/{action['action_id']}/confirm"
+    results: list[tuple[int, Any]] = []
+    threads = [threading.Thread(target=lambda: results.append(
+        send(scheduler.api, "POST", confirm, {}, token))) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [status for status, _ in results] == [200, 200], results
+    assert sorted(doc["repeated"] for _, doc in results) == [False, True], results
+    status, retried = send(scheduler.api, "POST", confirm, {}, token)  # a retried request
+    assert status == 200 and retried["repeated"] is True
+    [made] = view_backfills(scheduler)
+    done = until_done(scheduler, action["action_id"], "coverable")
+    [row] = done["stages"][0]["backfills"]
+    assert row["backfill_id"] == made["id"] and row["state"] == "success"
+    assert sorted((r["logical_date"][:10], r["state"]) for r in row["run_links"]) == [
+        ("2024-02-02", "success"), ("2024-02-03", "success")]
+    assert row["run_links"][0]["url"].startswith("/dags/sched_view_fill/runs/")
+    assert "vfact [2024-02-01T00:00, 2024-02-05T00:00): 100.0% covered by 4 partition(s), " \
+        "coverable" in done["status"], done["status"]
+    assert len(view_backfills(scheduler)) == 1
+    # who, which fact and range, which backfill: in Airflow's audit log
+    logs = scheduler.api.get("eventLogs", event="partitions.fill", limit=100)["event_logs"]
+    assert {log["owner"] for log in logs} == {"admin"}, logs
+    extras = [json.loads(log["extra"]) for log in logs]
+    created = [e for e in extras if e.get("backfill_id") == made["id"]]
+    assert len(created) == 1 and created[0]["fact"] == "vfact", extras
+    assert (created[0]["start"], created[0]["end"]) == (VIEW_RANGE["start"], VIEW_RANGE["end"])
+    assert [log["dag_id"] for log in logs if json.loads(log["extra"]).get("backfill_id")] == [
+        "sched_view_fill"]
+
+
+def test_a_restate_from_the_view_reruns_exactly_the_stale_day(scheduler: Scheduler) -> None:
+    token = scheduler.api.token()
+    before = view_backfills(scheduler)
+    assert len(before) == 1, "runs after the fill above"
+    scheduler.catalog.register("vfact_raw", "HOURLY", {"dt": "2024-02-02-05"}, restate=True)
+    status, plan = send(scheduler.api, "POST", "/partitions/api/facts/vfact/plan",
+                        {**VIEW_RANGE, "stale": True}, token=token)
+    assert status == 200, plan
+    assert [(r["value"], r["kind"]) for r in plan["runs"]] == [("2024-02-02", "restate")]
+    assert plan["stale"] == ["stale: vfact_daily DAILY 2024-02-02: input vfact_raw HOURLY "
+                             "2024-02-02-05 restated"], plan["stale"]
+    status, action = send(scheduler.api, "POST", ACTIONS, {**VIEW_RANGE, "kind": "restate"},
+                          token=token)
+    assert status == 200, action
+    assert [(b["start"], b["end"], b["runs"]) for b in action["stages"][0]["backfills"]] == [
+        ("2024-02-02T00:00:00+00:00", "2024-02-02T00:00:00+00:00", 1)]
+    status, _ = send(scheduler.api, "POST",
+                     f"/partitions/api/actions/{action['action_id']}/confirm", {}, token)
+    assert status == 200
+    done = until_done(scheduler, action["action_id"], "coverable")
+    [row] = done["stages"][0]["backfills"]
+    assert [r["logical_date"][:10] for r in row["run_links"]] == ["2024-02-02"]
+    after = view_backfills(scheduler)
+    assert [(b["from_date"][:10], b["to_date"][:10]) for b in after[len(before):]] == [
+        ("2024-02-02", "2024-02-02")]
+    assert scheduler.catalog.stale("vfact") == []
+    logs = scheduler.api.get("eventLogs", event="partitions.restate", limit=100)["event_logs"]
+    assert len(logs) == 2 and {log["owner"] for log in logs} == {"admin"}, logs

@@ -16,7 +16,7 @@ from airflow_partitions.keys import (
     prefix_successor,
     value_cell_column,
 )
-from airflow_partitions.kv.scan_filters import FilterList, RowRange, SingleColumnValue
+from airflow_partitions.kv import FilterList, RowRange, SingleColumnValue
 from airflow_partitions.periods import UpdatePeriod
 
 DAILY = UpdatePeriod.DAILY

@@ -26,7 +26,7 @@ from airflow_partitions.catalog.rows import (
 from airflow_partitions.filters import ast
 from airflow_partitions.filters.query_plan import plan_filter
 from airflow_partitions.keys import FIRST_VALUE_FIELD, encode_key, field_bytes
-from airflow_partitions.kv.scan_filters import (
+from airflow_partitions.kv import (
     FilterList,
     RowRange,
     ScanFilter,

@@ -17,8 +17,7 @@ import pendulum
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.cover import CoverRequest
-from airflow_partitions.cover.slice_metrics import MAX_SLICE_TAGS
+from airflow_partitions.cover import MAX_SLICE_TAGS, CoverRequest
 from airflow_partitions.hooks import metrics as publisher
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
@@ -201,19 +200,28 @@ def test_the_sensor_sends_nothing_with_metrics_off(events: Catalog, listener: Li
     assert listener.gauges(quiet=0.5) == []
 
 
+@pytest.fixture
+def settings_forgotten() -> Iterator[None]:
+    """The process's ``[metrics]`` read afresh before the test and after it, so what the test
+    turned on does not stay read for the next tests of this worker."""
+    publisher.forget_settings()
+    yield
+    publisher.forget_settings()
+
+
 def test_the_metrics_settings_are_read_once_per_process(
-        events: Catalog, listener: Listener, monkeypatch: pytest.MonkeyPatch) -> None:
+        events: Catalog, listener: Listener, monkeypatch: pytest.MonkeyPatch,
+        settings_forgotten: None) -> None:
     """Issue 33: an idle poke with metrics off used to read four ``[metrics]`` settings; they
     are read once, and a change needs a restart (as for Airflow's own ``Stats``)."""
-    monkeypatch.setattr(publisher, "_settings", None)
     reads: list[int] = []
-    conf = publisher._conf
+    conf = publisher.airflow_conf
 
     def counting() -> Any:
         reads.append(1)
         return conf()
 
-    monkeypatch.setattr(publisher, "_conf", counting)
+    monkeypatch.setattr(publisher, "airflow_conf", counting)
     register_hours(events, 0, 1)
     task = sensor()
     for _ in range(5):
@@ -225,6 +233,20 @@ def test_the_metrics_settings_are_read_once_per_process(
     assert len(reads) == 1 and listener.gauges(quiet=0.3) == []
     publisher.forget_settings()  # what a restart does
     assert publisher.metrics_enabled() and len(reads) == 2
+
+
+def test_the_target_is_named_when_metrics_were_turned_off_since_they_were_read(
+        listener: Listener, monkeypatch: pytest.MonkeyPatch, settings_forgotten: None) -> None:
+    """The settings are read once per process: a [metrics] turned off since then must not make
+    the CLI's 'published to ...' line fail (it raised StopIteration)."""
+    for key, value in listener.env().items():
+        monkeypatch.setenv(key, value)
+    assert publisher.metrics_enabled()
+    assert publisher.metrics_target().startswith("statsd 127.0.0.1:")
+    for key in listener.env():
+        monkeypatch.delenv(key)
+    assert publisher.metrics_enabled()  # as first read
+    assert publisher.metrics_target().startswith("nowhere now: [metrics] was turned off")
 
 
 def test_with_metrics_on_an_idle_poke_is_still_one_round_trip(

@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.ui.app import create_app
 from airflow_partitions.ui.auth import require_viewer
+from tests.ui.fakes import Gate, User, View, ViewFake
 
 
 @pytest.fixture
@@ -20,3 +21,26 @@ def client(events: Catalog) -> Iterator[TestClient]:
     app.dependency_overrides[require_viewer] = lambda: "tester"
     with TestClient(app) as test_client:
         yield test_client
+
+
+@pytest.fixture
+def produced(events: Catalog) -> Catalog:
+    from airflow_partitions.catalog.producers import Producer
+
+    events.set_producers("raw", {"HOURLY": Producer("ingest")})
+    events.set_producers("rollup", {"DAILY": Producer("rollup")})
+    events.register("raw", "HOURLY", [{"dt": f"2015-01-02-{h:02d}", "region": "eu"}
+                                      for h in range(20)])
+    return events
+
+
+@pytest.fixture
+def view(produced: Catalog) -> Iterator[View]:
+    airflow, gate, user = ViewFake(produced), Gate(), [User("ada")]
+    app = create_app(lambda: produced)
+    app.dependency_overrides[require_viewer] = lambda: user[0]
+    app.state.airflow_for = lambda request: airflow
+    app.state.may_trigger = gate.may_trigger
+    app.state.audit = gate.log
+    with TestClient(app) as client:
+        yield View(client, airflow, gate, user)

@@ -42,12 +42,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         counts = {row["_location"]: int(row["count"]) for row in rows}
     finally:
         spark.stop()
-    partitions = [{**p.to_json(), "rows": counts.get(p.location, 0)} for p in manifest.partitions]
+    rows_of = [counts.get(p.location, 0) for p in manifest.partitions]
+    partitions = [{**p.to_json(), "rows": n} for p, n in zip(manifest.partitions, rows_of,
+                                                              strict=True)]
     result = {
         "fact": manifest.fact,
         "start": manifest.start,
         "end": manifest.end,
-        "total": sum(p["rows"] for p in partitions),
+        "total": sum(rows_of),
         "partitions": partitions,
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)

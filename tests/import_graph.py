@@ -1,0 +1,123 @@
+"""The package's module import graph, read with ``ast``: what the no-cycles test checks.
+
+An edge ``a -> b`` is an import of module ``b`` (or of a name from it) anywhere at module or
+class level of ``a``, ``TYPE_CHECKING`` blocks included: a type-only import still ties the two
+modules together. Imports inside functions are left out (the project's lazy imports of
+optional dependencies).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def module_graph(package: Path) -> dict[str, set[str]]:
+    """Module name -> the package's modules it imports."""
+    files = {_name(package, p): p for p in package.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        found: set[str] = set()
+        for base, names in _imports(ast.parse(path.read_text()).body, name,
+                                    path.name == "__init__.py"):
+            for imported in names:  # a submodule, else a name the module ``base`` defines
+                target = f"{base}.{imported}" if f"{base}.{imported}" in files else base
+                if target in files:
+                    found.add(target)
+        found.discard(name)
+        graph[name] = found
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(out)
+
+
+def _name(package: Path, path: Path) -> str:
+    parts = path.relative_to(package.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(body: Iterable[ast.stmt], module: str, is_package: bool
+             ) -> Iterable[tuple[str, list[str]]]:
+    """(module, names imported from it) for each import; ``import a.b`` is ("a.b", [])."""
+    for node in body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name.rpartition(".")[0] or alias.name, [alias.name.rpartition(".")[2]]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = module.split(".") if is_package else module.split(".")[:-1]
+                parts = parts[: len(parts) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            yield base, [alias.name for alias in node.names]
+        elif isinstance(node, ast.ClassDef):
+            yield from _imports(node.body, module, is_package)
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            yield from _imports(node.body, module, is_package)
+            yield from _imports(getattr(node, "orelse", []), module, is_package)
+            for handler in getattr(node, "handlers", []):
+                yield from _imports(handler.body, module, is_package)
+
+
+def private_reaches(package: Path, trees: Iterable[Path]) -> list[str]:
+    """Places that use another module's private name: ``from m import _x`` or ``m._x`` where
+    ``m`` is one of the package's modules (or the tests' own helpers)."""
+    modules = {_name(package, p) for p in package.rglob("*.py")}
+    out = []
+    for root in trees:
+        for path in sorted(root.rglob("*.py")):
+            if ".peers" in path.parts:
+                continue
+            tree = ast.parse(path.read_text())
+            aliases: set[str] = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                        and node.module.split(".")[0] in (package.name, "tests"):
+                    for alias in node.names:
+                        if alias.name.startswith("_") and not alias.name.startswith("__"):
+                            out.append(f"{path.name}: from {node.module} import {alias.name}")
+                        if f"{node.module}.{alias.name}" in modules:
+                            aliases.add(alias.asname or alias.name)
+                elif isinstance(node, ast.Import):
+                    aliases.update(a.asname for a in node.names
+                                   if a.asname and a.name in modules)
+            for node in ast.walk(tree):
+                if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                        and node.value.id in aliases and node.attr.startswith("_")
+                        and not node.attr.startswith("__")):
+                    out.append(f"{path.name}: {node.value.id}.{node.attr}")
+    return sorted(out)

@@ -1,0 +1,97 @@
+"""The "Act" section as a browser draws it: the plan, the confirmation and the progress.
+
+Headless Chromium loads the real fact page, with the answers of the real endpoints (over the
+stand-in Airflow of :mod:`tests.ui.fakes`) handed to the page's own drawing functions; the DOM
+it ends with must show each answer, and the screenshot must not be blank. Skipped without
+Chromium (``apt-get install chromium``). ``PARTITIONS_SCREENSHOTS=<dir>`` keeps the pictures
+(docs/images/ holds the ones docs/view.md shows).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.ui.fakes import View
+from tests.ui.test_screenshot import CHROMIUM, png_pixels
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium (apt-get install chromium)")
+DAY = {"start": "2015-01-02T00:00:00+00:00", "end": "2015-01-03T00:00:00+00:00"}
+
+
+def shoot(page: str, draw: str, doc: Any, tmp_path: Path, name: str) -> tuple[Path, str]:
+    """The page with ``partitionsView.<draw>(doc)`` run at load: its screenshot and final DOM."""
+    data = json.dumps(doc).replace("</", "<\\/")
+    script = (f"<script>window.partitionsView.{draw}({data});"
+              "document.getElementById('act').scrollIntoView();</script>")
+    html = tmp_path / f"{name}.html"
+    html.write_text(page.replace("</body>", script + "</body>"))
+    shot = tmp_path / f"{name}.png"
+    flags = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+             "--virtual-time-budget=3000"]
+    done = subprocess.run([*flags, f"--screenshot={shot}", "--window-size=1200,900",
+                           html.as_uri()], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert shot.exists(), done.stderr[-2000:]
+    dom = subprocess.run([*flags, "--dump-dom", html.as_uri()], capture_output=True, text=True,
+                         timeout=120, check=False).stdout
+    keep = os.environ.get("PARTITIONS_SCREENSHOTS")
+    if keep:
+        shutil.copy(shot, Path(keep) / f"view-{name}.png")
+    return shot, dom
+
+
+def not_blank(shot: Path) -> None:
+    width, height, pixels = png_pixels(shot)
+    assert (width, height) == (1200, 900)
+    assert len(set(pixels)) > 16, "a blank page: nothing was drawn"
+
+
+def test_chromium_draws_the_plan_the_confirmation_and_the_progress(view: View,
+                                                                   tmp_path: Path) -> None:
+    page = view.client.get("/facts/events", params=DAY).text
+    plan = view.post("/api/facts/events/plan", DAY).json()
+    shot, dom = shoot(page, "renderPlan", plan, tmp_path, "plan")
+    not_blank(shot)
+    assert "Plan: 5 run(s) for events" in dom and "after these runs the range is coverable" \
+        in dom, dom[-3000:]
+    action = view.post("/api/facts/events/actions", DAY).json()
+    shot, dom = shoot(page, "renderConfirm", action, tmp_path, "confirm")
+    not_blank(shot)
+    assert "Confirm: create 2 backfill(s)" in dom and "as ada" in dom, dom[-3000:]
+    view.post(f"/api/actions/{action['action_id']}/confirm")
+    progress = view.client.get(f"/api/actions/{action['action_id']}").json()
+    shot, dom = shoot(page, "renderProgress", progress, tmp_path, "progress")
+    not_blank(shot)
+    assert "Progress: running" in dom and "/dags/ingest/runs/" in dom, dom[-3000:]
+
+
+SELECT = """<script>
+const bar = document.getElementById('selbar'), box = bar.getBoundingClientRect();
+const x = (f) => box.left + Number(act.dataset.label) + f * Number(act.dataset.width);
+const fire = (type, f) => bar.dispatchEvent(new MouseEvent(type, {clientX: x(f), bubbles: true}));
+const read = () => document.getElementById('sel-start').value + '|' +
+                   document.getElementById('sel-end').value;
+for (const f of [0.5, 0.25]) { fire('mousedown', f); fire('mouseup', f); fire('click', f); }
+document.body.dataset.clicks = read();
+fire('mousedown', 0.75); fire('mouseup', 1.0); fire('click', 1.0);
+document.body.dataset.drag = read();
+</script>"""
+
+
+def test_a_drag_or_two_clicks_on_the_bar_select_a_range(view: View, tmp_path: Path) -> None:
+    page = view.client.get("/facts/events", params=DAY).text
+    html = tmp_path / "select.html"
+    html.write_text(page.replace("</body>", SELECT + "</body>"))
+    dom = subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu",
+                          "--window-size=1200,900", "--dump-dom", html.as_uri()],
+                         capture_output=True, text=True, timeout=120, check=False).stdout
+    assert 'data-clicks="2015-01-02T06:00:00.000Z|2015-01-02T12:00:00.000Z"' in dom, \
+        dom[-2000:]
+    assert 'data-drag="2015-01-02T18:00:00.000Z|2015-01-03T00:00:00.000Z"' in dom, dom[-2000:]
