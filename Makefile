@@ -9,12 +9,12 @@ STAMP  := $(VENV)/.installed-stamp
 TEST_WORKERS ?= 2
 PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
-.PHONY: venv lint test suite check test-thorough demo demo-clean airflow airflow-stop bench bench-peers peer-venvs clean
+.PHONY: venv lint test suite check test-thorough demo demo-clean airflow airflow-cluster airflow-stop bench bench-peers peer-venvs clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,plot]'
+	$(PY) -m pip install --quiet -e '.[dev,plot,cluster]'
 	@touch $(STAMP)
 
 venv: $(STAMP)
@@ -57,8 +57,16 @@ AIRFLOW_HOST     ?= 127.0.0.1
 airflow: venv
 	$(PY) -m airflow_partitions.demo.services start --host $(AIRFLOW_HOST) --api-port $(AIRFLOW_API_PORT)
 
+# The cluster on one machine (issue 30): PostgreSQL, Redis, CeleryExecutor with two workers,
+# Spark standalone with two workers, the catalog as an HBase Thrift server; all on loopback,
+# under .cluster/ (docs/operations.md, "A cluster on one machine").
+airflow-cluster: venv
+	$(PY) -m airflow_partitions.demo.cluster start --api-port $(AIRFLOW_API_PORT)
+
+# Stops what `make airflow` and `make airflow-cluster` started, by recorded pid; safe twice.
 airflow-stop:
-	$(PY) -m airflow_partitions.demo.services stop
+	@test ! -x $(PY) || { $(PY) -m airflow_partitions.demo.services stop; s=$$?; \
+	  $(PY) -m airflow_partitions.demo.cluster stop && exit $$s; }
 
 # Re-measure every benchmark (several minutes) and rebuild docs/benchmarks.md.
 bench: venv
@@ -109,4 +117,5 @@ bench-peers: venv peer-venvs
 	$(PY) benchmarks/peers.py --write docs/benchmarks-peers.md $(BENCH_PEERS_ARGS)
 
 clean: demo-clean
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	@test ! -x $(PY) || $(PY) -m airflow_partitions.demo.cluster stop
+	rm -rf $(VENV) .cluster .pytest_cache .mypy_cache .ruff_cache .hypothesis

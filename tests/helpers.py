@@ -15,9 +15,11 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pendulum
 import pytest
@@ -40,6 +42,21 @@ def run_cli(cat: Catalog, capsys: pytest.CaptureFixture[str], *args: str
     code = main(["--store", cat.kv.url, "--data-root", cat.data_root, *args])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+T = TypeVar("T")
+
+
+def poll(what: str, check: Callable[[], T | None], timeout: float, every: float = 1.0) -> T:
+    """``check()`` until it returns something, or fail saying what was awaited."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got is not None:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(every)
 
 
 def unique(prefix: str) -> str:

@@ -24,7 +24,8 @@ check-and-put:
   there the register always re-reads its rows.
 
 :data:`WRITE_STEPS` names the gaps between the steps; ``AIRFLOW_PARTITIONS_CRASH_AT=<step>``
-kills the process there, which is how the crash-safety tests reach every gap.
+kills the process there, which is how the crash-safety tests reach every gap;
+``AIRFLOW_PARTITIONS_PAUSE_AT=<step>@<marker>`` holds one process there (:mod:`.pause_point`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from airflow_partitions.catalog import lineage_flag, slice_writer
 from airflow_partitions.catalog.bulk_specs import KeyedSpec, Locate
 from airflow_partitions.catalog.cache import timeline_from_cell
 from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.pause_point import pause_point
 from airflow_partitions.catalog.row_check import names_damaged_rows
 from airflow_partitions.catalog.row_decode import PartitionDecoder
 from airflow_partitions.catalog.row_scan import scan_row_cells
@@ -126,6 +128,7 @@ def crash_point(step: str) -> None:
         raise ValueError(f"unknown write step {step!r}")
     for hook in STEP_HOOKS:
         hook(step)
+    pause_point(step)
     wanted = os.environ.get(CRASH_ENV)
     if wanted and step in wanted.split(","):
         os._exit(86)

@@ -65,6 +65,9 @@ class ServiceRecord:
     boot_id: str
     argv: list[str]
     log: str
+    #: What asks it to stop: SIGTERM, except where that means something slower (PostgreSQL's
+    #: SIGTERM waits for every client to disconnect; SIGINT is its fast shutdown).
+    stop_signal: str = "SIGTERM"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,7 +76,8 @@ class ServiceRecord:
     def from_json(cls, doc: Mapping[str, Any]) -> ServiceRecord:
         return cls(name=str(doc["name"]), pid=int(doc["pid"]),
                    start_ticks=int(doc["start_ticks"]), boot_id=str(doc["boot_id"]),
-                   argv=[str(a) for a in doc["argv"]], log=str(doc["log"]))
+                   argv=[str(a) for a in doc["argv"]], log=str(doc["log"]),
+                   stop_signal=str(doc.get("stop_signal", "SIGTERM")))
 
     def leader_is_ours(self) -> bool:
         return self.boot_id == boot_id() and start_ticks(self.pid) == self.start_ticks
@@ -88,14 +92,23 @@ class ServiceRecord:
 
 
 def spawn(name: str, argv: Sequence[str], env: Mapping[str, str], log: Path,
-          cwd: Path) -> tuple[subprocess.Popen[bytes], ServiceRecord]:
-    """Start ``argv`` leading a new session (so a new process group), output to ``log``."""
+          cwd: Path, user: int | None = None,
+          stop_signal: str = "SIGTERM") -> tuple[subprocess.Popen[bytes], ServiceRecord]:
+    """Start ``argv`` leading a new session (so a new process group), output to ``log``;
+    as the uid ``user`` (with its primary group only) when given, e.g. PostgreSQL under root."""
     log.parent.mkdir(parents=True, exist_ok=True)
+    who: dict[str, Any] = {}
+    if user is not None:
+        import pwd
+
+        who = {"user": user, "group": pwd.getpwuid(user).pw_gid, "extra_groups": []}
     with log.open("ab") as out:
         proc = subprocess.Popen(list(argv), env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL,  # noqa: S603
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                **who)
     ticks = start_ticks(proc.pid) or 0
-    return proc, ServiceRecord(name, proc.pid, ticks, boot_id(), list(argv), str(log))
+    return proc, ServiceRecord(name, proc.pid, ticks, boot_id(), list(argv), str(log),
+                               stop_signal)
 
 
 def stop_groups(records: Sequence[ServiceRecord], grace: float = 30.0) -> list[str]:
@@ -114,12 +127,12 @@ def stop_groups(records: Sequence[ServiceRecord], grace: float = 30.0) -> list[s
 
 
 def _stop(records: Sequence[ServiceRecord], grace: float) -> dict[str, str]:
-    """SIGTERM every group of ``records`` at once, SIGKILL what is left after ``grace`` s."""
+    """Each group of ``records`` its stop signal at once, SIGKILL what is left after ``grace``."""
     lines: dict[str, str] = {}
     running = []
     for record in records:
         if record.live_members():
-            _signal_group(record.pid, signal.SIGTERM)
+            _signal_group(record.pid, signal.Signals[record.stop_signal])
             running.append(record)
         else:
             lines[record.name] = f"{record.name} (pid {record.pid}) was not running"

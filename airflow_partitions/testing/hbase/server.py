@@ -22,6 +22,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import FrameType, ModuleType, TracebackType
 from typing import Any
 
@@ -34,6 +35,7 @@ from thriftpy2.transport import (
     TTransportException,
 )
 
+from airflow_partitions.testing.hbase import snapshot
 from airflow_partitions.testing.hbase.handler import HBaseHandler
 from airflow_partitions.testing.hbase.store import Store, StoreError
 
@@ -288,8 +290,9 @@ def _arg_parser() -> argparse.ArgumentParser:
         prog="python -m airflow_partitions.testing.hbase.server",
         description=(
             "Serve an in-memory HBase Thrift1-compatible TEST DOUBLE (not HBase) that happybase "
-            "can talk to. Data is lost when the process exits. Prints one 'ready' line on stdout "
-            "once it accepts connections; stops cleanly on SIGTERM or SIGINT."
+            "can talk to. Data is lost when the process exits (unless --state keeps it). "
+            "Prints one 'ready' line on stdout once it accepts connections; stops cleanly on "
+            "SIGTERM or SIGINT."
         ),
     )
     parser.add_argument(
@@ -305,6 +308,14 @@ def _arg_parser() -> argparse.ArgumentParser:
         help="Thrift transport, as happybase's transport= (default: %(default)s)",
     )
     parser.add_argument(
+        "--state",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="keep the tables in FILE across restarts: read at start, written on SIGTERM or "
+        "SIGINT (a kill -9 loses what changed since the start; default: memory only)",
+    )
+    parser.add_argument(
         "--protocol",
         choices=("binary", "compact"),
         default="binary",
@@ -317,6 +328,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the test double until SIGTERM/SIGINT."""
     args = _arg_parser().parse_args(argv)
     server = HBaseTestServer(args.host, args.port, transport=args.transport, protocol=args.protocol)
+    if args.state is not None:
+        loaded = snapshot.load(server._store, args.state, load_hbase_thrift())
+        print(f"loaded {loaded} tables from {args.state}", flush=True)
     stopping = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -333,6 +347,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
     finally:
         server.stop()
+        if args.state is not None:
+            saved = snapshot.save(server._store, args.state)
+            print(f"saved {saved} tables to {args.state}", flush=True)
     return 0
 
 

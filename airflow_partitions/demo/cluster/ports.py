@@ -1,0 +1,61 @@
+"""The cluster's ports: every one a free port on loopback, chosen at start and recorded.
+
+Fixed well-known ports (5432, 6379, 7077, 8080, 9090) would collide with anything else on a
+developer's machine or with a second cluster, and Spark's web UIs would claim 8080/8081.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from airflow_partitions.demo.services.environment import ServicePorts
+from airflow_partitions.demo.services.ports import LOOPBACK, free_port
+
+
+@dataclass(frozen=True)
+class ClusterPorts:
+    """Every listening port of one cluster, all on ``host`` (loopback)."""
+
+    host: str
+    postgres: int
+    redis: int
+    catalog: int
+    spark_master: int
+    spark_master_ui: int
+    spark_worker_uis: tuple[int, ...]
+    airflow: ServicePorts
+
+    @property
+    def spark_url(self) -> str:
+        return f"spark://{self.host}:{self.spark_master}"
+
+    @property
+    def catalog_url(self) -> str:
+        return f"hbase://{self.host}:{self.catalog}?table_prefix=partitions"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> ClusterPorts:
+        return cls(**{**doc, "spark_worker_uis": tuple(doc["spark_worker_uis"]),
+                      "airflow": ServicePorts(**doc["airflow"])})
+
+
+def choose_cluster_ports(api_port: int = 0, workers: int = 2,
+                         host: str = LOOPBACK) -> ClusterPorts:
+    """Free ports for every part (``api_port`` for the api-server when given)."""
+    taken: set[int] = {8793, 8794}
+
+    def pick() -> int:
+        port = free_port(host, frozenset(taken))
+        taken.add(port)
+        return port
+
+    if api_port:
+        taken.add(api_port)
+    api = api_port or pick()
+    airflow = ServicePorts(host, api, pick(), pick())
+    return ClusterPorts(host, pick(), pick(), pick(), pick(), pick(),
+                        tuple(pick() for _ in range(workers)), airflow)

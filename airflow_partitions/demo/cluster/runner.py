@@ -1,0 +1,291 @@
+"""Start the cluster's parts in order, wait until each is ready, stop exactly them by pid.
+
+Order, and why: PostgreSQL and Redis first (everything else needs them); the catalog server
+and the Spark master and workers next (they boot while ``airflow db migrate`` runs); then the
+connections go into the metadata DB, and the Airflow services and the Celery workers start.
+Stopping goes the other way: the Airflow processes (the api-server last of them, as
+:func:`..services.processes.stop_groups` does), then Spark, the catalog, Redis and PostgreSQL.
+
+Every part is recorded as a pid file in the state directory the moment it runs, so a start
+that fails half way is stopped by ``make airflow-stop`` like a whole one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from airflow_partitions.demo.cluster import broker, catalog_server, postgres, spark_standalone
+from airflow_partitions.demo.cluster.layout import WORKERS, ClusterLayout
+from airflow_partitions.demo.cluster.ports import ClusterPorts
+from airflow_partitions.demo.cluster.settings import (
+    cluster_environment,
+    connections,
+    worker_environment,
+)
+from airflow_partitions.demo.services.api import ApiClient, ApiError
+from airflow_partitions.demo.services.environment import VENV_BIN
+from airflow_partitions.demo.services.processes import ServiceRecord, spawn, stop_groups
+from airflow_partitions.demo.services.runner import (
+    COMMANDS,
+    HEARTBEATS,
+    ServicesFailed,
+    env_script,
+    log_tail,
+    recorded,
+)
+
+STATE_FILE = "cluster.json"
+ENV_FILE = "env.sh"
+#: Stopped first to last: Airflow (which needs everything below), Spark, then the stores.
+AIRFLOW_PARTS = (*COMMANDS, *(f"celery-worker-{n}" for n in WORKERS))
+SPARK_PARTS = (*(f"spark-worker-{n}" for n in WORKERS), "spark-master")
+STORE_PARTS = ("catalog", "redis", "postgres")
+STOP_ORDER = (AIRFLOW_PARTS, SPARK_PARTS, STORE_PARTS)
+Progress = Callable[[str], None]
+
+
+class Cluster:
+    """One cluster on one machine: its layout, ports and environment, and its processes."""
+
+    def __init__(self, layout: ClusterLayout, ports: ClusterPorts,
+                 base: Mapping[str, str] | None = None,
+                 worker_extra: Mapping[str, str] | None = None) -> None:
+        """``base``: the environment to start from (default ``os.environ``); ``worker_extra``:
+        more for the Celery workers only (the tests' ``AIRFLOW_PARTITIONS_PAUSE_AT``)."""
+        self.layout = layout
+        self.worker_extra = dict(worker_extra or {})
+        self.ports = ports
+        for path in layout.directories():
+            path.mkdir(parents=True, exist_ok=True)
+        self.env = cluster_environment(layout, ports, dict(base) if base is not None else None)
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.started_at: dt.datetime | None = None
+
+    @property
+    def api_url(self) -> str:
+        return self.ports.airflow.api_url
+
+    def client(self) -> ApiClient:
+        return ApiClient(self.api_url, self.layout.home)
+
+    def log(self, name: str) -> Path:
+        return self.layout.state / f"{name}.log"
+
+    # -- start ---------------------------------------------------------------------------------
+
+    def start(self, progress: Progress = print, timeout: float = 600) -> None:
+        """Every part, in order, each ready before what needs it starts."""
+        self.started_at = dt.datetime.now(dt.UTC)
+        self._write_state()
+        host, p = self.ports.host, self.ports
+        pg = postgres.files(self.layout.postgres)
+        if postgres.initdb(pg):
+            progress(f"initdb {pg.data}")
+        self._spawn("postgres", postgres.server_argv(pg, host, p.postgres), pg.home,
+                    user=postgres.run_as(), stop_signal="SIGINT")
+        self._spawn("redis", broker.server_argv(self.layout.redis, host, p.redis),
+                    self.layout.redis)
+        self._spawn("catalog", catalog_server.server_argv(self.layout.catalog_state, host,
+                                                          p.catalog), self.layout.catalog)
+        (self.layout.spark_conf / "spark-defaults.conf").write_text(
+            spark_standalone.defaults(self.layout.spark_events))
+        self._spawn("spark-master", spark_standalone.master_argv(host, p.spark_master,
+                                                                 p.spark_master_ui),
+                    self.layout.spark)
+        for n in WORKERS:
+            self.start_spark_worker(n)
+        postgres.wait_ready(host, p.postgres, timeout)
+        postgres.create_database(host, p.postgres)
+        progress(f"PostgreSQL ready on {host}:{p.postgres}")
+        broker.wait_ready(host, p.redis, timeout)
+        progress(f"Redis ready on {host}:{p.redis}")
+        catalog_server.wait_ready(host, p.catalog, timeout)
+        progress(f"catalog server ready on {host}:{p.catalog}")
+        self._airflow("db", "migrate")
+        progress("airflow db migrate done (PostgreSQL)")
+        self._import_connections()
+        progress("connections partitions_default, spark_default stored in the metadata DB")
+        self._ensure_catalog()
+        for name, args in COMMANDS.items():
+            self._spawn(name, [str(VENV_BIN / "airflow"), *args], self.layout.home)
+        for n in WORKERS:
+            self.start_celery_worker(n)
+        spark_standalone.wait_ready(host, p.spark_master_ui, len(WORKERS), timeout)
+        progress(f"Spark master {self.ports.spark_url} with {len(WORKERS)} workers")
+        self.wait_airflow(timeout, progress)
+
+    def restart_catalog(self, timeout: float = 120) -> None:
+        """The catalog server again, on its port, with the tables it saved when stopped."""
+        host, port = self.ports.host, self.ports.catalog
+        self._spawn("catalog", catalog_server.server_argv(self.layout.catalog_state, host, port),
+                    self.layout.catalog)
+        catalog_server.wait_ready(host, port, timeout)
+
+    def start_spark_worker(self, n: int) -> None:
+        ui = self.ports.spark_worker_uis[n - 1]
+        self._spawn(f"spark-worker-{n}", spark_standalone.worker_argv(
+            self.ports.spark_url, self.ports.host, ui, self.layout.spark_worker(n)),
+            self.layout.spark_worker(n))
+
+    def start_celery_worker(self, n: int, extra: Mapping[str, str] | None = None) -> None:
+        """``airflow celery worker`` as ``worker-<n>@cluster`` in its own directory."""
+        env = {**worker_environment(self.env, self.layout, n), **self.worker_extra,
+               **(extra or {})}
+        self._spawn(f"celery-worker-{n}", [
+            str(VENV_BIN / "airflow"), "celery", "worker", "--celery-hostname",
+            f"worker-{n}@cluster", "--concurrency", str(env["AIRFLOW__CELERY__WORKER_CONCURRENCY"]),
+            "--skip-serve-logs"], self.layout.celery_worker(n), env=env)
+
+    def _spawn(self, name: str, argv: Sequence[str], cwd: Path, *,
+               env: Mapping[str, str] | None = None, user: int | None = None,
+               stop_signal: str = "SIGTERM") -> None:
+        proc, record = spawn(name, argv, env or self.env, self.log(name), cwd, user=user,
+                             stop_signal=stop_signal)
+        self.procs[name] = proc
+        (self.layout.state / f"{name}.pid").write_text(json.dumps(record.to_json()) + "\n")
+
+    def _airflow(self, *args: str, timeout: float = 600) -> str:
+        done = subprocess.run([str(VENV_BIN / "airflow"), *args], env=self.env,  # noqa: S603
+                              cwd=self.layout.home, capture_output=True, text=True,
+                              timeout=timeout, check=False)
+        if done.returncode != 0:
+            raise ServicesFailed(f"airflow {' '.join(args)} failed:\n"
+                                 f"{(done.stdout + done.stderr)[-3000:]}")
+        return done.stdout
+
+    def _import_connections(self) -> None:
+        path = self.layout.state / "connections.json"
+        path.write_text(json.dumps(connections(self.ports, self.layout), indent=2))
+        self._airflow("connections", "import", "--overwrite", str(path))
+
+    def _ensure_catalog(self) -> None:
+        """The example fact on the catalog server (idempotent), as ``make airflow`` does.
+
+        In a fresh interpreter with the cluster's environment: the example's location templates
+        are built from the data root when :mod:`airflow_partitions.demo.events` is imported,
+        and this process may have imported it with another one already."""
+        code = ("from airflow_partitions.catalog import Catalog\n"
+                "from airflow_partitions.demo.events import ensure_catalog\n"
+                f"with Catalog({self.ports.catalog_url!r}) as catalog:\n"
+                "    ensure_catalog(catalog)\n")
+        done = subprocess.run([sys.executable, "-c", code], env=self.env,  # noqa: S603
+                              capture_output=True, text=True, timeout=300, check=False)
+        if done.returncode != 0:
+            raise ServicesFailed(f"creating the example fact failed:\n{done.stderr[-3000:]}")
+
+    def _write_state(self) -> None:
+        state = {"api_url": self.api_url, "ports": self.ports.to_json(),
+                 "root": str(self.layout.root),
+                 "started_at": self.started_at.isoformat() if self.started_at else None}
+        (self.layout.state / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
+        script = self.layout.state / ENV_FILE
+        with os.fdopen(os.open(script, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            f.write(env_script(self.env))
+            f.writelines(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(self.env.items())
+                         if k.startswith("SPARK_"))
+        script.chmod(0o600)
+
+    # -- readiness -----------------------------------------------------------------------------
+
+    def wait_airflow(self, timeout: float, progress: Progress = print) -> None:
+        """Until the api-server reports every heartbeat and both Celery workers said ready."""
+        deadline = time.monotonic() + timeout
+        since = (self.started_at or dt.datetime.now(dt.UTC)) - dt.timedelta(seconds=5)
+        waiting = {*HEARTBEATS, *(f"celery-worker-{n}" for n in WORKERS)}
+        last: Any = "no answer yet"
+        while waiting and time.monotonic() < deadline:
+            self.check_alive()
+            try:
+                health = self.client().health()
+            except ApiError as exc:
+                last = str(exc)
+                health = {}
+            else:
+                last = health
+            for name in sorted(waiting):
+                if self._ready(name, health, since):
+                    waiting.discard(name)
+                    progress(f"{name} ready")
+            if waiting:
+                time.sleep(1)
+        if waiting:
+            raise ServicesFailed(f"{sorted(waiting)} not ready after {timeout:.0f} s; "
+                                 f"last health: {last}")
+
+    def _ready(self, name: str, health: Mapping[str, Any], since: dt.datetime) -> bool:
+        if name.startswith("celery-worker-"):
+            return f"worker-{name.rsplit('-', 1)[1]}@cluster ready." in log_tail(self.log(name),
+                                                                                 200)
+        key = HEARTBEATS[name]
+        part = health.get(key) or {}
+        beat = part.get(f"latest_{key}_heartbeat")
+        return (part.get("status") == "healthy" and beat is not None
+                and dt.datetime.fromisoformat(beat) >= since)
+
+    def check_alive(self) -> None:
+        """Fail with the end of its log when a part this object started has exited."""
+        for name, proc in self.procs.items():
+            code = proc.poll()
+            if code is not None:
+                raise ServicesFailed(f"{name} exited with status {code}; the end of its log "
+                                     f"({self.log(name)}):\n{log_tail(self.log(name))}")
+
+    def forget(self, name: str) -> None:
+        """Stop watching ``name`` (the tests kill parts on purpose) and reap it."""
+        proc = self.procs.pop(name, None)
+        if proc is not None:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+
+    # -- stop ----------------------------------------------------------------------------------
+
+    def stop(self, grace: float = 30.0) -> list[str]:
+        done = stop_cluster(self.layout.state, grace)
+        for name in list(self.procs):
+            self.forget(name)
+        return done
+
+
+def record_of(state: Path, name: str) -> ServiceRecord | None:
+    return next((r for r in recorded(state) if r.name == name), None)
+
+
+def stop_parts(state: Path, names: Sequence[str], grace: float = 30.0) -> list[str]:
+    """Stop the recorded parts named, then remove their pid files. Idempotent."""
+    records = [r for r in recorded(state) if r.name in names]
+    lines = stop_groups(records, grace)
+    for record in records:
+        if not record.live_members():
+            (state / f"{record.name}.pid").unlink(missing_ok=True)
+    return lines
+
+
+def stop_cluster(state: Path, grace: float = 30.0) -> list[str]:
+    """Every recorded part, Airflow first, the stores last (:data:`STOP_ORDER`)."""
+    lines: list[str] = []
+    known = {name for group in STOP_ORDER for name in group}
+    for group in STOP_ORDER:
+        lines += stop_parts(state, group, grace)
+    strays = [r.name for r in recorded(state) if r.name not in known]
+    if strays:
+        lines += stop_parts(state, strays, grace)
+    return lines
+
+
+def load_state(state: Path) -> dict[str, Any] | None:
+    try:
+        doc: dict[str, Any] = json.loads((state / STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return doc

@@ -1,0 +1,83 @@
+"""The cluster harness without starting it: its environment, connections, CLI and stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from airflow_partitions.demo.cluster.layout import ClusterLayout
+from airflow_partitions.demo.cluster.pg_files import PostgresFiles, placed, reachable
+from airflow_partitions.demo.cluster.ports import ClusterPorts, choose_cluster_ports
+from airflow_partitions.demo.cluster.settings import (
+    cluster_environment,
+    connections,
+    worker_environment,
+)
+
+
+def test_connections_live_in_the_metadata_db_not_in_the_environment(tmp_path: Path) -> None:
+    layout = ClusterLayout.at(tmp_path)
+    layout.state.mkdir(parents=True)
+    ports = choose_cluster_ports()
+    user = {"AIRFLOW_CONN_PARTITIONS_DEFAULT": "{}", "AIRFLOW_CONN_SPARK_DEFAULT": "{}",
+            "AIRFLOW_PARTITIONS_STORE": "sqlite:///x.db", "PATH": "/usr/bin"}
+    env = cluster_environment(layout, ports, base=user)
+    assert not {"AIRFLOW_CONN_PARTITIONS_DEFAULT", "AIRFLOW_CONN_SPARK_DEFAULT",
+                "AIRFLOW_PARTITIONS_STORE"} & set(env)
+    assert env["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor"
+    assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("postgresql+psycopg2://")
+    assert env["AIRFLOW__CELERY__BROKER_URL"] == f"redis://127.0.0.1:{ports.redis}/0"
+    conns = connections(ports, layout)
+    assert conns["partitions_default"]["extra"] == {"store_url": ports.catalog_url,
+                                                    "data_root": str(layout.data)}
+    one, two = (worker_environment(env, layout, n) for n in (1, 2))
+    assert one["AIRFLOW_HOME"] != two["AIRFLOW_HOME"]
+    assert one["AIRFLOW_PARTITIONS_HOSTNAME"] == "worker-1"
+    # the secrets every process must agree on are made once and kept
+    assert cluster_environment(layout, ports, base=user)["AIRFLOW__API_AUTH__JWT_SECRET"] == \
+        env["AIRFLOW__API_AUTH__JWT_SECRET"]
+
+
+def test_every_port_is_distinct_and_survives_a_json_round_trip() -> None:
+    ports = choose_cluster_ports()
+    numbers = [ports.postgres, ports.redis, ports.catalog, ports.spark_master,
+               ports.spark_master_ui, *ports.spark_worker_uis, ports.airflow.api,
+               ports.airflow.worker_logs, ports.airflow.trigger_logs]
+    assert len(set(numbers)) == len(numbers)
+    assert ClusterPorts.from_json(json.loads(json.dumps(ports.to_json()))) == ports
+
+
+def test_help_and_stop_with_nothing_started(tmp_path: Path) -> None:
+    cli = [sys.executable, "-m", "airflow_partitions.demo.cluster", "--root", str(tmp_path)]
+    shown = subprocess.run([*cli, "--help"], capture_output=True, text=True, check=True)
+    assert "PostgreSQL" in shown.stdout and "stop" in shown.stdout
+    for _ in range(2):  # safe to run twice
+        done = subprocess.run([*cli, "stop"], capture_output=True, text=True, check=False)
+        assert done.returncode == 0 and "nothing to stop" in done.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="PostgreSQL runs as nobody only under root")
+def test_postgres_files_move_where_nobody_reaches_them(tmp_path: Path) -> None:
+    uid = pwd.getpwnam("nobody").pw_uid
+    hidden = tmp_path / "private"
+    hidden.mkdir(mode=0o700)
+    (hidden / "pginstall" / "bin").mkdir(parents=True)
+    (hidden / "pginstall" / "bin" / "postgres").write_text("#!/bin/sh\n")
+    (hidden / "pginstall" / "bin" / "postgres").chmod(0o755)
+    home = hidden / "cluster" / "postgres"
+    assert not reachable(uid, home.parent)  # pytest's temporary root is 0700
+    pg = placed(home, hidden / "pginstall" / "bin", uid)
+    try:
+        assert pg.home != home and reachable(uid, pg.home)
+        assert reachable(uid, pg.bin / "postgres")
+        assert placed(home, hidden / "pginstall" / "bin", uid) == pg  # stable across starts
+    finally:
+        shutil.rmtree(pg.home)
+    assert placed(tmp_path, tmp_path, None) == PostgresFiles(tmp_path, tmp_path)

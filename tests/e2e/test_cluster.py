@@ -1,0 +1,404 @@
+"""The cluster on one machine (issue 30): ``make airflow-cluster``'s parts, with faults.
+
+One cluster for the module (:mod:`airflow_partitions.demo.cluster`): PostgreSQL, Redis, the
+four Airflow services with CeleryExecutor and two Celery workers, a Spark standalone master
+with two workers, and the catalog as an HBase Thrift1 test-double server, all on loopback.
+
+* **The pipeline.** Three days of events are written by one Spark job on the standalone
+  cluster and registered; ``airflow-partitions backfill --max-active-runs 3`` runs the three
+  daily rollups at once, so registrations from both Celery workers race on the shared catalog;
+  the report over the three days equals the raw events. Celery's own records (its result
+  backend, ``worker`` per task) show both workers did work; Spark's own (the event logs) show
+  executors on both Spark workers ran tasks.
+* **A Celery worker killed mid-registration.** The first registration on either worker pauses
+  between writing its rows and advertising them (``AIRFLOW_PARTITIONS_PAUSE_AT``); that
+  worker's whole process group is then killed with SIGKILL. The task is failed by the
+  heartbeat timeout and its retry runs on the other worker; ``reconcile`` finds nothing to
+  repair and the rollups' cover is verified.
+* **The catalog server stopped for 20 s** while a reschedule-mode and a deferrable sensor
+  wait: neither fails nor retries; both fire after it returns and the hour is registered.
+* **A Spark worker killed mid-job** (the report's job, as soon as its executor on that worker
+  runs a task): Spark runs the lost work on the other worker, and the report is exact.
+
+Every wait polls a condition with a generous deadline; nothing asserts on wall-clock time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg2
+import pytest
+
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.demo.cluster import postgres
+from airflow_partitions.demo.cluster.layout import ClusterLayout
+from airflow_partitions.demo.cluster.ports import choose_cluster_ports
+from airflow_partitions.demo.cluster.runner import Cluster, record_of, stop_parts
+from airflow_partitions.demo.layout import REPO
+from airflow_partitions.demo.services.api import ApiClient
+from airflow_partitions.demo.services.environment import VENV_BIN
+from airflow_partitions.demo.services.runner import log_tail, recorded
+from airflow_partitions.spark.jobs import job_path
+from airflow_partitions.spark.synthetic import SLICE_REGIONS, expected_slice_totals
+from tests.helpers import poll
+
+# Generous: every wait below has its own deadline; on a loaded 2-core machine the pipeline
+# alone has taken minutes.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
+
+DAY0 = dt.datetime(2015, 1, 30, tzinfo=dt.UTC)
+DAYS = 3
+END = DAY0 + dt.timedelta(days=DAYS)
+#: The hour the outage's sensors wait for (registered only after the catalog is back).
+LATE = END
+RAW, ROLLUP, FACT = "events_raw", "events_rollup", "events"
+PAUSE_STEP = "register:after-rows"
+
+WAIT_DAG = '''
+import pendulum
+from airflow.sdk import DAG
+
+from airflow_partitions.sensors.coverage import PartitionCoverageSensor
+
+with DAG("cluster_waits", schedule=None, start_date=pendulum.datetime(2024, 1, 1, tz="UTC")):
+    for task_id, kwargs in (("wait_reschedule", {"mode": "reschedule", "poke_interval": 3}),
+                            ("wait_deferrable", {"deferrable": True, "poke_interval": 2})):
+        PartitionCoverageSensor(task_id=task_id, fact="events", storages=["events_raw"],
+                                start="@START@", end="@END@", timeout=900, **kwargs)
+'''
+
+
+def hourly(instant: dt.datetime) -> str:
+    return instant.strftime("%Y-%m-%d-%H")
+
+
+def iso(instant: dt.datetime) -> str:
+    return instant.isoformat()
+
+
+class Run:
+    """The cluster of this module and what the tests share."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.layout = cluster.layout
+        self.env = cluster.env
+        self.api: ApiClient = cluster.client()
+        self.started_in = 0.0
+        self.timings: dict[str, float] = {}
+
+    def catalog(self) -> Catalog:
+        return Catalog(self.cluster.ports.catalog_url, data_root=str(self.layout.data))
+
+    def run(self, argv: list[str], timeout: float = 900) -> str:
+        done = subprocess.run(argv, env=self.env, cwd=self.layout.root, capture_output=True,
+                              text=True, timeout=timeout, check=False)
+        assert done.returncode == 0, f"{argv[:3]} failed:\n{done.stdout[-3000:]}\n" \
+                                     f"{done.stderr[-3000:]}"
+        return done.stdout
+
+    def airflow(self, *args: str) -> str:
+        return self.run([str(VENV_BIN / "airflow"), *args], timeout=300)
+
+    def sql(self, query: str) -> list[tuple[Any, ...]]:
+        p = self.cluster.ports
+        conn = psycopg2.connect(host=p.host, port=p.postgres, user=postgres.USER,
+                                dbname=postgres.DATABASE)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(query)
+                return list(cur.fetchall())
+        finally:
+            conn.close()
+
+    def trigger(self, dag_id: str, conf: dict[str, Any] | None = None) -> str:
+        self.airflow("dags", "unpause", dag_id)
+        doc = self.api.call("POST", f"dags/{dag_id}/dagRuns",
+                            {"logical_date": None, "conf": conf or {}})
+        return str(doc["dag_run_id"])
+
+    def run_state(self, dag_id: str, run_id: str) -> str:
+        return str(self.api.get(f"dags/{dag_id}/dagRuns/{run_id}")["state"])
+
+    def wait_run(self, dag_id: str, run_id: str, timeout: float = 600) -> None:
+        def done() -> str | None:
+            self.cluster.check_alive()
+            state = self.run_state(dag_id, run_id)
+            return state if state in ("success", "failed") else None
+
+        state = poll(f"{dag_id} {run_id} to finish", done, timeout, every=2)
+        assert state == "success", f"{dag_id} {run_id}: {state}; {self.task_states(dag_id, run_id)}"
+
+    def task_states(self, dag_id: str, run_id: str) -> dict[str, Any]:
+        doc = self.api.get(f"dags/{dag_id}/dagRuns/{run_id}/taskInstances")
+        return {ti["task_id"]: (ti["state"], ti["try_number"], ti.get("hostname"))
+                for ti in doc["task_instances"]}
+
+    def tries(self, dag_id: str, run_id: str, task_id: str) -> list[dict[str, Any]]:
+        doc = self.api.get(f"dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/tries")
+        return sorted(doc["task_instances"], key=lambda t: t["try_number"])
+
+    def kill_group(self, name: str) -> None:
+        """SIGKILL a part's whole process group (a host dying), then forget it."""
+        record = record_of(self.layout.state, name)
+        assert record is not None and record.live_members(), f"{name} is not running"
+        os.killpg(record.pid, signal.SIGKILL)
+        poll(f"{name} to be gone", lambda: True if not record.live_members() else None, 60,
+             every=0.2)
+        self.cluster.forget(name)
+        stop_parts(self.layout.state, [name])  # nothing left to signal: drops the pid file
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Run]:
+    # Not under pytest's tmp_path: its root is 0700, and PostgreSQL runs as nobody under root.
+    root = Path(tempfile.mkdtemp(prefix="airflow-partitions-cluster-"))
+    root.chmod(0o755)
+    dags = root / "dags"
+    dags.mkdir()
+    for dag_file in (REPO / "dags_examples").glob("*.py"):
+        shutil.copy(dag_file, dags / dag_file.name)
+    (dags / "cluster_waits.py").write_text(
+        WAIT_DAG.replace("@START@", iso(LATE)).replace("@END@", iso(LATE + dt.timedelta(hours=1))))
+    layout = ClusterLayout.at(root / "cluster", dags)
+    began = time.monotonic()
+    cluster = Cluster(layout, choose_cluster_ports(),
+                      worker_extra={"AIRFLOW_PARTITIONS_PAUSE_AT":
+                                    f"{PAUSE_STEP}@{layout.pause_marker}"})
+    run = Run(cluster)
+    try:
+        cluster.start(progress=lambda line: None)
+        run.started_in = time.monotonic() - began
+        yield run
+    finally:
+        lines = cluster.stop()
+        left = [r.name for r in recorded(layout.state)]
+        print("\n".join(lines), f"\ncluster timings: started in {run.started_in:.0f} s; "
+              f"{run.timings}")
+        assert not left, f"parts still recorded after stop: {left}"
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def ingest(run: Run) -> None:
+    """Three days of (hour, region) partitions: one Spark job on the standalone cluster, then
+    one registration (the ingest DAG would be 72 runs of a JVM each)."""
+    location = str(run.layout.data / "events" / RAW / "HOURLY" / "dt={dt}" / "region={region}")
+    run.run([str(VENV_BIN / "spark-submit"), "--master", run.cluster.ports.spark_url,
+             "--name", "cluster_ingest", job_path("events_ingest"), "--start", iso(DAY0),
+             "--end", iso(END), "--regions", ",".join(SLICE_REGIONS),
+             "--location-template", location])
+    hours = [DAY0 + dt.timedelta(hours=i) for i in range(DAYS * 24)]
+    with run.catalog() as catalog:
+        catalog.register(RAW, "HOURLY", [{"dt": hourly(h), "region": r}
+                                         for h in hours for r in SLICE_REGIONS])
+
+
+def test_the_pipeline_on_the_cluster_survives_a_worker_killed_mid_registration(
+        cluster: Run) -> None:
+    run = cluster
+    began = time.monotonic()
+    ingest(run)
+    run.timings["ingest"] = round(time.monotonic() - began)
+    backfill = subprocess.Popen(
+        [str(VENV_BIN / "airflow-partitions"), "backfill", FACT, "--start", iso(DAY0),
+         "--end", iso(END), "--max-active-runs", "3", "--unpause", "--poll-interval", "2"],
+        env=run.env, cwd=run.layout.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True)
+    try:
+        # The first registration on either worker pauses half way; that worker dies.
+        marker = poll("a registration to pause", lambda: _read_json(run.layout.pause_marker),
+                      900, every=0.2)
+        assert marker["step"] == PAUSE_STEP
+        victim = int(str(marker["host"]).removeprefix("worker-"))
+        run.kill_group(f"celery-worker-{victim}")
+        out, _ = backfill.communicate(timeout=900)
+    finally:
+        if backfill.poll() is None:
+            backfill.kill()
+            backfill.wait()
+    assert backfill.returncode == 0, out[-4000:]
+    run.timings["backfill"] = round(time.monotonic() - began)
+    survivor = 3 - victim
+
+    # The killed task's retry ran on the other worker (Airflow's record of each try).
+    runs = run.api.get("dags/events_daily_rollup/dagRuns")["dag_runs"]
+    assert len(runs) == DAYS
+    retried = []
+    for dag_run in runs:
+        assert dag_run["state"] == "success"
+        tries = run.tries("events_daily_rollup", dag_run["dag_run_id"], "register_day")
+        if len(tries) > 1:
+            retried.append(tries)
+    assert retried, "no register_day was retried after its worker was killed"
+    for tries in retried:
+        assert tries[0]["hostname"] == f"worker-{victim}"
+        assert tries[-1]["hostname"] == f"worker-{survivor}"
+        assert tries[-1]["state"] == "success"
+
+    # Celery's own record: both workers ran tasks (the result backend keeps the worker).
+    workers = dict(run.sql("SELECT worker, count(*) FROM celery_taskmeta GROUP BY worker"))
+    assert {"worker-1@cluster", "worker-2@cluster"} <= set(workers), workers
+
+    assert_nothing_lost_or_falsely_advertised(run)
+
+    # Restore the cluster for the next tests.
+    run.cluster.start_celery_worker(victim)
+    poll(f"worker-{victim} to be ready again",
+         lambda: True if f"worker-{victim}@cluster ready." in log_tail(
+             run.cluster.log(f"celery-worker-{victim}"), 400) else None, 300)
+
+
+def test_sensors_wait_through_a_catalog_outage_and_fire_after_it(cluster: Run) -> None:
+    run = cluster
+    run_id = run.trigger("cluster_waits")
+
+    def waiting() -> dict[str, Any] | None:
+        states = run.task_states("cluster_waits", run_id)
+        ok = (states.get("wait_reschedule", ("",))[0] == "up_for_reschedule"
+              and states.get("wait_deferrable", ("",))[0] == "deferred")
+        return states if ok else None
+
+    poll("both sensors to wait", waiting, 600)
+    began = time.monotonic()
+    stop_parts(run.layout.state, ["catalog"])
+    run.cluster.forget("catalog")
+    time.sleep(20)  # the outage itself (the fault), not a limit on anything
+    states = run.task_states("cluster_waits", run_id)
+    assert states["wait_reschedule"][0] in ("up_for_reschedule", "running", "queued",
+                                            "scheduled"), states
+    assert states["wait_deferrable"][0] in ("deferred", "running", "queued", "scheduled"), states
+    run.cluster.restart_catalog()
+    with run.catalog() as catalog:
+        catalog.register(RAW, "HOURLY", [{"dt": hourly(LATE), "region": r}
+                                         for r in SLICE_REGIONS])
+    run.wait_run("cluster_waits", run_id)
+    run.timings["outage"] = round(time.monotonic() - began)
+    for task_id in ("wait_reschedule", "wait_deferrable"):
+        tries = run.tries("cluster_waits", run_id, task_id)
+        assert [t["state"] for t in tries] == ["success"], tries  # no failed try, no retry
+    logs = "".join(p.read_text(errors="replace")
+                   for p in run.layout.logs.rglob("*") if p.is_file()
+                   and "cluster_waits" in str(p))
+    assert "partition catalog unreachable" in logs or "unreachable" in logs
+    assert_nothing_lost_or_falsely_advertised(run, raw_end=LATE + dt.timedelta(hours=1))
+
+
+def test_a_spark_worker_killed_mid_job_loses_nothing(cluster: Run) -> None:
+    run = cluster
+    began = time.monotonic()
+    output = "cluster_report.json"
+    victim = 2
+    work = run.layout.spark_worker(victim) / "work"
+    earlier = {path.name for path in work.iterdir()}  # the applications before the report
+    run_id = run.trigger("events_report", {"start": iso(DAY0), "end": iso(END),
+                                           "output": output})
+
+    def running_task() -> Path | None:
+        for stderr in work.glob("app-*/*/stderr"):
+            if stderr.parent.parent.name not in earlier and \
+                    "Running task" in stderr.read_text(errors="replace"):
+                return stderr
+        return None
+
+    report_app_id = poll("the report's executor on spark-worker-2 to run a task", running_task,
+                         500, every=0.1).parent.parent.name
+    run.kill_group(f"spark-worker-{victim}")
+    run.wait_run("events_report", run_id)
+    run.timings["report"] = round(time.monotonic() - began)
+    report = json.loads((run.layout.data / "reports" / output).read_text())
+    got = {r: (t["events"], t["amount_cents"]) for r, t in report["totals"].items()}
+    assert got == expected_slice_totals(DAY0, END, SLICE_REGIONS)
+    assert report["partitions_read"] == {"DAILY": DAYS}
+
+    # Spark's own records: executors on both workers ran tasks over the whole test, and the
+    # report's app lost its executor on the killed worker and finished on the other.
+    apps = _event_logs(run)
+    by_worker: dict[int, int] = {}
+    for app in apps.values():
+        for executor, count in app["succeeded"].items():
+            worker = app["executor_worker"].get(executor)
+            if worker is not None:
+                by_worker[worker] = by_worker.get(worker, 0) + count
+    assert by_worker.get(1, 0) > 0 and by_worker.get(2, 0) > 0, by_worker
+    report_app = apps[report_app_id]
+    lost = [e for e, w in report_app["executor_worker"].items() if w == victim]
+    assert lost and set(lost) <= report_app["removed"], report_app
+    assert any(report_app["executor_worker"].get(e) != victim for e in report_app["succeeded"])
+    assert_nothing_lost_or_falsely_advertised(run, raw_end=LATE + dt.timedelta(hours=1))
+    run.cluster.start_spark_worker(victim)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def assert_nothing_lost_or_falsely_advertised(run: Run, raw_end: dt.datetime = END) -> None:
+    """``reconcile`` finds both storages as their rows say, and the verified covers are whole:
+    every raw hour and every daily rollup registered, nothing more."""
+    with run.catalog() as catalog:
+        for storage in (RAW, ROLLUP):
+            report = catalog.reconcile(storage)
+            assert report.consistent, report.to_json()
+        rollups = catalog.cover_with_partitions(_request(DAY0, END, ROLLUP))
+        assert not rollups.cover.missing
+        assert [dict(p.values)["dt"] for p in rollups.partitions] == [
+            (DAY0 + dt.timedelta(days=i)).strftime("%Y-%m-%d") for i in range(DAYS)]
+        raw = catalog.cover_with_partitions(_request(DAY0, raw_end, RAW))
+        assert not raw.cover.missing
+        hours = int((raw_end - DAY0).total_seconds()) // 3600
+        assert len(raw.partitions) == hours * len(SLICE_REGIONS)
+        after = catalog.cover_with_partitions(_request(raw_end, raw_end + dt.timedelta(hours=1),
+                                                       RAW))
+        assert after.cover.missing and not after.partitions  # nothing made up past the data
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        doc: dict[str, Any] = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return doc
+
+
+def _request(start: dt.datetime, end: dt.datetime, storage: str) -> Any:
+    from airflow_partitions.cover.request import CoverRequest
+
+    return CoverRequest.of(FACT, start, end, storages=[storage])
+
+
+def _event_logs(run: Run) -> dict[str, dict[str, Any]]:
+    """Per application (Spark's event log): its name, which worker each executor ran on (from
+    the executor's log URL, on that worker's UI port), successful tasks per executor, and the
+    executors removed while it ran."""
+    ui_worker = {port: n + 1 for n, port in enumerate(run.cluster.ports.spark_worker_uis)}
+    apps: dict[str, dict[str, Any]] = {}
+    for path in run.layout.spark_events.iterdir():
+        app: dict[str, Any] = {"name": None, "executor_worker": {}, "succeeded": {},
+                               "removed": set()}
+        for line in path.read_text(errors="replace").splitlines():
+            event = json.loads(line)
+            kind = event.get("Event")
+            if kind == "SparkListenerApplicationStart":
+                app["name"] = event["App Name"]
+            elif kind == "SparkListenerExecutorAdded":
+                url = str(event["Executor Info"]["Log Urls"].get("stderr", ""))
+                port = int(url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
+                app["executor_worker"][event["Executor ID"]] = ui_worker.get(port)
+            elif kind == "SparkListenerExecutorRemoved":
+                app["removed"].add(event["Executor ID"])
+            elif kind == "SparkListenerTaskEnd" and \
+                    event["Task End Reason"]["Reason"] == "Success":
+                executor = event["Task Info"]["Executor ID"]
+                app["succeeded"][executor] = app["succeeded"].get(executor, 0) + 1
+        apps[path.name.removesuffix(".inprogress")] = app
+    return apps
