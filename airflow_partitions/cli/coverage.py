@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 
 import pendulum
 
-from airflow_partitions.arguments import shown
 from airflow_partitions.cli.base import (
     Context,
     SubParsers,
@@ -19,8 +17,8 @@ from airflow_partitions.cli.base import (
     say,
 )
 from airflow_partitions.cli.coverage_picture import coverage_lanes, plot_coverage, render_bars
-from airflow_partitions.cover import Cover
-from airflow_partitions.periods import zone
+from airflow_partitions.cover import Cover, zoned_instant
+from airflow_partitions.errors import InvalidInput
 
 
 def register(sub: SubParsers) -> None:
@@ -83,15 +81,12 @@ def _range_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_instant(text: str, tz: str, what: str) -> pendulum.DateTime:
-    """An ISO-8601 instant; without an offset it is read in the fact's zone."""
+    """An ISO-8601 instant; without an offset it is read in the fact's zone (a usage error,
+    exit 2, when it is not one)."""
     try:
-        value = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"--{what} {shown(text)} is not an ISO-8601 instant "
-                         "(e.g. 2015-01-29T06:00:00Z)") from None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=zone(tz))
-    return pendulum.instance(value)
+        return zoned_instant(text, tz, f"--{what}")
+    except InvalidInput as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _compute(ctx: Context, args: argparse.Namespace, align: str | None,

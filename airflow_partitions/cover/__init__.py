@@ -21,7 +21,7 @@ from airflow_partitions.cover.model import (
     ValueRun,
 )
 from airflow_partitions.cover.ordinal_sets import OrdinalSet
-from airflow_partitions.cover.request import CoverRequest, NaiveInstant, to_instant
+from airflow_partitions.cover.request import CoverRequest, NaiveInstant, to_instant, zoned_instant
 from airflow_partitions.cover.skipped import SkippedJson, SkippedPartition, skipped_text
 from airflow_partitions.cover.slice_metrics import MAX_SLICE_TAGS, slice_label
 from airflow_partitions.cover.slice_model import (
@@ -83,4 +83,5 @@ __all__ = [
     "status_line",
     "to_instant",
     "to_us",
+    "zoned_instant",
 ]

@@ -16,7 +16,7 @@ import pendulum
 
 from airflow_partitions.arguments import shown
 from airflow_partitions.errors import InvalidInput, InvalidRange, WrongType
-from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.periods import UpdatePeriod, zone
 
 #: How a cover treats bounds that do not start a partition of the finest usable period:
 #: refuse them (``None``), widen them (``"outer"``) or narrow them (``"inner"``).
@@ -83,6 +83,23 @@ def _names(what: str, values: Iterable[Any] | str | None) -> tuple[str, ...] | N
             raise WrongType(f"each of {what} must be a name, not {shown(value)}")
         names.append(name.strip())
     return tuple(names)
+
+
+def zoned_instant(text: str, tz: str, what: str) -> pendulum.DateTime:
+    """An ISO-8601 instant typed by a person (the CLI, the view's forms); without an offset it
+    is read in the fact's zone ``tz``. ``what`` names the field in the error.
+
+    >>> zoned_instant("2015-01-29T06:00", "UTC", "start").isoformat()
+    '2015-01-29T06:00:00+00:00'
+    """
+    try:
+        value = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(f"{what} {shown(text)} is not an ISO-8601 instant "
+                           "(e.g. 2015-01-29T06:00:00Z)") from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=zone(tz))
+    return pendulum.instance(value)
 
 
 class CoverRequestJson(TypedDict):

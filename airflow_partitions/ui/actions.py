@@ -29,9 +29,8 @@ from airflow_partitions.backfill.runner import (
     stale_items,
 )
 from airflow_partitions.catalog.facade import Catalog
-from airflow_partitions.cover import status_line
-from airflow_partitions.errors import InvalidInput, PartitionsError
-from airflow_partitions.periods.zones import zone
+from airflow_partitions.cover import status_line, zoned_instant
+from airflow_partitions.errors import PartitionsError
 from airflow_partitions.planning import plan
 from airflow_partitions.ui.action_model import (
     ActionBody,
@@ -67,14 +66,7 @@ class UnknownAction(PartitionsError):
 
 def instant(text: str, tz: str, what: str) -> pendulum.DateTime:
     """An ISO-8601 instant; without an offset it is read in the fact's zone (as the CLI)."""
-    try:
-        value = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidInput(f"{what} {text[:80]!r} is not an ISO-8601 instant "
-                           "(e.g. 2015-01-29T06:00:00Z)") from None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=zone(tz))
-    return pendulum.instance(value)
+    return zoned_instant(text, tz, what)
 
 
 def plan_json(catalog: Catalog, fact: str, body: PlanBody) -> PlanJson:

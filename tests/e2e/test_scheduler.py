@@ -44,9 +44,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -66,11 +66,10 @@ from airflow_partitions.demo.services.ports import choose_ports
 from airflow_partitions.demo.services.runner import AirflowServices, log_tail
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.synthetic import events_for_hour, expected_totals
-from tests.helpers import make_airflow_home
+from tests.helpers import make_airflow_home, poll
 
 pytestmark = pytest.mark.e2e
 
-T = TypeVar("T")
 DAY0 = dt.datetime(2015, 1, 30, tzinfo=dt.UTC)
 DAYS = [DAY0, DAY0 + dt.timedelta(days=1)]
 ROLLUP_ASSET = "sched_rollup_days"
@@ -221,18 +220,6 @@ with DAG(
 #: The view's users (issue 32): the simple auth manager's admin, and a read-only viewer.
 VIEW_USERS = {"AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin,viewer:viewer"}
 VIEW_DAYS = [dt.datetime(2024, 2, d, tzinfo=dt.UTC) for d in (1, 2, 3, 4)]
-
-
-def poll(what: str, check: Callable[[], T | None], timeout: float, every: float = 1.0) -> T:
-    """``check()`` until it returns something, or fail saying what was awaited."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got is not None:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(every)
 
 
 class Scheduler:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 import time
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from airflow_partitions.demo.cluster.runner import (
     stop_cluster,
 )
 from airflow_partitions.demo.services.api import ADMIN, password_file
+from airflow_partitions.demo.services.cli import run_command
 from airflow_partitions.demo.services.runner import ServicesFailed, recorded
 
 
@@ -127,10 +127,4 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    try:
-        code: int = args.func(args)
-    except ServicesFailed as exc:
-        print(f"failed: {exc}", file=sys.stderr)
-        return 1
-    return code
+    return run_command(parser().parse_args(argv))

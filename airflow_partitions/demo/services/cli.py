@@ -174,11 +174,16 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+def run_command(args: argparse.Namespace) -> int:
+    """Run the parsed subcommand; a start or stop that failed is exit 1 with its reason (the
+    services' and the cluster's commands alike)."""
     try:
         code: int = args.func(args)
     except ServicesFailed as exc:
         print(f"failed: {exc}", file=sys.stderr)
         return 1
     return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_command(parser().parse_args(argv))
