@@ -72,6 +72,11 @@ class BackfillRefused(InvalidInput):
     """Airflow would do nothing (paused DAG, backfill running) or refuses the backfill."""
 
 
+class UnknownBackfill(BackfillRefused):
+    """Airflow no longer knows a backfill it once created: it removes one whose runs it could
+    not create (its database was locked), sometimes after answering with its id."""
+
+
 class UnknownDag(InvalidInput):
     """The producer names a DAG Airflow does not know (not parsed yet, or a typo)."""
 

@@ -21,6 +21,7 @@ from airflow_partitions.backfill.airflow_db import (
     LOCK_RETRIES,
     BackfillRefused,
     Progress,
+    UnknownBackfill,
     UnknownDag,
 )
 from airflow_partitions.errors import PartitionsError
@@ -121,8 +122,15 @@ class RestBackfills:
 
     def progress_and_runs(self, backfill_id: int) -> tuple[Progress, list[dict[str, Any]]]:
         """The backfill's progress and its runs (``dag_run_id``, ``logical_date``, ``state``
-        as ``/api/v2`` gives them): what the Partitions view links to. Two GETs."""
-        backfill = self._call("GET", f"/api/v2/backfills/{backfill_id}")
+        as ``/api/v2`` gives them): what the Partitions view links to. Two GETs.
+        Raises :class:`UnknownBackfill` when Airflow has no such backfill (any more)."""
+        try:
+            backfill = self._call("GET", f"/api/v2/backfills/{backfill_id}")
+        except BackfillRefused as exc:
+            if "HTTP 404" in str(exc):
+                raise UnknownBackfill(f"Airflow has no backfill {backfill_id} (any more): "
+                                      f"{exc}") from exc
+            raise
         runs: list[dict[str, Any]] = self._call(
             "GET", f"/api/v2/dags/{_quote(backfill['dag_id'])}/dagRuns", query={
                 "logical_date_gte": backfill["from_date"],

@@ -12,7 +12,8 @@ Row ``<action id>``, family ``a``:
 * ``a:confirmed``: the user who confirmed it (claimed with check-and-put: one confirmation);
 * ``a:b<index>``: ``creating`` while one request creates that backfill (claimed with
   check-and-put, so two requests never create it twice), then its Airflow backfill id;
-  ``refused: ...`` when Airflow refused it.
+  ``refused: ...`` when Airflow refused it. A backfill Airflow lost (it removes one whose runs
+  it could not create) is claimed again from its old id, so it is created anew once.
 """
 
 from __future__ import annotations
@@ -74,9 +75,11 @@ class ActionStore:
         """Whether this call confirmed the action (False: it already was)."""
         return self.table.check_and_put(action_id.encode(), CONFIRMED, None, user.encode())
 
-    def claim(self, action_id: str, index: int) -> bool:
-        """Whether this call may create backfill ``index`` (nobody claimed it before)."""
-        return self.table.check_and_put(action_id.encode(), _cell(index), None, CREATING)
+    def claim(self, action_id: str, index: int, lost: str | None = None) -> bool:
+        """Whether this call may create backfill ``index``: nobody claimed it before, or
+        (``lost``: the id Airflow no longer knows) nobody claimed it again since."""
+        return self.table.check_and_put(action_id.encode(), _cell(index),
+                                        lost.encode() if lost else None, CREATING)
 
     def created(self, action_id: str, index: int, backfill_id: int) -> None:
         self.table.put(action_id.encode(), {_cell(index): str(backfill_id).encode()})

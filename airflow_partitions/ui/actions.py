@@ -21,7 +21,7 @@ from typing import Any, Protocol, cast
 
 import pendulum
 
-from airflow_partitions.backfill.airflow_db import Progress
+from airflow_partitions.backfill.airflow_db import Progress, UnknownBackfill
 from airflow_partitions.backfill.runner import (
     Airflow,
     BackfillOptions,
@@ -229,13 +229,16 @@ class Actions:
             if "failed" in outcomes.values():
                 return made
             for planned in stage["backfills"]:
-                if planned["index"] not in stored.backfills and \
+                index = planned["index"]
+                lost = stored.backfills[index] if outcomes.get(index) == "lost" else None
+                if (index not in stored.backfills or lost) and \
                         not self._dag_busy(doc, stored, planned) and \
-                        self.store.claim(action_id, planned["index"]):  # else: someone is
+                        self.store.claim(action_id, index, lost):  # else: someone is
                     self._create(action_id, doc, planned)
-                    stored.backfills[planned["index"]] = CREATING.decode()  # unfinished
+                    stored.backfills[index] = CREATING.decode()  # unfinished
                     made += 1
-            if len(outcomes) < len(stage["backfills"]) or "running" in outcomes.values():
+            if len(outcomes) < len(stage["backfills"]) or \
+                    {"running", "lost"} & set(outcomes.values()):
                 return made  # the next stage reads what this one makes
         return made
 
@@ -266,11 +269,14 @@ class Actions:
         return self.airflow.running_backfill(planned["dag_id"]) is not None
 
     def _outcome(self, cell: str) -> str:
-        """``running`` (or being created), ``ok``, or ``failed`` (a run failed, or Airflow
-        refused the backfill)."""
+        """``running`` (or being created), ``ok``, ``failed`` (a run failed, or Airflow
+        refused the backfill), or ``lost`` (Airflow no longer knows it: create it again)."""
         if not cell.isdigit():
             return "running" if cell == CREATING.decode() else "failed"
-        progress = self.airflow.progress(int(cell))
+        try:
+            progress = self.airflow.progress(int(cell))
+        except UnknownBackfill:
+            return "lost"
         if progress.unfinished or not (progress.total > 0 or progress.completed):
             return "running"
         return "failed" if progress.failed_dates else "ok"
@@ -292,7 +298,11 @@ class Actions:
         if not cell.isdigit():
             row["state"] = "creating"
             return row
-        progress, runs = self.airflow.progress_and_runs(int(cell))
+        try:
+            progress, runs = self.airflow.progress_and_runs(int(cell))
+        except UnknownBackfill:  # removed by Airflow: waiting to be created again
+            row["states"] = {"lost": 1}
+            return row
         row["backfill_id"] = int(cell)
         row["states"] = dict(progress.states)
         row["run_links"] = [{"run_id": str(r["dag_run_id"]),

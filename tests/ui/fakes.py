@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from airflow_partitions.backfill.airflow_db import Progress
+from airflow_partitions.backfill.airflow_db import Progress, UnknownBackfill
 from tests.backfill.test_runner import FakeAirflow
 
 
@@ -25,14 +25,23 @@ class User:
 @dataclass
 class ViewFake(FakeAirflow):
     """The runner's stand-in, with the runs a backfill made (what the page links to); while
-    ``hold`` is set, every backfill stays queued (the scheduler has not got to it)."""
+    ``hold`` is set, every backfill stays queued (the scheduler has not got to it); a backfill
+    in ``lost`` is one Airflow removed after answering with its id (a locked database)."""
 
     hold: bool = False
+    lost: set[int] = field(default_factory=set)
 
     def progress(self, backfill_id: int) -> Progress:
+        if backfill_id in self.lost:
+            raise UnknownBackfill(f"GET /api/v2/backfills/{backfill_id}: HTTP 404")
         if self.hold:
             return Progress(backfill_id, {"queued": 1}, False, ())
         return super().progress(backfill_id)
+
+    def lose(self, backfill_id: int) -> None:
+        """Remove a backfill as Airflow's clean-up after a lock error does."""
+        self.lost.add(backfill_id)
+        self.running = {d: b for d, b in self.running.items() if b != backfill_id}
 
     def progress_and_runs(self, backfill_id: int) -> tuple[Progress, list[dict[str, Any]]]:
         progress = self.progress(backfill_id)

@@ -222,3 +222,31 @@ def test_one_dags_backfills_of_a_stage_run_one_after_the_other(view: View,
     assert progress["next_ready"] is True
     view.post(f"/api/actions/{action['action_id']}/confirm")
     assert [(c[0], c[1].hour) for c in view.airflow.created] == [("ingest", 20), ("ingest", 23)]
+
+
+def test_a_backfill_airflow_lost_is_created_again_once(view: View) -> None:
+    """Airflow removes a backfill whose runs its locked database refused, sometimes after its
+    id reached us: the action shows it waiting and the next confirmation creates it anew."""
+    action_id = view.post("/api/facts/events/actions", DAY).json()["action_id"]
+    view.airflow.hold = True
+    view.post(f"/api/actions/{action_id}/confirm")
+    view.airflow.lose(1)
+    lost = view.client.get(f"/api/actions/{action_id}").json()
+    assert lost["state"] == "running" and lost["next_ready"] is True, lost
+    [row] = lost["stages"][0]["backfills"]
+    assert (row["state"], row["states"], row["backfill_id"]) == ("waiting", {"lost": 1}, None)
+    assert lost["stages"][1]["backfills"][0]["state"] == "waiting"
+    for _ in range(2):  # a double click: one new backfill
+        view.post(f"/api/actions/{action_id}/confirm")
+    assert [c[0] for c in view.airflow.created] == ["ingest", "ingest"]
+    view.airflow.hold = False
+    for _ in range(3):
+        progress = view.client.get(f"/api/actions/{action_id}").json()
+        if progress["next_ready"]:
+            view.post(f"/api/actions/{action_id}/confirm")
+    for _ in range(2):
+        done = view.client.get(f"/api/actions/{action_id}").json()
+    assert done["state"] == "coverable", done
+    assert [c[0] for c in view.airflow.created] == ["ingest", "ingest", "rollup"]
+    assert done["stages"][0]["backfills"][0]["backfill_id"] == 2
+    assert [extra.get("backfill_id") for _, _, _, extra in view.gate.audit] == [None, 1, 2, 3]
