@@ -13,7 +13,7 @@ dimensions, and a dimensioned fact when no slice is required in the range.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from airflow_partitions.catalog import slice_writer, writer
@@ -37,7 +37,7 @@ from airflow_partitions.cover import (
     compute_cover,
 )
 from airflow_partitions.errors import InvalidInput, PartitionsError
-from airflow_partitions.kv import LatestMemo
+from airflow_partitions.kv import MAX_ROWS, LatestMemo
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
@@ -88,7 +88,31 @@ def verified_cover(
     projected scan of each run's rows, checked in O(rows) with no object per partition
     (:mod:`.run_rows`); ``verify=False`` skips the read, for diagnostics only. A
     ``fresh_only`` request also reads the lineage in the range (:mod:`.fresh_cover`).
+
+    A store that proves it unchanged since this request was last answered (SQLite's change
+    stamp, :meth:`KVStore.change_stamp`: one PRAGMA) gets that answer again: its rows are
+    the rows checked then, byte for byte. HBase cannot prove it, so it reads them.
     """
+    if not verify or MAX_ROWS == 0:
+        return _verified_cover(catalog, request, verify=verify)
+    stamp = catalog.rows.kv.change_stamp()
+    if stamp is None:
+        return _verified_cover(catalog, request, verify=True)
+    key = (request, request.start.tzinfo, request.end.tzinfo, catalog.rows.kv.url)
+    kept = _ANSWERED.get(key)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    answer = _verified_cover(catalog, request, verify=True)
+    # Stamped before the reads: a write during them (ours, a repair, or anyone's) moved the
+    # stamp, so this answer is never handed out for a store that changed.
+    _ANSWERED.remember(key, (stamp, answer))
+    return answer
+
+
+def _verified_cover(
+    catalog: CatalogCore, request: CoverRequest, *, verify: bool
+) -> VerifiedCover:
+    """:func:`verified_cover`, computed and checked."""
     fact = request.require_fact()
     refresh = False
     sliced: VerifiedCover | None = None
@@ -172,6 +196,10 @@ _COMPUTED: LatestMemo[_RequestKey, tuple[FactState, _Computed]] = LatestMemo()
 #: there, so compared by identity), the checked rows it was located with, the answer.
 _VERIFIED: LatestMemo[_RequestKey, tuple[Cover, tuple[RunRows, ...], VerifiedCover]] = (
     LatestMemo())
+#: The answer last given to a request on a store, with the store's change stamp before it
+#: was computed (:func:`verified_cover`).
+_ANSWERED: LatestMemo[tuple[CoverRequest, object, object, str],
+                      tuple[Hashable, VerifiedCover]] = LatestMemo()
 
 
 def _computed(catalog: CatalogCore, state: FactState, request: CoverRequest,

@@ -20,7 +20,7 @@ from airflow_partitions.kv.errors import (
     TableExists,
     TableNotFound,
 )
-from airflow_partitions.kv.page_memo import LatestMemo, RowsMemo, forget_all
+from airflow_partitions.kv.page_memo import MAX_ROWS, LatestMemo, RowsMemo, forget_all
 from airflow_partitions.kv.scan_filters import (
     ColumnRange,
     FilterList,
@@ -63,6 +63,7 @@ def open_store(url: str) -> KVStore:
 
 
 __all__ = [
+    "MAX_ROWS",
     "Cells",
     "ColumnRange",
     "CorruptCell",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import TypeAlias
 
@@ -250,6 +250,16 @@ class KVStore(ABC):
     @abstractmethod
     def table(self, name: str) -> KVTable:
         """A handle on a table; no round trip, no existence check (ops raise TableNotFound)."""
+
+    def change_stamp(self) -> Hashable | None:
+        """A value equal between two calls only if no row of the store changed in between
+        (any table, any writer, any process), or ``None`` when the store cannot tell.
+
+        Why: a verified cover of a store proven unchanged since it was checked is the cover
+        checked then (``catalog/verified_cover.py``). HBase over Thrift1 has no such counter:
+        ``None``, and every verification reads its rows.
+        """
+        return None
 
     @abstractmethod
     def create_table(

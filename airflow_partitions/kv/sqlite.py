@@ -15,6 +15,7 @@ time a store touches them (``kv.sqlite_layout``).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import random
@@ -58,6 +59,8 @@ _DAMAGED = ("file is not a database", "database disk image is malformed")
 # Connections inherited across fork() are kept referenced, never closed: closing one in the
 # child could disturb the parent's locks and WAL.
 _ORPHANED_CONNECTIONS: list[sqlite3.Connection] = []
+#: A number for every connection this process opens: a change stamp names its connection.
+_OPENED = itertools.count(1)
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
@@ -89,6 +92,8 @@ class SQLiteStore(KVStore):
         self._pid = os.getpid()
         self._conn: sqlite3.Connection | None = None
         self._closed = False
+        self._conn_number = 0  # which connection (``_OPENED``) ``_conn`` is
+        self._writes = 0  # write transactions begun on ``_conn``: part of the change stamp
         # Tables known to be in today's layout: checked once per store, not per call.
         self._blob_tables: set[str] = set()
         # Why kv_merge failed: sqlite3 reports only "user-defined function raised exception".
@@ -108,7 +113,27 @@ class SQLiteStore(KVStore):
             self._pid = os.getpid()
         if self._conn is None:
             self._conn = self._retry_busy("opening the database", self._open)
+            self._conn_number = next(_OPENED)
         return self._conn
+
+    def change_stamp(self) -> tuple[int, int, int, int]:
+        """Equal between two calls only if no row of the file changed in between.
+
+        SQLite's ``PRAGMA data_version`` moves when any other connection (any process)
+        commits; this connection's own changes move ``total_changes`` (every INSERT, UPDATE
+        or DELETE on it, raw statements included) and the count of write transactions (a
+        table dropped, which ``total_changes`` does not count). With the connection's number:
+        a reopened connection is another stamp. Cost: one PRAGMA, a few microseconds.
+        """
+        with self._lock:
+            conn = self._connection()
+
+            def version() -> int:
+                return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+            found = self._retry_busy("reading the data version", version)
+            self.stats.record("change_stamp")
+            return (self._conn_number, found, conn.total_changes, self._writes)
 
     def _open(self) -> sqlite3.Connection:
         try:
@@ -210,6 +235,8 @@ class SQLiteStore(KVStore):
     ) -> T:
         """``body`` in one transaction, retried while locked; the caller holds ``_lock``."""
         conn = self._connection()
+        if write:
+            self._writes += 1
 
         def attempt() -> T:
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")

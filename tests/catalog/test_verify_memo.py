@@ -3,15 +3,17 @@
 A verified cover reads its runs' rows at every call; pages and checked runs whose bytes come
 back equal are not decoded and checked again (``kv/page_memo.py``, ``catalog/run_rows.py``,
 ``catalog/slice_rows.py``). Property: after any sequence of registers, drops and damage
-behind the catalog's back (no generation bump), on a fact with a declared dimension and one
-without, the answer with the memos is the answer with every memo emptied first: the same
-runs, the same missing ranges, the same manifest rows. Every backend.
+behind the catalog's back (no generation bump; on SQLite also a row deleted by a second
+connection, which only the store's change stamp sees), on a fact with a declared dimension
+and one without, the answer with the memos is the answer with every memo emptied first: the
+same runs, the same missing ranges, the same manifest rows. Every backend.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import itertools
+import sqlite3
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,6 +23,8 @@ from airflow_partitions.catalog.rows import STATE
 from airflow_partitions.catalog.verified_cover import VerifiedCover
 from airflow_partitions.cover import CoverRequest
 from airflow_partitions.kv import forget_all
+from airflow_partitions.kv.sqlite import SQLiteStore
+from airflow_partitions.kv.sqlite_table import sql_table
 from tests.hypothesis_budget import examples
 
 T0 = dt.datetime(2015, 1, 1, tzinfo=dt.UTC)
@@ -40,7 +44,20 @@ def answer(verified: VerifiedCover) -> tuple[object, ...]:
                   for p in verified.partitions))
 
 
-operations = st.lists(st.tuples(st.sampled_from(["add", "drop", "damage", "cover"]),
+def delete_elsewhere(catalog: Catalog, key: bytes) -> None:
+    """Delete a partition row as another writer would: on SQLite through a second connection
+    (this store's own counters do not see it), on HBase through the table."""
+    if isinstance(catalog.kv, SQLiteStore):
+        other = sqlite3.connect(catalog.kv.path)
+        with other:
+            other.execute(f"DELETE FROM {sql_table(catalog.rows.partitions.name)} "
+                          "WHERE row = ?", (key,))
+        other.close()
+    else:
+        catalog.rows.partitions.delete(key)
+
+
+operations = st.lists(st.tuples(st.sampled_from(["add", "drop", "damage", "behind", "cover"]),
                                 st.integers(0, HOURS - 1), st.sampled_from(REGIONS)),
                       max_size=14)
 
@@ -68,6 +85,9 @@ def test_the_memos_never_change_an_answer(catalog: Catalog, ops: list[tuple[str,
             [(_, key)] = catalog.keyed_specs(sdef, "HOURLY", values)
             if catalog.rows.partitions.get(key):
                 catalog.rows.partitions.put(key, {STATE: b"weird"})
+        elif op == "behind":  # the row deleted by someone else: another connection
+            [(_, key)] = catalog.keyed_specs(sdef, "HOURLY", values)
+            delete_elsewhere(catalog, key)
         remembered = answer(catalog.cover_with_partitions(request))
         forget_all()
         assert answer(catalog.cover_with_partitions(request)) == remembered
