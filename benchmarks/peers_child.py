@@ -140,16 +140,35 @@ def setup_ours(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]
     catalog = Catalog(ds["catalog_url"], data_root=ds["root"])
     storages = [ds["hourly_storage"]] + ([ds["daily_storage"]] if options.get("mixed") else [])
     verify = bool(options.get("verify", True))
-
-    from airflow_partitions.kv.page_memo import forget_all
-
-    def query(start: dt.datetime, end: dt.datetime) -> list[str]:
-        if not verify:  # the computation itself, every time: not the answer kept for the
-            forget_all()  # request (a warm verified call reuses only what its read proves)
-        cover = catalog.cover(ds["fact"], start, end, storages=storages, verify=verify)
-        return hours_of((m.start, m.end) for m in cover.missing)
-
+    query = OursQuery(catalog, ds["fact"], storages, verify)
+    if options.get("moved"):
+        catalog.kv.create_table("peers_scratch", ("cf",), exist_ok=True)
+        query.before = query.write_elsewhere
     return query, f"airflow-partitions {metadata.version('airflow-partitions')}"
+
+
+class OursQuery:
+    """One ``Catalog.cover`` per call. ``before`` (untimed, before each timed call), when
+    set: a write to another table of the same SQLite file, so the store's change stamp moves
+    and the verified cover reads its rows again, as after any registration elsewhere."""
+
+    def __init__(self, catalog: Any, fact: str, storages: list[str], verify: bool) -> None:
+        self.catalog, self.fact, self.storages, self.verify = catalog, fact, storages, verify
+        self.before: Callable[[], None] | None = None
+        self.writes = 0
+
+    def write_elsewhere(self) -> None:
+        self.writes += 1
+        self.catalog.kv.table("peers_scratch").put(b"w", {b"cf:n": str(self.writes).encode()})
+
+    def __call__(self, start: dt.datetime, end: dt.datetime) -> list[str]:
+        from airflow_partitions.kv.page_memo import forget_all
+
+        if not self.verify:  # the computation itself, every time: not the answer kept for
+            forget_all()  # the request (a warm verified call reuses what its read proves)
+        cover = self.catalog.cover(self.fact, start, end, storages=self.storages,
+                                   verify=self.verify)
+        return hours_of((m.start, m.end) for m in cover.missing)
 
 
 def source_fingerprint(package: str = "airflow_partitions") -> str:
@@ -185,7 +204,10 @@ def time_range(query: Query, start: dt.datetime, end: dt.datetime, *, min_repeat
     answer = query(start, end)
     first_s = time.perf_counter() - t0
     times: list[float] = []
+    before = getattr(query, "before", None)
     while len(times) < min_repeats or (sum(times) < budget_s and len(times) < max_repeats):
+        if before is not None:
+            before()
         gc.collect()
         t0 = time.perf_counter()
         again = query(start, end)

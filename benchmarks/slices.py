@@ -47,12 +47,15 @@ SIZES = (1, 10, 100, 1000)
 H, D = UpdatePeriod.HOURLY, UpdatePeriod.DAILY
 
 
-def median_of(repeat: int, fn: Callable[[], T]) -> tuple[float, T]:
+def median_of(repeat: int, fn: Callable[[], T],
+              setup: Callable[[], object] | None = None) -> tuple[float, T]:
     """Median wall time of ``repeat`` runs (GC off), and the last result (also used by
-    ``slice_timelines.py``)."""
+    ``slice_timelines.py``); ``setup`` runs before each, untimed."""
     times = []
     result = None
     for _ in range(repeat):
+        if setup is not None:
+            setup()
         gc.collect()
         gc.disable()
         try:
