@@ -30,9 +30,12 @@ MAX_HOLD: Final = 600.0
 
 
 def held(spark: Any, frame: Any, folder: str) -> Any:
-    """``frame`` with each of its tasks held until ``<folder>/release`` exists; same rows."""
-    return spark.createDataFrame(frame.rdd.mapPartitions(partial(hold_task, folder)),
-                                 frame.schema)
+    """``frame`` with each of its tasks held until ``<folder>/release`` exists; same rows, in
+    at least two tasks (so each of two executors can be inside one)."""
+    rows = frame.rdd
+    if rows.getNumPartitions() < 2:
+        rows = rows.repartition(2)
+    return spark.createDataFrame(rows.mapPartitions(partial(hold_task, folder)), frame.schema)
 
 
 def hold_task(folder: str, rows: Iterable[Any]) -> Iterator[Any]:

@@ -25,12 +25,12 @@ import json
 import secrets
 from pathlib import Path
 
+from airflow_partitions.defaults import ENV_MANIFEST_CONF
 from airflow_partitions.demo.cluster import broker, postgres
 from airflow_partitions.demo.cluster.layout import ClusterLayout
 from airflow_partitions.demo.cluster.ports import ClusterPorts
 from airflow_partitions.demo.cluster.spark_standalone import daemon_environment
 from airflow_partitions.demo.services.environment import airflow_environment, service_settings
-from airflow_partitions.defaults import ENV_MANIFEST_CONF
 
 #: Set by the single-machine environment, shadowing the metadata DB's connections here.
 SHADOWING = ("AIRFLOW_CONN_PARTITIONS_DEFAULT", "AIRFLOW_CONN_SPARK_DEFAULT",
