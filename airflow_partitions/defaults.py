@@ -25,6 +25,10 @@ ENV_MANIFEST_DIR: Final = "AIRFLOW_PARTITIONS_MANIFEST_DIR"
 #: Manifests older than this many days are removed when the next one is written.
 ENV_MANIFEST_RETENTION: Final = "AIRFLOW_PARTITIONS_MANIFEST_RETENTION_DAYS"
 MANIFEST_RETENTION_DAYS: Final = 7.0
+#: ``true``: covered operators pass the manifest's path as the spark conf
+#: ``spark.airflow_partitions.manifest`` instead of ``--partitions-manifest`` (a cluster's
+#: setting, shared by every worker; an operator's own ``manifest_conf`` wins).
+ENV_MANIFEST_CONF: Final = "AIRFLOW_PARTITIONS_MANIFEST_CONF"
 #: Row keys per ``get_many`` call: bounds one Thrift message and SQLite's bound-parameter count.
 #: The catalog's backends, and an HBase Thrift server's transports and protocols: what a store
 #: URL accepts and what the connection form offers (its dropdowns), defined once.
@@ -102,6 +106,23 @@ def manifest_retention_days(environ: Mapping[str, str] | None = None) -> float:
     if not days >= 0:  # also NaN
         raise InvalidInput(f"{ENV_MANIFEST_RETENTION}={text!r} is not a number of days (>= 0)")
     return days
+
+
+def manifest_by_conf(environ: Mapping[str, str] | None = None) -> bool:
+    """``$AIRFLOW_PARTITIONS_MANIFEST_CONF`` as a yes/no (``true``/``1``/``yes``), else no.
+
+    >>> manifest_by_conf({"AIRFLOW_PARTITIONS_MANIFEST_CONF": "True"})
+    True
+    >>> manifest_by_conf({})
+    False
+    """
+    env = os.environ if environ is None else environ
+    text = env.get(ENV_MANIFEST_CONF, "").strip().lower()
+    if text in ("", "0", "false", "no", "off"):
+        return False
+    if text in ("1", "true", "yes", "on"):
+        return True
+    raise InvalidInput(f"{ENV_MANIFEST_CONF}={text!r} is not true or false")
 
 
 def verify_memo_rows(environ: Mapping[str, str] | None = None) -> int:

@@ -4,7 +4,10 @@ The cover comes from an upstream ``PartitionCoverageSensor`` (``cover_from``) or
 operator's own ``fact``/``start``/``end``. Either way it is recomputed and verified against the
 partition rows right before launch (DESIGN.md invariant 1), then written as a manifest (see
 :mod:`airflow_partitions.spark.manifest`) whose path reaches the application as
-``--partitions-manifest PATH``: never a partition list on the command line.
+``--partitions-manifest PATH``: never a partition list on the command line. With
+``manifest_conf`` (or ``AIRFLOW_PARTITIONS_MANIFEST_CONF=true`` on the worker) the path travels
+as the spark conf ``spark.airflow_partitions.manifest`` instead, which the bundled jobs read
+(:func:`airflow_partitions.spark.reader.manifest_location`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,11 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.cover import Cover, CoverRequest, missing_list, skipped_text, status_line
-from airflow_partitions.defaults import default_manifest_dir, manifest_retention_days
+from airflow_partitions.defaults import (
+    default_manifest_dir,
+    manifest_by_conf,
+    manifest_retention_days,
+)
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.operators.openlineage_facets import manifest_lineage
@@ -75,7 +82,9 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
     :param manifest_retention_days: manifests in ``manifest_dir`` older than this are removed
         when the next one is written (default ``$AIRFLOW_PARTITIONS_MANIFEST_RETENTION_DAYS``,
         else 7).
-    :param manifest_conf: also pass the path as spark conf ``spark.airflow_partitions.manifest``.
+    :param manifest_conf: pass the path as the spark conf ``spark.airflow_partitions.manifest``
+        instead of ``--partitions-manifest PATH`` (the job reads it with
+        ``manifest_location``); default ``$AIRFLOW_PARTITIONS_MANIFEST_CONF``, else no.
     :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
 
     Every other argument is ``SparkSubmitOperator``'s. The manifest path is also pushed to
@@ -110,7 +119,7 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         allow_partial: bool = False,
         residual_filter: str | None = None,
         manifest_dir: str | None = None,
-        manifest_conf: bool = False,
+        manifest_conf: bool | None = None,
         keep_manifest: bool = False,
         manifest_retention_days: float | None = None,
         catalog_conn_id: str = PartitionCatalogHook.default_conn_name,
@@ -225,9 +234,13 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         if MANIFEST_ARG in args:  # a retry of the same operator instance: replace, not append
             i = args.index(MANIFEST_ARG)
             del args[i : i + 2]
-        self.application_args = [*args, MANIFEST_ARG, path]
-        if self.manifest_conf:
+        by_conf = manifest_by_conf() if self.manifest_conf is None else self.manifest_conf
+        if by_conf:
+            self.application_args = args
             self.conf = {**(self.conf or {}), MANIFEST_CONF: path}
+            self.log.info("manifest passed as spark conf %s", MANIFEST_CONF)
+        else:
+            self.application_args = [*args, MANIFEST_ARG, path]
         rebuild_hook_on_execute(self)  # execute builds it from the arguments above
         ti.xcom_push(key="manifest", value=path)
         ti.xcom_push(key="inputs", value=manifest.inputs)

@@ -28,7 +28,14 @@ from airflow_partitions.spark.locations import (
     spark_path_forms,
     unattributable,
 )
-from airflow_partitions.spark.manifest import Manifest, ManifestPartition, load_manifest
+from airflow_partitions.spark.manifest import (
+    MANIFEST_ARG,
+    MANIFEST_CONF,
+    Manifest,
+    ManifestError,
+    ManifestPartition,
+    load_manifest,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -52,6 +59,20 @@ class MissingLocation(PartitionDataError):
 
 class EmptyLocation(PartitionDataError):
     """A listed partition's location holds no data files (Spark cannot infer a schema)."""
+
+
+def manifest_location(spark: SparkSession, given: str | None) -> tuple[str, str]:
+    """The manifest's path and the route it came by: ``given`` (``--partitions-manifest``),
+    else the spark conf ``spark.airflow_partitions.manifest`` (what ``manifest_conf=True``
+    passes, e.g. on a cluster). One conf lookup on the driver; raises :class:`ManifestError`
+    when neither names one."""
+    if given:
+        return given, MANIFEST_ARG
+    path = spark.conf.get(MANIFEST_CONF, None)
+    if not path:
+        raise ManifestError(f"no manifest: pass {MANIFEST_ARG} PATH or the spark conf "
+                            f"{MANIFEST_CONF}")
+    return str(path), MANIFEST_CONF
 
 
 def _describe(parts: Sequence[ManifestPartition], limit: int = 5) -> str:

@@ -4,21 +4,27 @@ One cluster for the module (:mod:`airflow_partitions.demo.cluster`): PostgreSQL,
 four Airflow services with CeleryExecutor and two Celery workers, a Spark standalone master
 with two workers, and the catalog as an HBase Thrift1 test-double server, all on loopback.
 
-* **The pipeline.** Three days of events are written by one Spark job on the standalone
-  cluster and registered; ``airflow-partitions backfill --max-active-runs 3`` runs the three
-  daily rollups at once, so registrations from both Celery workers race on the shared catalog;
-  the report over the three days equals the raw events. Celery's own records (its result
-  backend, ``worker`` per task) show both workers did work; Spark's own (the event logs) show
-  executors on both Spark workers ran tasks.
-* **A Celery worker killed mid-registration.** The first registration on either worker pauses
-  between writing its rows and advertising them (``AIRFLOW_PARTITIONS_PAUSE_AT``); that
-  worker's whole process group is then killed with SIGKILL. The task is failed by the
-  heartbeat timeout and its retry runs on the other worker; ``reconcile`` finds nothing to
-  repair and the rollups' cover is verified.
+* **The pipeline.** Three days of events: the last :data:`DAG_HOURS` hours are left to the
+  ``events_hourly_ingest`` DAG, the rest written by one Spark job and registered (72 hourly
+  runs would not fit the module's budget). ``airflow-partitions backfill --max-active-runs 3``
+  then runs the pipeline as the DAGs do: the hourly ingest runs (write, register) on both
+  Celery workers at once, then the three daily rollups at once, so registrations from both
+  workers race on the shared catalog; the report over the three days equals the raw events.
+  Celery's own records (its result backend, ``worker`` per task) show both workers did work;
+  Spark's own (the event logs) show executors on both Spark workers ran tasks, and that every
+  covered job got its manifest as the spark conf ``spark.airflow_partitions.manifest`` (its
+  properties), not as ``--partitions-manifest`` (its command line).
+* **A Celery worker killed mid-registration.** The first daily rollup's registration pauses
+  (armed once the ingest's hours are registered) between writing its rows and advertising
+  them (``AIRFLOW_PARTITIONS_PAUSE_AT``); that worker's whole process group is then killed
+  with SIGKILL. The task is failed by the heartbeat timeout and its retry runs on the other
+  worker; ``reconcile`` finds nothing to repair and the rollups' cover is verified.
 * **The catalog server stopped for 20 s** while a reschedule-mode and a deferrable sensor
   wait: neither fails nor retries; both fire after it returns and the hour is registered.
-* **A Spark worker killed mid-job** (the report's job, as soon as its executor on that worker
-  runs a task): Spark runs the lost work on the other worker, and the report is exact.
+* **A Spark worker killed mid-task**: the report's reading tasks are held (a spark conf only
+  this test sets, :mod:`airflow_partitions.spark.task_hold`) until the one on that worker's
+  executor is running; the worker dies, the tasks are released. Spark's event log shows that
+  task lost (``ExecutorLostFailure``) and run again on the other worker; the report is exact.
 
 Every wait polls a condition with a generous deadline; nothing asserts on wall-clock time.
 """
@@ -50,7 +56,9 @@ from airflow_partitions.demo.services.api import ApiClient
 from airflow_partitions.demo.services.environment import VENV_BIN
 from airflow_partitions.demo.services.runner import log_tail, recorded
 from airflow_partitions.spark.jobs import job_path
+from airflow_partitions.spark.manifest import MANIFEST_ARG, MANIFEST_CONF
 from airflow_partitions.spark.synthetic import SLICE_REGIONS, expected_slice_totals
+from airflow_partitions.spark.task_hold import HOLD_CONF, RELEASE
 from tests.helpers import poll
 
 # Generous: every wait below has its own deadline; on a loaded 2-core machine the pipeline
@@ -64,6 +72,11 @@ END = DAY0 + dt.timedelta(days=DAYS)
 LATE = END
 RAW, ROLLUP, FACT = "events_raw", "events_rollup", "events"
 PAUSE_STEP = "register:after-rows"
+#: The hours the ``events_hourly_ingest`` DAG writes and registers (the last ones of the range),
+#: through the backfill: each is a DAG run of three tasks and a Spark application.
+DAG_HOURS = 3
+DAG_FROM = END - dt.timedelta(hours=DAG_HOURS)
+INGEST_DAG, ROLLUP_DAG = "events_hourly_ingest", "events_daily_rollup"
 
 WAIT_DAG = '''
 import pendulum
@@ -190,15 +203,16 @@ def cluster() -> Iterator[Run]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def ingest(run: Run) -> None:
-    """Three days of (hour, region) partitions: one Spark job on the standalone cluster, then
-    one registration (the ingest DAG would be 72 runs of a JVM each)."""
+def ingest_directly(run: Run) -> None:
+    """[DAY0, DAG_FROM) of (hour, region) partitions: one Spark job on the standalone cluster,
+    then one registration. The DAG's route would be one run (three tasks, a JVM) per hour."""
     location = str(run.layout.data / "events" / RAW / "HOURLY" / "dt={dt}" / "region={region}")
     run.run([str(VENV_BIN / "spark-submit"), "--master", run.cluster.ports.spark_url,
              "--name", "cluster_ingest", job_path("events_ingest"), "--start", iso(DAY0),
-             "--end", iso(END), "--regions", ",".join(SLICE_REGIONS),
+             "--end", iso(DAG_FROM), "--regions", ",".join(SLICE_REGIONS),
              "--location-template", location])
-    hours = [DAY0 + dt.timedelta(hours=i) for i in range(DAYS * 24)]
+    hours = [DAY0 + dt.timedelta(hours=i)
+             for i in range(int((DAG_FROM - DAY0).total_seconds()) // 3600)]
     with run.catalog() as catalog:
         catalog.register(RAW, "HOURLY", [{"dt": hourly(h), "region": r}
                                          for h in hours for r in SLICE_REGIONS])
@@ -208,17 +222,29 @@ def test_the_pipeline_on_the_cluster_survives_a_worker_killed_mid_registration(
         cluster: Run) -> None:
     run = cluster
     began = time.monotonic()
-    ingest(run)
-    run.timings["ingest"] = round(time.monotonic() - began)
+    ingest_directly(run)
+    run.timings["ingest_directly"] = round(time.monotonic() - began)
+    # Disarmed while the ingest DAG registers its hours: the pause point passes everyone
+    # while its marker exists; removed (armed) once they are registered.
+    run.layout.pause_marker.write_text(json.dumps({"step": "disarmed"}))
     backfill = subprocess.Popen(
         [str(VENV_BIN / "airflow-partitions"), "backfill", FACT, "--start", iso(DAY0),
          "--end", iso(END), "--max-active-runs", "3", "--unpause", "--poll-interval", "2"],
         env=run.env, cwd=run.layout.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True)
     try:
-        # The first registration on either worker pauses half way; that worker dies.
-        marker = poll("a registration to pause", lambda: _read_json(run.layout.pause_marker),
-                      900, every=0.2)
+        def hours_registered() -> bool | None:
+            assert backfill.poll() is None, "the backfill ended before the rollups"
+            with run.catalog() as catalog:
+                cover = catalog.cover_with_partitions(_request(DAY0, END, RAW)).cover
+            return True if not cover.missing else None
+
+        poll("the ingest DAG's hours to be registered", hours_registered, 900, every=0.5)
+        run.timings["dag_ingest"] = round(time.monotonic() - began)
+        run.layout.pause_marker.unlink()
+        # The first rollup registration on either worker pauses half way; that worker dies.
+        marker = poll("a rollup's registration to pause",
+                      lambda: _read_json(run.layout.pause_marker), 900, every=0.2)
         assert marker["step"] == PAUSE_STEP
         victim = int(str(marker["host"]).removeprefix("worker-"))
         run.kill_group(f"celery-worker-{victim}")
@@ -231,13 +257,26 @@ def test_the_pipeline_on_the_cluster_survives_a_worker_killed_mid_registration(
     run.timings["backfill"] = round(time.monotonic() - began)
     survivor = 3 - victim
 
+    # The hours through the DAG: one run per hour, their tasks on both workers at once.
+    ingest_runs = run.api.get(f"dags/{INGEST_DAG}/dagRuns")["dag_runs"]
+    assert sorted(r["logical_date"][:13] for r in ingest_runs) == [
+        (DAG_FROM + dt.timedelta(hours=i)).isoformat()[:13] for i in range(DAG_HOURS)]
+    assert all(r["state"] == "success" for r in ingest_runs), ingest_runs
+    spans = [(ti["hostname"], _instant(ti["start_date"]), _instant(ti["end_date"]))
+             for r in ingest_runs
+             for ti in run.api.get(f"dags/{INGEST_DAG}/dagRuns/{r['dag_run_id']}"
+                                   "/taskInstances")["task_instances"]]
+    assert {host for host, _, _ in spans} == {"worker-1", "worker-2"}, spans
+    assert any(a[0] != b[0] and a[1] < b[2] and b[1] < a[2] for a in spans for b in spans), \
+        f"no two ingest tasks ran at once on different workers: {spans}"
+
     # The killed task's retry ran on the other worker (Airflow's record of each try).
-    runs = run.api.get("dags/events_daily_rollup/dagRuns")["dag_runs"]
+    runs = run.api.get(f"dags/{ROLLUP_DAG}/dagRuns")["dag_runs"]
     assert len(runs) == DAYS
     retried = []
     for dag_run in runs:
         assert dag_run["state"] == "success"
-        tries = run.tries("events_daily_rollup", dag_run["dag_run_id"], "register_day")
+        tries = run.tries(ROLLUP_DAG, dag_run["dag_run_id"], "register_day")
         if len(tries) > 1:
             retried.append(tries)
     assert retried, "no register_day was retried after its worker was killed"
@@ -249,6 +288,14 @@ def test_the_pipeline_on_the_cluster_survives_a_worker_killed_mid_registration(
     # Celery's own record: both workers ran tasks (the result backend keeps the worker).
     workers = dict(run.sql("SELECT worker, count(*) FROM celery_taskmeta GROUP BY worker"))
     assert {"worker-1@cluster", "worker-2@cluster"} <= set(workers), workers
+
+    # Spark's own record: the hours' applications ran, and every rollup got its manifest as
+    # the spark conf (its properties), not on its command line.
+    apps = _event_logs(run)
+    assert sum("--name events_ingest " in a["command"] for a in apps.values()) >= DAG_HOURS
+    rollups = [a for a in apps.values() if f"--name {ROLLUP_DAG} " in a["command"]]
+    assert len(rollups) >= DAYS, [a["command"] for a in apps.values()]
+    assert_manifest_by_conf(rollups)
 
     assert_nothing_lost_or_falsely_advertised(run)
 
@@ -294,47 +341,65 @@ def test_sensors_wait_through_a_catalog_outage_and_fire_after_it(cluster: Run) -
     assert_nothing_lost_or_falsely_advertised(run, raw_end=LATE + dt.timedelta(hours=1))
 
 
-def test_a_spark_worker_killed_mid_job_loses_nothing(cluster: Run) -> None:
+def test_a_spark_worker_killed_mid_task_loses_nothing(cluster: Run) -> None:
     run = cluster
     began = time.monotonic()
     output = "cluster_report.json"
     victim = 2
-    work = run.layout.spark_worker(victim) / "work"
-    earlier = {path.name for path in work.iterdir()}  # the applications before the report
-    run_id = run.trigger("events_report", {"start": iso(DAY0), "end": iso(END),
-                                           "output": output})
+    hold = run.layout.root / "spark-hold"
+    hold.mkdir()
+    defaults = run.layout.spark_conf / "spark-defaults.conf"
+    before = defaults.read_text()
+    # Only the report runs now: its reading tasks wait for the release (task_hold).
+    defaults.write_text(before + f"{HOLD_CONF} {hold}\n")
+    try:
+        run_id = run.trigger("events_report", {"start": iso(DAY0), "end": iso(END),
+                                               "output": output})
 
-    def running_task() -> Path | None:
-        for stderr in work.glob("app-*/*/stderr"):
-            if stderr.parent.parent.name not in earlier and \
-                    "Running task" in stderr.read_text(errors="replace"):
-                return stderr
-        return None
+        def held_on_victim() -> dict[str, Any] | None:
+            for path in hold.glob("held-*.json"):
+                doc = _read_json(path)
+                if doc is not None and _worker_of(run, doc) == victim:
+                    return doc
+            return None
 
-    report_app_id = poll("the report's executor on spark-worker-2 to run a task", running_task,
-                         500, every=0.1).parent.parent.name
-    run.kill_group(f"spark-worker-{victim}")
-    run.wait_run("events_report", run_id)
+        held = poll(f"a report task to be held on spark-worker-{victim}'s executor",
+                    held_on_victim, 500, every=0.1)
+        run.kill_group(f"spark-worker-{victim}")
+        (hold / RELEASE).touch()
+        run.wait_run("events_report", run_id)
+    finally:
+        defaults.write_text(before)
     run.timings["report"] = round(time.monotonic() - began)
     report = json.loads((run.layout.data / "reports" / output).read_text())
     got = {r: (t["events"], t["amount_cents"]) for r, t in report["totals"].items()}
     assert got == expected_slice_totals(DAY0, END, SLICE_REGIONS)
     assert report["partitions_read"] == {"DAILY": DAYS}
 
-    # Spark's own records: executors on both workers ran tasks over the whole test, and the
-    # report's app lost its executor on the killed worker and finished on the other.
+    # Spark's own records: executors on both workers ran tasks over the whole test; in the
+    # report's application a task was lost with the killed worker's executor and ran again,
+    # successfully, on an executor of the other worker.
     apps = _event_logs(run)
     by_worker: dict[int, int] = {}
     for app in apps.values():
-        for executor, count in app["succeeded"].items():
+        for _, _, executor in app["succeeded"]:
             worker = app["executor_worker"].get(executor)
             if worker is not None:
-                by_worker[worker] = by_worker.get(worker, 0) + count
+                by_worker[worker] = by_worker.get(worker, 0) + 1
     assert by_worker.get(1, 0) > 0 and by_worker.get(2, 0) > 0, by_worker
-    report_app = apps[report_app_id]
-    lost = [e for e, w in report_app["executor_worker"].items() if w == victim]
-    assert lost and set(lost) <= report_app["removed"], report_app
-    assert any(report_app["executor_worker"].get(e) != victim for e in report_app["succeeded"])
+    report_app = apps[_app_of(held)]
+    assert "--name events_report " in report_app["command"], report_app["command"]
+    lost = [(stage, index) for stage, index, executor, reason in report_app["failed"]
+            if reason == "ExecutorLostFailure"
+            and report_app["executor_worker"].get(executor) == victim]
+    assert lost, report_app["failed"]
+    for stage, index in lost:
+        assert any((s, i) == (stage, index) and report_app["executor_worker"].get(e) != victim
+                   for s, i, e in report_app["succeeded"]), (stage, index, report_app)
+    victims = {e for e, w in report_app["executor_worker"].items() if w == victim}
+    assert victims and victims <= report_app["removed"], report_app
+    assert_manifest_by_conf([report_app])
+    assert report_app["properties"].get(HOLD_CONF) == str(hold)
     assert_nothing_lost_or_falsely_advertised(run, raw_end=LATE + dt.timedelta(hours=1))
     run.cluster.start_spark_worker(victim)
 
@@ -362,6 +427,10 @@ def assert_nothing_lost_or_falsely_advertised(run: Run, raw_end: dt.datetime = E
         assert after.cover.missing and not after.partitions  # nothing made up past the data
 
 
+def _instant(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text)
+
+
 def _read_json(path: Path) -> dict[str, Any] | None:
     try:
         doc: dict[str, Any] = json.loads(path.read_text())
@@ -376,29 +445,73 @@ def _request(start: dt.datetime, end: dt.datetime, storage: str) -> Any:
     return CoverRequest.of(FACT, start, end, storages=[storage])
 
 
+def assert_manifest_by_conf(apps: list[dict[str, Any]]) -> None:
+    """Each covered application got its manifest as the spark conf (Spark's record of its
+    properties), and no ``--partitions-manifest`` on its command line (``sun.java.command``)."""
+    for app in apps:
+        path = app["properties"].get(MANIFEST_CONF, "")
+        assert path.endswith(".manifest.json"), (app["name"], app["properties"])
+        assert app["command"] and MANIFEST_ARG not in app["command"], app["command"]
+
+
+def _worker_of(run: Run, held: dict[str, Any]) -> int | None:
+    """The Spark worker whose executor ran a held task: its working directory is under the
+    worker's, and its log URL on the worker's UI port."""
+    for n in (1, 2):
+        if Path(held["cwd"]).is_relative_to(run.layout.spark_worker(n)):
+            return n
+    url = str(held.get("log_url", ""))
+    if "//" in url:
+        port = int(url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
+        ports = run.cluster.ports.spark_worker_uis
+        return ports.index(port) + 1 if port in ports else None
+    return None
+
+
+def _app_of(held: dict[str, Any]) -> str:
+    """The application of a held task: its log URL's ``appId``, else the ``<app id>`` of its
+    working directory ``work/<app id>/<executor id>``."""
+    url = str(held.get("log_url", ""))
+    if "appId=" in url:
+        return url.split("appId=", 1)[1].split("&", 1)[0]
+    return Path(held["cwd"]).parent.name
+
+
 def _event_logs(run: Run) -> dict[str, dict[str, Any]]:
-    """Per application (Spark's event log): its name, which worker each executor ran on (from
-    the executor's log URL, on that worker's UI port), successful tasks per executor, and the
-    executors removed while it ran."""
+    """Per application (Spark's event log): its name, properties and driver command line,
+    which worker each executor ran on (from the executor's log URL, on that worker's UI port),
+    successful task attempts ``(stage, index, executor)``, failed ones ``(stage, index,
+    executor, reason)``, and the executors removed while it ran."""
     ui_worker = {port: n + 1 for n, port in enumerate(run.cluster.ports.spark_worker_uis)}
     apps: dict[str, dict[str, Any]] = {}
     for path in run.layout.spark_events.iterdir():
-        app: dict[str, Any] = {"name": None, "executor_worker": {}, "succeeded": {},
+        app: dict[str, Any] = {"name": None, "properties": {}, "command": "",
+                               "executor_worker": {}, "succeeded": [], "failed": [],
                                "removed": set()}
         for line in path.read_text(errors="replace").splitlines():
-            event = json.loads(line)
+            try:
+                event = json.loads(line)
+            except ValueError:  # the last line of a log still being written
+                continue
             kind = event.get("Event")
             if kind == "SparkListenerApplicationStart":
                 app["name"] = event["App Name"]
+            elif kind == "SparkListenerEnvironmentUpdate":
+                app["properties"] = dict(event.get("Spark Properties") or {})
+                app["command"] = str(dict(event.get("System Properties") or {}).get(
+                    "sun.java.command", ""))
             elif kind == "SparkListenerExecutorAdded":
                 url = str(event["Executor Info"]["Log Urls"].get("stderr", ""))
                 port = int(url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
                 app["executor_worker"][event["Executor ID"]] = ui_worker.get(port)
             elif kind == "SparkListenerExecutorRemoved":
                 app["removed"].add(event["Executor ID"])
-            elif kind == "SparkListenerTaskEnd" and \
-                    event["Task End Reason"]["Reason"] == "Success":
-                executor = event["Task Info"]["Executor ID"]
-                app["succeeded"][executor] = app["succeeded"].get(executor, 0) + 1
+            elif kind == "SparkListenerTaskEnd":
+                info, reason = event["Task Info"], event["Task End Reason"]["Reason"]
+                task = (event["Stage ID"], info["Index"], info["Executor ID"])
+                if reason == "Success":
+                    app["succeeded"].append(task)
+                else:
+                    app["failed"].append((*task, reason))
         apps[path.name.removesuffix(".inprogress")] = app
     return apps

@@ -51,15 +51,33 @@ def test_the_command_line_carries_the_path_only(
         {"conn_type": "spark", "host": "local[1]", "extra": {"deploy-mode": "client"}}))
     events.register("raw", "HOURLY", [{"dt": f"2024-01-01-{h:02d}", "region": f"r{i}"}
                                       for h in range(3) for i in range(300)])
-    op = covered_operator(tmp_path, manifest_conf=True)
+    op = covered_operator(tmp_path)
     ti = FakeTI()
     op.prepare_submit({"ti": ti})  # type: ignore[arg-type]
     command = op._get_hook()._build_spark_submit_command(op.application)
     path = ti.pushed["manifest"]
     assert command[-3:] == ["job.py", "--partitions-manifest", path]
-    assert f"{MANIFEST_CONF}={path}" in command
+    assert not any(MANIFEST_CONF in word for word in command)
     assert max(len(word) for word in command) < 1000
     assert len(load_manifest(path).partitions) == 900
+
+
+@pytest.mark.parametrize("how", ["argument", "environment"])
+def test_manifest_conf_passes_the_path_as_the_spark_conf_instead(
+        events: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(
+        {"conn_type": "spark", "host": "local[1]", "extra": {"deploy-mode": "client"}}))
+    if how == "environment":  # the cluster's setting, shared by every worker
+        monkeypatch.setenv("AIRFLOW_PARTITIONS_MANIFEST_CONF", "true")
+    register_hours(events, 0, 3)
+    op = covered_operator(tmp_path, **({"manifest_conf": True} if how == "argument" else {}))
+    ti = FakeTI()
+    op.prepare_submit({"ti": ti})  # type: ignore[arg-type]
+    op.prepare_submit({"ti": ti})  # type: ignore[arg-type]  # a retry: replaced, not added
+    command = op._get_hook()._build_spark_submit_command(op.application)
+    path = ti.pushed["manifest"]
+    assert command[-1] == "job.py" and "--partitions-manifest" not in command
+    assert [w for w in command if MANIFEST_CONF in w] == [f"{MANIFEST_CONF}={path}"]
 
 
 def test_an_uncoverable_range_fails_with_the_missing_list(

@@ -194,3 +194,35 @@ def test_the_bundled_aggregate_job_over_raw_hours_and_a_rollup(spark: Any, tmp_p
     want = expected_totals(t0, day + dt.timedelta(days=1),
                            skip=list(hours(t0 + dt.timedelta(hours=3), day)))
     assert got == want
+
+
+def test_the_manifest_comes_from_the_argument_else_the_spark_conf(spark: Any) -> None:
+    """``manifest_location``: ``--partitions-manifest`` first, else the documented conf (what
+    ``manifest_conf=True`` passes), else a clear error."""
+    from airflow_partitions.spark.manifest import MANIFEST_CONF, ManifestError
+    from airflow_partitions.spark.reader import manifest_location
+
+    with pytest.raises(ManifestError, match="--partitions-manifest PATH or the spark conf"):
+        manifest_location(spark, None)
+    spark.conf.set(MANIFEST_CONF, "/m/by-conf.manifest.json")
+    try:
+        assert manifest_location(spark, None) == ("/m/by-conf.manifest.json", MANIFEST_CONF)
+        assert manifest_location(spark, "/m/arg.json") == ("/m/arg.json", "--partitions-manifest")
+    finally:
+        spark.conf.unset(MANIFEST_CONF)
+
+
+def test_held_tasks_announce_themselves_and_pass_every_row(spark: Any, tmp_path: Path) -> None:
+    """The cluster test's seam: released from the start, every task writes its marker and the
+    rows come through unchanged."""
+    import json
+
+    from airflow_partitions.spark.task_hold import RELEASE, held
+
+    (tmp_path / RELEASE).touch()
+    frame = spark.createDataFrame([(i, f"r{i % 3}") for i in range(20)], "n long, region string")
+    out = held(spark, frame.repartition(2), str(tmp_path))
+    assert sorted(r["n"] for r in out.collect()) == list(range(20))
+    markers = sorted(tmp_path.glob("held-*.json"))
+    assert len(markers) >= 2
+    assert all(json.loads(m.read_text())["pid"] > 0 for m in markers)

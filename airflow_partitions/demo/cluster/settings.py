@@ -12,6 +12,8 @@ Python Spark runs) and moves every shared thing where a cluster keeps it:
   ``AIRFLOW_CONN_SPARK_DEFAULT`` would shadow them, so both are removed (and named);
 * the secrets the api-server and the scheduler must agree on, in the environment rather than
   in one ``airflow.cfg``, because each Celery worker has its own ``AIRFLOW_HOME``;
+* covered jobs' manifests to the spark conf ``spark.airflow_partitions.manifest``
+  (``AIRFLOW_PARTITIONS_MANIFEST_CONF=true``), the route a cluster deploy mode needs;
 * task logs to one folder every worker writes (remote logging on real hosts);
 * a task whose worker died is failed after 45 s without a heartbeat (default 300 s), and
   retried (``default_task_retries``), so a lost worker costs a minute, not five.
@@ -23,6 +25,7 @@ import json
 import secrets
 from pathlib import Path
 
+from airflow_partitions.defaults import ENV_MANIFEST_CONF
 from airflow_partitions.demo.cluster import broker, postgres
 from airflow_partitions.demo.cluster.layout import ClusterLayout
 from airflow_partitions.demo.cluster.ports import ClusterPorts
@@ -79,6 +82,8 @@ def cluster_environment(layout: ClusterLayout, ports: ClusterPorts,
         "AIRFLOW__API_AUTH__JWT_SECRET": keys["jwt_secret"],
         "AIRFLOW__API__SECRET_KEY": keys["secret_key"],
         "SPARK_CONF_DIR": str(layout.spark_conf),
+        # Covered jobs get the manifest as the spark conf, as a cluster deploy mode needs.
+        ENV_MANIFEST_CONF: "true",
         **daemon_environment(ports.host),
     })
     return env

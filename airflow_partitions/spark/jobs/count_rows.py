@@ -2,6 +2,8 @@
 
     spark-submit count_rows.py --partitions-manifest PATH --output OUT.json [--format parquet]
 
+(or the manifest as the spark conf ``spark.airflow_partitions.manifest``.)
+
 The output (written by the driver, so a local path) is::
 
     {"fact", "start", "end", "total": N,
@@ -19,12 +21,12 @@ import sys
 from collections.abc import Sequence
 
 from airflow_partitions.spark.manifest import MANIFEST_ARG, load_manifest
-from airflow_partitions.spark.reader import read_manifest
+from airflow_partitions.spark.reader import manifest_location, read_manifest
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="count_rows", description=__doc__.splitlines()[0])
-    parser.add_argument(MANIFEST_ARG, dest="manifest", required=True)
+    parser.add_argument(MANIFEST_ARG, dest="manifest")
     parser.add_argument("--output", required=True)
     parser.add_argument("--format", default="parquet")
     return parser.parse_args(argv)
@@ -32,11 +34,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    manifest = load_manifest(args.manifest)
     from pyspark.sql import SparkSession
 
-    spark = SparkSession.builder.appName(f"count_rows {manifest.fact}").getOrCreate()
+    spark = SparkSession.builder.appName("count_rows").getOrCreate()
     try:
+        manifest = load_manifest(manifest_location(spark, args.manifest)[0])
         df = read_manifest(spark, manifest, args.format, include_source=True)
         rows = df.groupBy("_location").count().collect()
         counts = {row["_location"]: int(row["count"]) for row in rows}

@@ -5,6 +5,7 @@ per region with ``events`` and ``amount_cents``. Both are read through the manif
 the same way (a raw row counts as one event), so a rollup of rollups equals the raw totals.
 
     spark-submit events_aggregate.py --partitions-manifest PATH --output PATH [--format json]
+    spark-submit --conf spark.airflow_partitions.manifest=PATH events_aggregate.py --output PATH
 
 ``parquet`` writes the rollup partition (region, events, amount_cents), overwriting it so a
 re-run is idempotent; ``json`` writes a report: totals per region and overall, and how many
@@ -21,15 +22,17 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from airflow_partitions.spark.manifest import MANIFEST_ARG, Manifest, load_manifest
-from airflow_partitions.spark.reader import read_manifest
+from airflow_partitions.spark.manifest import MANIFEST_ARG, MANIFEST_CONF, Manifest, load_manifest
+from airflow_partitions.spark.reader import manifest_location, read_manifest
+from airflow_partitions.spark.task_hold import HOLD_CONF, held
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="events_aggregate",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument(MANIFEST_ARG, dest="manifest", required=True,
-                        help="the partitions manifest written by CoveredSparkSubmitOperator")
+    parser.add_argument(MANIFEST_ARG, dest="manifest",
+                        help="the partitions manifest written by CoveredSparkSubmitOperator "
+                             f"(default: the spark conf {MANIFEST_CONF})")
     parser.add_argument("--output", required=True, help="the rollup location or report file")
     parser.add_argument("--format", choices=["parquet", "json"], default="parquet")
     return parser.parse_args(argv)
@@ -40,6 +43,9 @@ def aggregate(spark: Any, manifest: Manifest) -> Any:
     from pyspark.sql import functions as F
 
     frame = read_manifest(spark, manifest)
+    hold = spark.conf.get(HOLD_CONF, None)
+    if hold:  # the cluster test's seam: each reading task waits to be released
+        frame = held(spark, frame, hold)
     if "events" not in frame.columns:
         frame = frame.withColumn("events", F.lit(None).cast("long"))
     return (
@@ -69,11 +75,14 @@ def report(manifest: Manifest, rows: list[Any]) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    manifest = load_manifest(args.manifest)
     from pyspark.sql import SparkSession
 
-    spark = SparkSession.builder.appName(f"events_aggregate {manifest.fact}").getOrCreate()
+    spark = SparkSession.builder.appName("events_aggregate").getOrCreate()
     try:
+        path, route = manifest_location(spark, args.manifest)
+        manifest = load_manifest(path)
+        print(f"events_aggregate: manifest {path} (by {route}), "
+              f"{len(manifest.partitions)} partitions", flush=True)
         result = aggregate(spark, manifest)
         if args.format == "parquet":
             result.coalesce(1).write.mode("overwrite").parquet(args.output)

@@ -28,7 +28,7 @@ from urllib.parse import urlparse
 
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.spark.manifest import MANIFEST_ARG, Manifest, load_manifest
-from airflow_partitions.spark.reader import read_manifest
+from airflow_partitions.spark.reader import manifest_location, read_manifest
 from airflow_partitions.spark.synthetic import REGIONS, events_for_hour, hours
 
 EVENT_SCHEMA = "event_time timestamp, user_id long, amount_cents long"
@@ -46,7 +46,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                        help="a partition's directory; {dt} (HOURLY value) and {region}")
     setup.add_argument("--seed", type=int, default=7, help="synthetic data seed")
     join = sub.add_parser("join", help="join the manifest's events with the dimension")
-    join.add_argument(MANIFEST_ARG, dest="manifest", required=True)
+    join.add_argument(MANIFEST_ARG, dest="manifest",
+                      help="default: the spark conf spark.airflow_partitions.manifest")
     join.add_argument("--dimension", required=True, help="Parquet path (or table) to join")
     join.add_argument("--output", required=True, help="the JSON report to write")
     join.add_argument("--how", choices=["inner", "left_semi"], default="inner")
@@ -145,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"regional_join setup: dimension {'written' if made else 'kept'}, "
                   f"{len(parts)} partitions written", flush=True)
         else:
-            manifest = load_manifest(args.manifest)
+            manifest = load_manifest(manifest_location(spark, args.manifest)[0])
             report = join_totals(spark, manifest, args.dimension, args.how, args.key,
                                  args.dimension_key)
             folder = os.path.dirname(os.path.abspath(args.output))
