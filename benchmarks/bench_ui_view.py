@@ -43,13 +43,15 @@ from fastapi.testclient import TestClient
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.coverage_view import forget_covers
-from airflow_partitions.catalog.slice_view import forget_presence, read_presence, sliced_storage
-from airflow_partitions.catalog.view_stretches import (
+from airflow_partitions.coverage import (
     MISSING,
     NOT_APPLICABLE,
     REGISTERED,
     Stretch,
+    forget_covers,
+    forget_presence,
+    read_presence,
+    sliced_storage,
 )
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import RangesTimeline

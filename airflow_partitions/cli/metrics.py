@@ -56,7 +56,7 @@ def register(sub: SubParsers) -> None:
 
 
 def metrics(args: argparse.Namespace, ctx: Context) -> int:
-    from airflow_partitions.catalog.coverage_metrics import measure
+    from airflow_partitions.coverage import measure
     from airflow_partitions.hooks.metrics import metrics_enabled, metrics_target, send
 
     tz = ctx.catalog.get_fact(args.fact).tz

@@ -26,7 +26,6 @@ from airflow.sdk.exceptions import (
     AirflowSkipException,
 )
 
-from airflow_partitions.catalog.coverage_watch import CoverageWatch
 from airflow_partitions.cover import (
     Cover,
     CoverJson,
@@ -35,6 +34,7 @@ from airflow_partitions.cover import (
     status_line,
     to_instant,
 )
+from airflow_partitions.coverage import CoverageWatch
 from airflow_partitions.errors import CorruptCatalog, InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.hooks.metrics import publish_coverage

@@ -31,7 +31,8 @@ from airflow_partitions.catalog.dimension_coverage import completeness
 from airflow_partitions.catalog.dimensions import required_slices, undeclared_notes
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.staleness import StalePartition, overlap_window
-from airflow_partitions.catalog.view_stretches import (
+from airflow_partitions.cover import CoverRequest, Slice, clock_for, slice_text
+from airflow_partitions.coverage.view_stretches import (
     MISSING,
     NOT_APPLICABLE,
     REGISTERED,
@@ -41,7 +42,6 @@ from airflow_partitions.catalog.view_stretches import (
     StretchJson,
     inside_window,
 )
-from airflow_partitions.cover import CoverRequest, Slice, clock_for, slice_text
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import OrdinalRange, difference_ranges, runs
 
