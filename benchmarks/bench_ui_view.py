@@ -41,8 +41,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.catalog import Catalog, TimelineCache
 from airflow_partitions.coverage import (
     MISSING,
     NOT_APPLICABLE,

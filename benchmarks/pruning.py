@@ -37,8 +37,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.catalog import Catalog, TimelineCache
 from airflow_partitions.cover import CoverRequest
 from airflow_partitions.pruning import JoinSpec, prune
 from airflow_partitions.pruning.values import key_sets_from_json

@@ -121,3 +121,34 @@ def private_reaches(package: Path, trees: Iterable[Path]) -> list[str]:
                         and not node.attr.startswith("__")):
                     out.append(f"{path.name}: {node.value.id}.{node.attr}")
     return sorted(out)
+
+
+def internal_reaches(package: Path, trees: Iterable[Path], rooms: Iterable[str]) -> list[str]:
+    """Imports of a room's modules from outside it: ``from airflow_partitions.catalog.model
+    import StorageDef``, ``from airflow_partitions.catalog import writer`` (a module), ``import
+    airflow_partitions.catalog.rows``, at any depth (function-level imports too). Inside the
+    room's own folder, and its tests' folder (``tests/catalog/`` for ``catalog``), a module may
+    import its siblings; everyone else imports what the room's ``__init__`` exports."""
+    modules = {_name(package, p) for p in package.rglob("*.py")}
+    out = []
+    for root in trees:
+        for path in sorted(root.rglob("*.py")):
+            if ".peers" in path.parts:
+                continue
+            for room in rooms:
+                home = f"{package.name}.{room}"
+                if {package / room, package.parent / "tests" / room} & set(path.parents):
+                    continue
+                for node in ast.walk(ast.parse(path.read_text())):
+                    reached: list[str] = []
+                    if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                        if node.module.startswith(f"{home}."):
+                            reached.append(node.module)
+                        elif node.module == home:
+                            reached += [f"{home}.{a.name}" for a in node.names
+                                        if f"{home}.{a.name}" in modules]
+                    elif isinstance(node, ast.Import):
+                        reached += [a.name for a in node.names if a.name.startswith(f"{home}.")]
+                    out += [f"{path.relative_to(root.parent)}:{node.lineno}: {name}"
+                            for name in reached]
+    return sorted(out)

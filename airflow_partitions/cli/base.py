@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich_argparse import RawDescriptionRichHelpFormatter
 
-from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.catalog import Catalog
 from airflow_partitions.cli.console import console_for
 from airflow_partitions.errors import InvalidInput
 

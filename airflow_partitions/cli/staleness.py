@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from airflow_partitions.catalog.staleness import StalePartition
+from airflow_partitions.catalog import StalePartition
 from airflow_partitions.cli.base import (
     Context,
     SubParsers,

@@ -24,8 +24,7 @@ from typing import Any
 
 import pendulum
 
-from airflow_partitions.catalog.cache import FactState
-from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.catalog import Catalog, FactState
 from airflow_partitions.cover import Cover, CoverageMetrics, CoverRequest
 from airflow_partitions.coverage import measure, metrics_of
 

@@ -20,7 +20,7 @@ import importlib.util
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog import StorageDef
 from airflow_partitions.interop import (
     StorageSubset,
     manifest_subsets,

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.writer import WriteResult
+from airflow_partitions.catalog import StorageDef, WriteResult
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.interop import (
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
     from airflow.providers.openlineage.extractors import OperatorLineage
     from airflow.sdk import Context
 
-    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog import Catalog
 
 
 class _PartitionsOperator(BaseOperator):

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
-from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog import StorageDef
 from airflow_partitions.cover import Cover, CoverRequest, missing_list, skipped_text, status_line
 from airflow_partitions.defaults import default_manifest_dir, manifest_retention_days
 from airflow_partitions.errors import InvalidInput

@@ -37,7 +37,7 @@ from typing import Any
 from airflow.sdk.exceptions import AirflowNotFoundException
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import CoverRequest, missing_list, to_instant
 from airflow_partitions.coverage import CoverageWatch
 from airflow_partitions.errors import CorruptCatalog, InvalidInput

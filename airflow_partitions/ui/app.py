@@ -23,8 +23,7 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from airflow_partitions.catalog.cache import UnknownFact
-from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.catalog import Catalog, UnknownFact
 from airflow_partitions.coverage import (
     FactJson,
     FactViewJson,
