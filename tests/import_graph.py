@@ -98,28 +98,24 @@ def private_reaches(package: Path, trees: Iterable[Path]) -> list[str]:
     ``m`` is one of the package's modules (or the tests' own helpers)."""
     modules = {_name(package, p) for p in package.rglob("*.py")}
     out = []
-    for root in trees:
-        for path in sorted(root.rglob("*.py")):
-            if ".peers" in path.parts:
-                continue
-            tree = ast.parse(path.read_text())
-            aliases: set[str] = set()
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
-                        and node.module.split(".")[0] in (package.name, "tests"):
-                    for alias in node.names:
-                        if alias.name.startswith("_") and not alias.name.startswith("__"):
-                            out.append(f"{path.name}: from {node.module} import {alias.name}")
-                        if f"{node.module}.{alias.name}" in modules:
-                            aliases.add(alias.asname or alias.name)
-                elif isinstance(node, ast.Import):
-                    aliases.update(a.asname for a in node.names
-                                   if a.asname and a.name in modules)
-            for node in ast.walk(tree):
-                if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                        and node.value.id in aliases and node.attr.startswith("_")
-                        and not node.attr.startswith("__")):
-                    out.append(f"{path.name}: {node.value.id}.{node.attr}")
+    for _root, path, tree in _sources(trees):
+        aliases: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                    and node.module.split(".")[0] in (package.name, "tests"):
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        out.append(f"{path.name}: from {node.module} import {alias.name}")
+                    if f"{node.module}.{alias.name}" in modules:
+                        aliases.add(alias.asname or alias.name)
+            elif isinstance(node, ast.Import):
+                aliases.update(a.asname for a in node.names
+                               if a.asname and a.name in modules)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in aliases and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                out.append(f"{path.name}: {node.value.id}.{node.attr}")
     return sorted(out)
 
 
@@ -130,25 +126,27 @@ def internal_reaches(package: Path, trees: Iterable[Path], rooms: Iterable[str])
     room's own folder, and its tests' folder (``tests/catalog/`` for ``catalog``), a module may
     import its siblings; everyone else imports what the room's ``__init__`` exports."""
     modules = {_name(package, p) for p in package.rglob("*.py")}
+    homes = {f"{package.name}.{room}": {package / room, package.parent / "tests" / room}
+             for room in rooms}
     out = []
+    for root, path, tree in _sources(trees):
+        outside = [home for home, folders in homes.items() if not folders & set(path.parents)]
+        for node in ast.walk(tree):
+            reached: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                reached += [f"{node.module}.{a.name}" for a in node.names
+                            if f"{node.module}.{a.name}" in modules]  # a module by name
+                reached.append(node.module)
+            elif isinstance(node, ast.Import):
+                reached += [a.name for a in node.names]
+            out += [f"{path.relative_to(root.parent)}:{node.lineno}: {name}"
+                    for name in reached for home in outside if name.startswith(f"{home}.")]
+    return sorted(out)
+
+
+def _sources(trees: Iterable[Path]) -> Iterable[tuple[Path, Path, ast.Module]]:
+    """(tree, file, its syntax) for every Python file below ``trees``, the peers' venvs apart."""
     for root in trees:
         for path in sorted(root.rglob("*.py")):
-            if ".peers" in path.parts:
-                continue
-            for room in rooms:
-                home = f"{package.name}.{room}"
-                if {package / room, package.parent / "tests" / room} & set(path.parents):
-                    continue
-                for node in ast.walk(ast.parse(path.read_text())):
-                    reached: list[str] = []
-                    if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                        if node.module.startswith(f"{home}."):
-                            reached.append(node.module)
-                        elif node.module == home:
-                            reached += [f"{home}.{a.name}" for a in node.names
-                                        if f"{home}.{a.name}" in modules]
-                    elif isinstance(node, ast.Import):
-                        reached += [a.name for a in node.names if a.name.startswith(f"{home}.")]
-                    out += [f"{path.relative_to(root.parent)}:{node.lineno}: {name}"
-                            for name in reached]
-    return sorted(out)
+            if ".peers" not in path.parts:
+                yield root, path, ast.parse(path.read_text())
