@@ -111,6 +111,32 @@ def add_group(sub: SubParsers, name: str, *, help: str, examples: Sequence[str])
     return parser.add_subparsers(dest=f"{name}_command", metavar="COMMAND", required=True)
 
 
+def add_range_arguments(parser: argparse.ArgumentParser, *, required: bool = True,
+                        narrowing: bool = False) -> None:
+    """``FACT``, ``--start`` and ``--end``, the arguments of every command over a range of a
+    fact, with one help text each; with ``narrowing``, also ``--time-column``, ``--periods`` and
+    ``--storages``, which narrow a cover."""
+    parser.add_argument("fact", metavar="FACT", help="fact name")
+    parser.add_argument("--start", required=required, metavar="INSTANT",
+                        help="ISO-8601 start, included (no offset: the fact's zone)")
+    parser.add_argument("--end", required=required, metavar="INSTANT",
+                        help="ISO-8601 end, excluded")
+    if narrowing:
+        parser.add_argument("--time-column", metavar="COLUMN",
+                            help="time column (default: the fact's first)")
+        parser.add_argument("--periods", type=csv_list, metavar="P,P",
+                            help="only these update periods")
+        parser.add_argument("--storages", type=csv_list, metavar="S,S",
+                            help="only these storage tables")
+
+
+def add_align_argument(parser: argparse.ArgumentParser) -> None:
+    """``--align``: what a cover does with bounds that do not start a partition."""
+    parser.add_argument("--align", choices=["outer", "inner"],
+                        help="widen (outer) or narrow (inner) bounds that do not start a "
+                             "partition of the finest period")
+
+
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document to stdout")
 
