@@ -53,8 +53,7 @@ from airflow_partitions.coverage import (
     sliced_storage,
 )
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines import RangesTimeline
-from airflow_partitions.timelines.lens import PRESENT_KEY
+from airflow_partitions.timelines import PRESENT_KEY, RangesTimeline
 from airflow_partitions.ui.app import create_app
 from airflow_partitions.ui.auth import require_viewer
 

@@ -44,7 +44,7 @@ from airflow_partitions.catalog import (
     partition_from_cells,
 )
 from airflow_partitions.keys import prefix_successor
-from airflow_partitions.kv.cell_blob import decode_cells
+from airflow_partitions.kv import decode_cells
 from airflow_partitions.periods import UpdatePeriod
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -141,7 +141,7 @@ def setup_ours(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]
     storages = [ds["hourly_storage"]] + ([ds["daily_storage"]] if options.get("mixed") else [])
     verify = bool(options.get("verify", True))
 
-    from airflow_partitions.kv.page_memo import forget_all
+    from airflow_partitions.kv import forget_all
 
     def query(start: dt.datetime, end: dt.datetime) -> list[str]:
         if not verify:  # the computation itself, every time: not the answer kept for the

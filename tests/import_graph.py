@@ -128,20 +128,33 @@ def internal_reaches(package: Path, trees: Iterable[Path], rooms: Iterable[str])
     modules = {_name(package, p) for p in package.rglob("*.py")}
     homes = {f"{package.name}.{room}": {package / room, package.parent / "tests" / room}
              for room in rooms}
+    exported = {home: _all(package / home.split(".")[-1] / "__init__.py") for home in homes}
     out = []
     for root, path, tree in _sources(trees):
         outside = [home for home, folders in homes.items() if not folders & set(path.parents)]
         for node in ast.walk(tree):
             reached: list[str] = []
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                reached += [f"{node.module}.{a.name}" for a in node.names
-                            if f"{node.module}.{a.name}" in modules]  # a module by name
+                reached += [f"{node.module}.{a.name}" for a in node.names  # a module by name,
+                            if f"{node.module}.{a.name}" in modules  # unless the package
+                            and a.name not in exported.get(node.module, ())]  # exports it
                 reached.append(node.module)
             elif isinstance(node, ast.Import):
                 reached += [a.name for a in node.names]
             out += [f"{path.relative_to(root.parent)}:{node.lineno}: {name}"
                     for name in reached for home in outside if name.startswith(f"{home}.")]
     return sorted(out)
+
+
+def _all(init: Path) -> set[str]:
+    """The names a package's ``__init__`` lists in ``__all__`` (a function there may share a
+    submodule's name: ``planning.plan``)."""
+    for node in ast.parse(init.read_text()).body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return {e.value for e in ast.walk(node.value)
+                    if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return set()
 
 
 def _sources(trees: Iterable[Path]) -> Iterable[tuple[Path, Path, ast.Module]]:
