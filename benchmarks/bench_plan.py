@@ -25,8 +25,7 @@ from typing import TypeVar
 
 import pendulum
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.producers import Producer
+from airflow_partitions.catalog import Catalog, Producer
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.planning import plan
 

@@ -41,19 +41,19 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.coverage_view import forget_covers
-from airflow_partitions.catalog.slice_view import forget_presence, read_presence, sliced_storage
-from airflow_partitions.catalog.view_stretches import (
+from airflow_partitions.catalog import Catalog, TimelineCache
+from airflow_partitions.coverage import (
     MISSING,
     NOT_APPLICABLE,
     REGISTERED,
     Stretch,
+    forget_covers,
+    forget_presence,
+    read_presence,
+    sliced_storage,
 )
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines import RangesTimeline
-from airflow_partitions.timelines.lens import PRESENT_KEY
+from airflow_partitions.timelines import PRESENT_KEY, RangesTimeline
 from airflow_partitions.ui.app import create_app
 from airflow_partitions.ui.auth import require_viewer
 

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pendulum
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.catalog import Catalog, TimelineCache
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.testing.hbase.server import HBaseTestServer
 

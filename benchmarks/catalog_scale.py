@@ -36,12 +36,15 @@ from typing import Any
 
 import pendulum
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.query import get_partitions_by_filter
-from airflow_partitions.catalog.rows import LOC, partition_from_cells
+from airflow_partitions.catalog import (
+    LOC,
+    Catalog,
+    TimelineCache,
+    get_partitions_by_filter,
+    partition_from_cells,
+)
 from airflow_partitions.keys import prefix_successor
-from airflow_partitions.kv.cell_blob import decode_cells
+from airflow_partitions.kv import decode_cells
 from airflow_partitions.periods import UpdatePeriod
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -246,7 +249,7 @@ def bare_insert_cells(source: Path, target: Path) -> float:
 _BASELINE_CODE = """
 import sys, time, pendulum
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.catalog import TimelineCache
 from airflow_partitions.periods import UpdatePeriod
 H = UpdatePeriod.HOURLY
 n = int(sys.argv[2])

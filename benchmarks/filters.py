@@ -32,20 +32,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.query import get_partitions_by_filter
-from airflow_partitions.catalog.rows import (
+from airflow_partitions.catalog import (
     LIVE,
     LOC,
     STAMP,
     STATE,
+    Catalog,
+    TimelineCache,
     encoded_cell_column,
+    get_partitions_by_filter,
     value_cell_column,
 )
-from airflow_partitions.filters import FilterPlan, QueryStats, explain_plan, plan_filter
-from airflow_partitions.filters.parser import parse_filter
-from airflow_partitions.filters.types import Binder, typed_from_text
+from airflow_partitions.filters import (
+    Binder,
+    FilterPlan,
+    QueryStats,
+    explain_plan,
+    parse_filter,
+    plan_filter,
+    typed_from_text,
+)
 from airflow_partitions.keys import FIRST_VALUE_FIELD, encode_key, field_bytes
 
 STORAGE = "hits"

@@ -162,7 +162,7 @@ class OursQuery:
         self.catalog.kv.table("peers_scratch").put(b"w", {b"cf:n": str(self.writes).encode()})
 
     def __call__(self, start: dt.datetime, end: dt.datetime) -> list[str]:
-        from airflow_partitions.kv.page_memo import forget_all
+        from airflow_partitions.kv import forget_all
 
         if not self.verify:  # the computation itself, every time: not the answer kept for
             forget_all()  # the request (a warm verified call reuses what its read proves)

@@ -108,7 +108,10 @@ class Bench:
     """The objects one process measures: catalog, sensors, trigger, the 24 paths."""
 
     def __init__(self, db: Path, data: Path) -> None:
-        from airflow_partitions.catalog import coverage_watch
+        try:
+            from airflow_partitions import coverage as coverage_watch
+        except ImportError:  # a --before tree from before issue 27 moved it out of catalog/
+            from airflow_partitions.catalog import coverage_watch
         from airflow_partitions.hooks.catalog import PartitionCatalogHook
         from airflow_partitions.sensors.coverage import PartitionCoverageSensor
 

@@ -37,11 +37,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.catalog import Catalog, TimelineCache
 from airflow_partitions.cover import CoverRequest
-from airflow_partitions.pruning import JoinSpec, prune
-from airflow_partitions.pruning.values import key_sets_from_json
+from airflow_partitions.pruning import JoinSpec, key_sets_from_json, prune
 from airflow_partitions.spark.jobs.collect_keys import Source, collect
 from airflow_partitions.spark.manifest import build_manifest
 from airflow_partitions.spark.reader import read_manifest

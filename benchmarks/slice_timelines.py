@@ -33,11 +33,9 @@ from pathlib import Path
 import pendulum
 from slices import median_of  # benchmarks/ is the script's directory: on sys.path
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.dimension_coverage import completeness
+from airflow_partitions.catalog import Catalog, TimelineCache, completeness
 from airflow_partitions.cover import CoverRequest
-from airflow_partitions.kv.page_memo import forget_all
+from airflow_partitions.kv import forget_all
 from airflow_partitions.periods import UpdatePeriod
 
 START, END = pendulum.datetime(2015, 1, 1), pendulum.datetime(2015, 2, 1)

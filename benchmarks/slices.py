@@ -32,10 +32,15 @@ from typing import TypeVar
 
 import pendulum
 
-from airflow_partitions.cover import CoverRequest
-from airflow_partitions.cover.clock import to_us
-from airflow_partitions.cover.slice_model import RequiredSlice, SliceCover, SliceSource, slice_of
-from airflow_partitions.cover.slices import compute_slice_cover
+from airflow_partitions.cover import (
+    CoverRequest,
+    RequiredSlice,
+    SliceCover,
+    SliceSource,
+    compute_slice_cover,
+    slice_of,
+    to_us,
+)
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import new_timeline
 

@@ -23,8 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.catalog import Catalog, TimelineCache
 from airflow_partitions.periods import UpdatePeriod
 
 HOURLY = UpdatePeriod.HOURLY

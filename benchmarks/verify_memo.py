@@ -32,9 +32,8 @@ from pathlib import Path
 
 import pendulum
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.kv.page_memo import forget_all
+from airflow_partitions.catalog import Catalog, TimelineCache
+from airflow_partitions.kv import forget_all
 from airflow_partitions.periods import UpdatePeriod
 
 H = UpdatePeriod.HOURLY

@@ -24,8 +24,7 @@ from typing import Any, TypeVar
 import pendulum
 import pytest
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.catalog import Catalog, TimelineCache
 
 ROOT = Path(__file__).resolve().parents[1]
 T0 = pendulum.datetime(2024, 1, 1, tz="UTC")

@@ -98,26 +98,68 @@ def private_reaches(package: Path, trees: Iterable[Path]) -> list[str]:
     ``m`` is one of the package's modules (or the tests' own helpers)."""
     modules = {_name(package, p) for p in package.rglob("*.py")}
     out = []
+    for _root, path, tree in _sources(trees):
+        aliases: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                    and node.module.split(".")[0] in (package.name, "tests"):
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        out.append(f"{path.name}: from {node.module} import {alias.name}")
+                    if f"{node.module}.{alias.name}" in modules:
+                        aliases.add(alias.asname or alias.name)
+            elif isinstance(node, ast.Import):
+                aliases.update(a.asname for a in node.names
+                               if a.asname and a.name in modules)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in aliases and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                out.append(f"{path.name}: {node.value.id}.{node.attr}")
+    return sorted(out)
+
+
+def internal_reaches(package: Path, trees: Iterable[Path], rooms: Iterable[str]) -> list[str]:
+    """Imports of a room's modules from outside it: ``from airflow_partitions.catalog.model
+    import StorageDef``, ``from airflow_partitions.catalog import writer`` (a module), ``import
+    airflow_partitions.catalog.rows``, at any depth (function-level imports too). Inside the
+    room's own folder, and its tests' folder (``tests/catalog/`` for ``catalog``), a module may
+    import its siblings; everyone else imports what the room's ``__init__`` exports."""
+    modules = {_name(package, p) for p in package.rglob("*.py")}
+    homes = {f"{package.name}.{room}": {package / room, package.parent / "tests" / room}
+             for room in rooms}
+    exported = {home: _all(package / home.split(".")[-1] / "__init__.py") for home in homes}
+    out = []
+    for root, path, tree in _sources(trees):
+        outside = [home for home, folders in homes.items() if not folders & set(path.parents)]
+        for node in ast.walk(tree):
+            reached: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                reached += [f"{node.module}.{a.name}" for a in node.names  # a module by name,
+                            if f"{node.module}.{a.name}" in modules  # unless the package
+                            and a.name not in exported.get(node.module, ())]  # exports it
+                reached.append(node.module)
+            elif isinstance(node, ast.Import):
+                reached += [a.name for a in node.names]
+            out += [f"{path.relative_to(root.parent)}:{node.lineno}: {name}"
+                    for name in reached for home in outside if name.startswith(f"{home}.")]
+    return sorted(out)
+
+
+def _all(init: Path) -> set[str]:
+    """The names a package's ``__init__`` lists in ``__all__`` (a function there may share a
+    submodule's name: ``planning.plan``)."""
+    for node in ast.parse(init.read_text()).body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return {e.value for e in ast.walk(node.value)
+                    if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return set()
+
+
+def _sources(trees: Iterable[Path]) -> Iterable[tuple[Path, Path, ast.Module]]:
+    """(tree, file, its syntax) for every Python file below ``trees``, the peers' venvs apart."""
     for root in trees:
         for path in sorted(root.rglob("*.py")):
-            if ".peers" in path.parts:
-                continue
-            tree = ast.parse(path.read_text())
-            aliases: set[str] = set()
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
-                        and node.module.split(".")[0] in (package.name, "tests"):
-                    for alias in node.names:
-                        if alias.name.startswith("_") and not alias.name.startswith("__"):
-                            out.append(f"{path.name}: from {node.module} import {alias.name}")
-                        if f"{node.module}.{alias.name}" in modules:
-                            aliases.add(alias.asname or alias.name)
-                elif isinstance(node, ast.Import):
-                    aliases.update(a.asname for a in node.names
-                                   if a.asname and a.name in modules)
-            for node in ast.walk(tree):
-                if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                        and node.value.id in aliases and node.attr.startswith("_")
-                        and not node.attr.startswith("__")):
-                    out.append(f"{path.name}: {node.value.id}.{node.attr}")
-    return sorted(out)
+            if ".peers" not in path.parts:
+                yield root, path, ast.parse(path.read_text())

@@ -3,6 +3,7 @@ small. ``make lint`` runs the same import contracts; these tests prove the check
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT
-from tests.import_graph import cycles, module_graph, private_reaches
+from tests.import_graph import cycles, internal_reaches, module_graph, private_reaches
 
 PACKAGE = ROOT / "airflow_partitions"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
@@ -78,10 +79,9 @@ def test_no_shipped_module_is_over_the_size_limit() -> None:
     assert not too_big, f"split these modules (over {MAX_MODULE_LINES} lines): {too_big}"
 
 
-#: The one circle left (issue 27): ``UpdatePeriod.partition()`` builds a ``TimePartition``,
-#: whose module needs ``UpdatePeriod``. Removing it means retiring that public method.
-KNOWN_CYCLES = [["airflow_partitions.periods.partition",
-                 "airflow_partitions.periods.update_period"]]
+#: No circle is left: ``UpdatePeriod`` and ``TimePartition``, which name each other, share
+#: ``periods/update_period.py`` (issue 27).
+KNOWN_CYCLES: list[list[str]] = []
 
 
 def test_no_import_cycles_between_modules() -> None:
@@ -112,3 +112,41 @@ def test_the_private_name_check_bites(tmp_path: Path) -> None:
     found = private_reaches(PACKAGE, [probe])
     assert found == ["test_probe.py: from airflow_partitions.kv.cell_blob import _directory",
                      "test_probe.py: writer._secret"]
+
+
+#: Rooms used only through what their ``__init__`` exports (``__all__``): nothing outside the
+#: room's folder (and its tests' folder) names one of its modules. Not here: ``spark`` (its
+#: ``jobs/`` are files spark-submit runs, named by path) and the Airflow layer's rooms, which
+#: DAG files import by module.
+THROUGH_INIT = ["periods", "keys", "kv", "timelines", "cover", "filters", "catalog", "pruning",
+                "planning", "coverage", "interop"]
+#: Where the package is used: itself, the tests, the benchmarks and the example DAGs.
+USERS = [PACKAGE, ROOT / "tests", ROOT / "benchmarks", ROOT / "dags_examples"]
+
+
+def test_rooms_are_used_through_their_exports() -> None:
+    assert internal_reaches(PACKAGE, USERS, THROUGH_INIT) == []
+
+
+@pytest.mark.parametrize("room", THROUGH_INIT)
+def test_a_room_exports_everything_in_its_all(room: str) -> None:
+    module = importlib.import_module(f"airflow_partitions.{room}")
+    assert sorted(set(module.__all__)) == sorted(module.__all__)
+    assert [name for name in module.__all__ if not hasattr(module, name)] == []
+
+
+def test_the_exports_check_bites(tmp_path: Path) -> None:
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    (probe / "test_probe.py").write_text(
+        "from airflow_partitions.catalog import Catalog, writer\n"
+        "from airflow_partitions.catalog.model import StorageDef\n"
+        "import airflow_partitions.coverage.watch\n"
+        "def later():\n"
+        "    from airflow_partitions.interop.connection import CONN_TYPE\n")
+    assert internal_reaches(PACKAGE, [probe], THROUGH_INIT) == [
+        "probe/test_probe.py:1: airflow_partitions.catalog.writer",
+        "probe/test_probe.py:2: airflow_partitions.catalog.model",
+        "probe/test_probe.py:3: airflow_partitions.coverage.watch",
+        "probe/test_probe.py:5: airflow_partitions.interop.connection",
+    ]

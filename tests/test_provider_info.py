@@ -10,8 +10,8 @@ import airflow
 import jsonschema
 import pytest
 
-from airflow_partitions.catalog.connection import InvalidConnection, store_url_from_fields
 from airflow_partitions.get_provider_info import get_provider_info
+from airflow_partitions.interop import InvalidConnection, store_url_from_fields
 
 SCHEMA = Path(airflow.__file__).parent / "provider_info.schema.json"
 

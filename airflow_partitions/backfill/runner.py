@@ -22,11 +22,9 @@ from typing import Any, Protocol
 
 from airflow_partitions.backfill.airflow_db import BackfillRefused, Progress
 from airflow_partitions.backfill.stages import Stage, Stretch, stages_of, stretches
-from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import status_line
-from airflow_partitions.planning import Plan, plan
-from airflow_partitions.planning.plan import Instant
-from airflow_partitions.planning.slices import conf_text
+from airflow_partitions.planning import Instant, Plan, conf_text, plan
 
 #: Without a state change for this long while runs wait, say the scheduler may be down.
 STALL_SECONDS = 300.0

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from airflow_partitions.catalog.cache import FactState, TimelineCache
     from airflow_partitions.catalog.model import FactDef, StorageDef
     from airflow_partitions.catalog.rows import CatalogRows
-    from airflow_partitions.kv.base import StoreStats
+    from airflow_partitions.kv import StoreStats
 
 
 class CatalogCore(Protocol):

@@ -64,11 +64,9 @@ from airflow_partitions.catalog.rows import (
 from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptPartitionRow, InvalidInput
 from airflow_partitions.keys import ColumnType, string_field, value_fields
-from airflow_partitions.kv.base import Cells
-from airflow_partitions.kv.scan_filters import SingleColumnValue
+from airflow_partitions.kv import Cells, SingleColumnValue
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines import StoreAllTimeline, timeline_class
-from airflow_partitions.timelines.base import runs
+from airflow_partitions.timelines import StoreAllTimeline, runs, timeline_class
 
 CRASH_ENV: Final = "AIRFLOW_PARTITIONS_CRASH_AT"
 #: Every gap between two steps of a write, in protocol order (the crash-safety tests use it).

@@ -13,6 +13,7 @@ from airflow_partitions.cli.base import (
     SubParsers,
     add_command,
     add_json_flag,
+    add_range_arguments,
     positive_int,
     positive_seconds,
     print_json,
@@ -45,10 +46,7 @@ def register(sub: SubParsers) -> None:
                   "--restate"],
         handler=backfill,
     )
-    p.add_argument("fact", metavar="FACT", help="fact name")
-    p.add_argument("--start", required=True, metavar="INSTANT",
-                   help="ISO-8601 start, included (no offset: the fact's zone)")
-    p.add_argument("--end", required=True, metavar="INSTANT", help="ISO-8601 end, excluded")
+    add_range_arguments(p)
     p.add_argument("--dry-run", action="store_true",
                    help="check and print the backfills; create nothing")
     p.add_argument("--max-active-runs", type=positive_int, default=10, metavar="N",

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich_argparse import RawDescriptionRichHelpFormatter
 
-from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.catalog import Catalog
 from airflow_partitions.cli.console import console_for
 from airflow_partitions.errors import InvalidInput
 
@@ -109,6 +109,32 @@ def add_group(sub: SubParsers, name: str, *, help: str, examples: Sequence[str])
     """A command group (``fact``, ``storage``, ...) whose subcommand is required."""
     parser = add_command(sub, name, help=help, description=help, examples=examples)
     return parser.add_subparsers(dest=f"{name}_command", metavar="COMMAND", required=True)
+
+
+def add_range_arguments(parser: argparse.ArgumentParser, *, required: bool = True,
+                        narrowing: bool = False) -> None:
+    """``FACT``, ``--start`` and ``--end``, the arguments of every command over a range of a
+    fact, with one help text each; with ``narrowing``, also ``--time-column``, ``--periods`` and
+    ``--storages``, which narrow a cover."""
+    parser.add_argument("fact", metavar="FACT", help="fact name")
+    parser.add_argument("--start", required=required, metavar="INSTANT",
+                        help="ISO-8601 start, included (no offset: the fact's zone)")
+    parser.add_argument("--end", required=required, metavar="INSTANT",
+                        help="ISO-8601 end, excluded")
+    if narrowing:
+        parser.add_argument("--time-column", metavar="COLUMN",
+                            help="time column (default: the fact's first)")
+        parser.add_argument("--periods", type=csv_list, metavar="P,P",
+                            help="only these update periods")
+        parser.add_argument("--storages", type=csv_list, metavar="S,S",
+                            help="only these storage tables")
+
+
+def add_align_argument(parser: argparse.ArgumentParser) -> None:
+    """``--align``: what a cover does with bounds that do not start a partition."""
+    parser.add_argument("--align", choices=["outer", "inner"],
+                        help="widen (outer) or narrow (inner) bounds that do not start a "
+                             "partition of the finest period")
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

@@ -10,9 +10,10 @@ from airflow_partitions.cli.base import (
     Context,
     SubParsers,
     UsageError,
+    add_align_argument,
     add_command,
     add_json_flag,
-    csv_list,
+    add_range_arguments,
     print_json,
     say,
 )
@@ -39,10 +40,8 @@ def register(sub: SubParsers) -> None:
                   "--where \"region = 'eu'\""],
         handler=cover_range,
     )
-    _range_arguments(cover)
-    cover.add_argument("--align", choices=["outer", "inner"],
-                       help="widen (outer) or narrow (inner) bounds that do not start a "
-                            "partition of the finest period")
+    add_range_arguments(cover, narrowing=True)
+    add_align_argument(cover)
     cover.add_argument("--fresh-only", action="store_true",
                        help="do not use stale partitions (see 'stale'): fall back to fresh "
                             "finer ones, and say which were skipped")
@@ -61,23 +60,9 @@ def register(sub: SubParsers) -> None:
                   "--end 2015-03-01T06:00:00Z --plot coverage.png"],
         handler=coverage_picture,
     )
-    _range_arguments(picture)
+    add_range_arguments(picture, narrowing=True)
     picture.add_argument("--plot", metavar="PNG", help="write the picture to this PNG file")
     picture.add_argument("--width", type=int, default=72, help="text bar width (default 72)")
-
-
-def _range_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("fact", metavar="FACT", help="fact name")
-    parser.add_argument("--start", required=True, metavar="INSTANT",
-                        help="ISO-8601 start, included (no offset: the fact's zone)")
-    parser.add_argument("--end", required=True, metavar="INSTANT",
-                        help="ISO-8601 end, excluded")
-    parser.add_argument("--time-column", metavar="COLUMN",
-                        help="time column (default: the fact's first)")
-    parser.add_argument("--periods", type=csv_list, metavar="P,P",
-                        help="only these update periods")
-    parser.add_argument("--storages", type=csv_list, metavar="S,S",
-                        help="only these storage tables")
 
 
 def parse_instant(text: str, tz: str, what: str) -> pendulum.DateTime:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from airflow_partitions.catalog.cache import FactState
+from airflow_partitions.catalog import FactState
 from airflow_partitions.cover import Cover
 from airflow_partitions.errors import InvalidInput, InvalidRange, PartitionsError
 from airflow_partitions.periods import UpdatePeriod

@@ -7,8 +7,7 @@ from collections.abc import Mapping
 
 from rich.table import Table
 
-from airflow_partitions.catalog.model import FactDef, StorageDef
-from airflow_partitions.catalog.producers import Producer, parse_producer_items
+from airflow_partitions.catalog import FactDef, Producer, StorageDef, parse_producer_items
 from airflow_partitions.cli.base import (
     Context,
     SubParsers,

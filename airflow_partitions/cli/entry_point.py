@@ -18,12 +18,12 @@ from typing import Final, NoReturn
 from rich_argparse import RawDescriptionRichHelpFormatter
 
 from airflow_partitions import __version__
-from airflow_partitions.catalog.connection import InvalidConnection, store_url_from_fields
 from airflow_partitions.cli.base import Context, UsageError, add_global_options
 from airflow_partitions.cli.commands import COMMAND_MODULES
 from airflow_partitions.defaults import CONNECTION_ID, default_store_url
 from airflow_partitions.errors import InvalidInput, PartitionsError
 from airflow_partitions.hooks.connection_lookup import find_connection
+from airflow_partitions.interop import InvalidConnection, store_url_from_fields
 from airflow_partitions.kv import InvalidStoreURL, KVError
 
 PROG: Final = "airflow-partitions"

@@ -11,7 +11,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from airflow_partitions.catalog.query import explain, get_partitions_by_filter
+from airflow_partitions.catalog import explain, get_partitions_by_filter
 from airflow_partitions.cli.base import (
     Context,
     SubParsers,
@@ -22,7 +22,7 @@ from airflow_partitions.cli.base import (
 from airflow_partitions.filters import QueryStats
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.model import Partition
+    from airflow_partitions.catalog import Partition
 
 EXAMPLES = [
     "airflow-partitions explain events_raw --filter \"dt >= '2015-01-01' and region = 'us'\"",

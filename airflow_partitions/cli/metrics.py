@@ -13,9 +13,10 @@ import pendulum
 from airflow_partitions.cli.base import (
     Context,
     SubParsers,
+    add_align_argument,
     add_command,
     add_json_flag,
-    csv_list,
+    add_range_arguments,
     print_json,
     say,
 )
@@ -38,17 +39,8 @@ def register(sub: SubParsers) -> None:
                   "--start 2024-01-01 --end 2024-02-01 --json"],
         handler=metrics,
     )
-    p.add_argument("fact", metavar="FACT", help="fact name")
-    p.add_argument("--start", required=True, metavar="INSTANT",
-                   help="ISO-8601 start, included (no offset: the fact's zone)")
-    p.add_argument("--end", required=True, metavar="INSTANT", help="ISO-8601 end, excluded")
-    p.add_argument("--time-column", metavar="COLUMN",
-                   help="time column (default: the fact's first)")
-    p.add_argument("--periods", type=csv_list, metavar="P,P", help="only these update periods")
-    p.add_argument("--storages", type=csv_list, metavar="S,S", help="only these storage tables")
-    p.add_argument("--align", choices=["outer", "inner"],
-                   help="widen (outer) or narrow (inner) bounds that do not start a partition "
-                        "of the finest period")
+    add_range_arguments(p, narrowing=True)
+    add_align_argument(p)
     p.add_argument("--where", metavar="FILTER",
                    help="which slices of the declared dimensions are required, e.g. "
                         "\"region IN ('eu','us')\" (default: every value each domain requires)")
@@ -56,7 +48,7 @@ def register(sub: SubParsers) -> None:
 
 
 def metrics(args: argparse.Namespace, ctx: Context) -> int:
-    from airflow_partitions.catalog.coverage_metrics import measure
+    from airflow_partitions.coverage import measure
     from airflow_partitions.hooks.metrics import metrics_enabled, metrics_target, send
 
     tz = ctx.catalog.get_fact(args.fact).tz

@@ -11,8 +11,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from airflow_partitions.catalog.facade import Catalog
-from airflow_partitions.catalog.model import StorageDef, make_spec, partition_range
+from airflow_partitions.catalog import Catalog, StorageDef, make_spec, partition_range
 from airflow_partitions.cli.base import UsageError
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod

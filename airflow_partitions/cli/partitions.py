@@ -8,8 +8,7 @@ from typing import Final
 
 from rich.table import Table
 
-from airflow_partitions.catalog.model import Partition, StorageDef
-from airflow_partitions.catalog.writer import PartitionConflict
+from airflow_partitions.catalog import Partition, PartitionConflict, StorageDef
 from airflow_partitions.cli.base import (
     Context,
     SubParsers,

@@ -9,6 +9,7 @@ from airflow_partitions.cli.base import (
     SubParsers,
     add_command,
     add_json_flag,
+    add_range_arguments,
     plural,
     print_json,
     say,
@@ -36,10 +37,7 @@ def register(sub: SubParsers) -> None:
                   "--where \"region = 'eu'\""],
         handler=plan_range,
     )
-    p.add_argument("fact", metavar="FACT", help="fact name")
-    p.add_argument("--start", required=True, metavar="INSTANT",
-                   help="ISO-8601 start, included (no offset: the fact's zone)")
-    p.add_argument("--end", required=True, metavar="INSTANT", help="ISO-8601 end, excluded")
+    add_range_arguments(p)
     p.add_argument("--where", metavar="FILTER",
                    help="only these slices of the declared dimensions (\"region IN ('eu')\"; "
                         "default: every required one)")

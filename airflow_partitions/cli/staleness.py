@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 
-from airflow_partitions.catalog.staleness import StalePartition
+from airflow_partitions.catalog import StalePartition
 from airflow_partitions.cli.base import (
     Context,
     SubParsers,
     add_command,
     add_json_flag,
+    add_range_arguments,
     plural,
     print_json,
     say,
@@ -35,10 +36,7 @@ def register(sub: SubParsers) -> None:
                   "airflow-partitions stale events --start 2015-01-01 --end 2015-02-01 --json"],
         handler=list_stale,
     )
-    stale.add_argument("fact", metavar="FACT", help="fact name")
-    stale.add_argument("--start", metavar="INSTANT",
-                       help="ISO-8601 start, included (no offset: the fact's zone)")
-    stale.add_argument("--end", metavar="INSTANT", help="ISO-8601 end, excluded")
+    add_range_arguments(stale, required=False)
     stale.add_argument("--time-column", metavar="COLUMN",
                        help="time column the range applies to (default: the fact's first)")
     add_json_flag(stale)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from airflow_partitions.catalog.lens_table import ImportedTimeline, parse_parameters
+from airflow_partitions.catalog import ImportedTimeline, parse_parameters
 from airflow_partitions.cli.base import (
     Context,
     SubParsers,

@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from rich.table import Table
 
-from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog import StorageDef
 from airflow_partitions.cli import timeline_lens
 from airflow_partitions.cli.base import (
     Context,

@@ -18,8 +18,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Final
 
-from airflow_partitions.catalog import AlreadyExists, Catalog
-from airflow_partitions.catalog.producers import Producer
+from airflow_partitions.catalog import AlreadyExists, Catalog, Producer
 from airflow_partitions.defaults import default_data_root
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.spark.synthetic import SLICE_REGIONS

@@ -34,8 +34,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.catalog import Catalog, TimelineCache
 from airflow_partitions.cli.console import console_for
 from airflow_partitions.cli.coverage_picture import coverage_lanes, plot_coverage
 from airflow_partitions.cover import status_line

@@ -11,6 +11,7 @@ Everything here is pure: a storage is seen only through its
 :mod:`airflow_partitions.catalog.query`.
 """
 
+from airflow_partitions.filters import ast  # the node types, as a namespace: ast.Column, ...
 from airflow_partitions.filters.ast import Expr
 from airflow_partitions.filters.decompose import decompose
 from airflow_partitions.filters.errors import (
@@ -38,6 +39,7 @@ __all__ = [
     "PeriodPlan",
     "QueryStats",
     "UnknownColumnError",
+    "ast",
     "compile_node",
     "decompose",
     "explain_plan",

@@ -28,10 +28,10 @@ from typing import Any
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
-from airflow_partitions.catalog.connection import CONN_TYPE, extra_field, store_url_from_fields
-from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.catalog import Catalog
 from airflow_partitions.defaults import CONNECTION_ID, default_store_url
 from airflow_partitions.hooks.connection_lookup import find_connection, in_task_context
+from airflow_partitions.interop import CONN_TYPE, extra_field, store_url_from_fields
 
 _CATALOGS: dict[tuple[str, str | None], Catalog] = {}
 _CATALOGS_LOCK = threading.Lock()

@@ -24,10 +24,9 @@ from typing import Any
 
 import pendulum
 
-from airflow_partitions.catalog.cache import FactState
-from airflow_partitions.catalog.coverage_metrics import measure, metrics_of
-from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.catalog import Catalog, FactState
 from airflow_partitions.cover import Cover, CoverageMetrics, CoverRequest
+from airflow_partitions.coverage import measure, metrics_of
 
 log = logging.getLogger(__name__)
 

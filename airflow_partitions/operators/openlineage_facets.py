@@ -5,7 +5,7 @@ from it, and from the openlineage-python client it brings, is imported when line
 for, never when an operator module is imported: without the provider Airflow never calls
 ``get_openlineage_facets_on_complete``, and a direct call returns ``None``.
 
-Per storage table, one dataset (see :mod:`airflow_partitions.catalog.lineage_datasets`) with:
+Per storage table, one dataset (see :mod:`airflow_partitions.interop.lineage_datasets`) with:
 
 * ``subset`` (``InputSubsetInputDatasetFacet`` / ``OutputSubsetOutputDatasetFacet``): a
   ``PartitionSubsetCondition`` listing exactly the partitions read or written, each with its
@@ -20,12 +20,12 @@ import importlib.util
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from airflow_partitions.catalog.lineage_datasets import (
+from airflow_partitions.catalog import StorageDef
+from airflow_partitions.interop import (
     StorageSubset,
     manifest_subsets,
     registered_subset,
 )
-from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.spark.manifest import Manifest
 
 if TYPE_CHECKING:

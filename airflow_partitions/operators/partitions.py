@@ -3,7 +3,7 @@
 Both are idempotent (a retried task is harmless) and, given ``outlets=[Asset(...)]``, emit one
 asset event per partition key and asset, in time order (see :mod:`.asset_events`), so
 ``PartitionedAssetTimetable`` DAGs can follow. Keys: see
-:func:`airflow_partitions.catalog.partition_values.partition_key`.
+:func:`airflow_partitions.interop.partition_values.partition_key`.
 """
 
 from __future__ import annotations
@@ -16,16 +16,15 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.partition_values import (
+from airflow_partitions.catalog import StorageDef, WriteResult
+from airflow_partitions.errors import InvalidInput
+from airflow_partitions.hooks.catalog import PartitionCatalogHook
+from airflow_partitions.interop import (
     KEY_STYLES,
     expand_values,
     key_facts,
     partition_key,
 )
-from airflow_partitions.catalog.writer import WriteResult
-from airflow_partitions.errors import InvalidInput
-from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.operators.asset_events import emit_in_time_order, event_extra
 from airflow_partitions.operators.openlineage_facets import registration_lineage
 from airflow_partitions.periods import UpdatePeriod
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
     from airflow.providers.openlineage.extractors import OperatorLineage
     from airflow.sdk import Context
 
-    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog import Catalog
 
 
 class _PartitionsOperator(BaseOperator):
@@ -129,7 +128,7 @@ class RegisterPartitionsOperator(_PartitionsOperator):
     :param storage: the storage table. (templated)
     :param period: the update period (``HOURLY``, ``DAILY``...). (templated)
     :param values: the partitions: a mapping, a list of mappings or a range, see
-        :mod:`airflow_partitions.catalog.partition_values`. (templated)
+        :mod:`airflow_partitions.interop.partition_values`. (templated)
     :param location: an explicit location (one partition only); default: the storage's
         location template. (templated)
     :param overwrite: move partitions registered at another location (a new version).

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk.exceptions import AirflowFailException
 
-from airflow_partitions.catalog.model import Partition
+from airflow_partitions.catalog import Partition
 from airflow_partitions.defaults import default_manifest_dir
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
-from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog import StorageDef
 from airflow_partitions.cover import Cover, CoverRequest, missing_list, skipped_text, status_line
 from airflow_partitions.defaults import (
     default_manifest_dir,
@@ -31,6 +31,7 @@ from airflow_partitions.defaults import (
 )
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
+from airflow_partitions.operators.cover_arguments import COVER_TEMPLATE_FIELDS, CoverArguments
 from airflow_partitions.operators.openlineage_facets import manifest_lineage
 from airflow_partitions.operators.spark_provider import rebuild_hook_on_execute
 from airflow_partitions.spark.manifest import (
@@ -51,7 +52,7 @@ class UncoverableRange(AirflowException):
     """The catalog cannot cover the range (and ``allow_partial`` is off, or nothing is covered)."""
 
 
-class CoveredSparkSubmitOperator(SparkSubmitOperator):
+class CoveredSparkSubmitOperator(CoverArguments, SparkSubmitOperator):
     """Run ``spark-submit`` on exactly the registered partitions that cover a time range.
 
     :param cover_from: task id of an upstream ``PartitionCoverageSensor`` whose XCom cover
@@ -99,8 +100,8 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
 
     template_fields: Sequence[str] = (
         *SparkSubmitOperator.template_fields,
-        "cover_from", "fact", "start", "end", "time_column", "periods", "storages", "align",
-        "where", "residual_filter", "manifest_dir", "catalog_conn_id",
+        "cover_from", *COVER_TEMPLATE_FIELDS, "residual_filter", "manifest_dir",
+        "catalog_conn_id",
     )
 
     def __init__(
@@ -129,18 +130,13 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
         if cover_from is None and fact is None:
             raise ValueError("CoveredSparkSubmitOperator needs cover_from= or fact=")
         self.cover_from = cover_from
-        self.fact = fact
         if cover_from is None:
             start = "{{ data_interval_start }}" if start is None else start
             end = "{{ data_interval_end }}" if end is None else end
-        self.start = start
-        self.end = end
-        self.time_column = time_column
-        self.periods = periods
-        self.storages = storages
-        self.align = align
-        self.where = where
-        self.fresh_only = fresh_only
+        self.keep_cover_arguments(
+            fact=fact, start=start, end=end, time_column=time_column, periods=periods,
+            storages=storages, align=align, where=where, fresh_only=fresh_only,
+        )
         self.allow_partial = allow_partial
         self.residual_filter = residual_filter
         self.manifest_dir = manifest_dir
@@ -178,11 +174,8 @@ class CoveredSparkSubmitOperator(SparkSubmitOperator):
                 storages = sorted({p.storage for p in upstream.partitions})
             if where is None:  # the slices the sensor waited for (its XCom says which)
                 where = pushed.get("where")
-        return CoverRequest.of(
-            fact or "", start, end, time_column=self.time_column, periods=periods,
-            storages=storages, align=self.align, allow_empty=False, fresh_only=self.fresh_only,
-            where=where,
-        )
+        return self.cover_request(fact=fact or "", start=start, end=end, periods=periods,
+                                  storages=storages, where=where)
 
     def build_manifest(self, context: Context) -> Manifest:
         """Compute and verify the cover now, and turn it into a manifest (or fail)."""

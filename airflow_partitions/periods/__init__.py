@@ -12,8 +12,8 @@ Sub-daily values whose wall-clock time occurs twice (DST fall-back) carry their 
 """
 
 from airflow_partitions.periods.fast_parse import fast_ordinal, fast_ordinals, fast_value_bytes
-from airflow_partitions.periods.partition import TimePartition, TimePartitionRange
-from airflow_partitions.periods.update_period import UpdatePeriod
+from airflow_partitions.periods.partition import TimePartitionRange
+from airflow_partitions.periods.update_period import TimePartition, UpdatePeriod
 from airflow_partitions.periods.zones import UTC, TzLike, zone, zone_name
 
 __all__ = [

@@ -1,11 +1,14 @@
-"""``TimePartition`` and ``TimePartitionRange``: one partition of a period, and half-open runs
-of them, as values a person can read (``2015-01-29-06``) and the code can count (ordinals).
+"""``TimePartitionRange``: half-open runs of partitions of one period, as values a person can
+read (``[2015-01-29-06, 2015-01-30-00)``) and the code can count (ordinals).
+
+One partition, :class:`TimePartition`, lives with :class:`UpdatePeriod` in ``update_period.py``
+(each names the other: ``UpdatePeriod.partition()`` builds one); it is re-exported here, so
+``airflow_partitions.periods.partition.TimePartition`` keeps working.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,92 +17,11 @@ from typing import Final
 import pendulum
 
 from airflow_partitions.arguments import shown
-from airflow_partitions.errors import (
-    InvalidRange,
-    MixedPeriods,
-)
-from airflow_partitions.periods.update_period import UpdatePeriod
-from airflow_partitions.periods.zones import (
-    TzLike,
-    zone,
-    zone_name,
-)
+from airflow_partitions.errors import InvalidRange
+from airflow_partitions.periods.update_period import TimePartition, UpdatePeriod
+from airflow_partitions.periods.zones import TzLike
 
-
-@functools.total_ordering
-@dataclass(frozen=True)
-class TimePartition:
-    """One partition of one period: ``[start, end)`` in a zone, named by its value string."""
-
-    period: UpdatePeriod
-    ordinal: int
-    tz: str = "UTC"
-
-    @classmethod
-    def of(
-        cls, period: UpdatePeriod | str, value: str | dt.datetime, tz: TzLike | None = None
-    ) -> TimePartition:
-        """From a value string, or from an instant that already starts a partition."""
-        period = UpdatePeriod.of(period)
-        if isinstance(value, dt.datetime):
-            zone_ = zone(tz if tz is not None else value.tzinfo)
-            ordinal = period._aligned_ordinal(value, zone_)
-        else:
-            zone_ = zone(tz)
-            ordinal = period.parse_ordinal(value, zone_)
-        return cls(period, ordinal, zone_name(zone_) or "UTC")
-
-    @property
-    def zone(self) -> dt.tzinfo:
-        """The partition's zone as a tzinfo."""
-        return zone(self.tz)
-
-    @property
-    def start(self) -> pendulum.DateTime:
-        """The first instant of the partition."""
-        return self.period.start_of(self.ordinal, self.tz)
-
-    @property
-    def end(self) -> pendulum.DateTime:
-        """The first instant after the partition (exclusive)."""
-        return self.period.start_of(self.ordinal + 1, self.tz)
-
-    @property
-    def value(self) -> str:
-        """The partition value in the period's format."""
-        return self.period.format_ordinal(self.ordinal, self.tz)
-
-    def next(self) -> TimePartition:
-        """The following partition of the same period."""
-        return self.add(1)
-
-    def previous(self) -> TimePartition:
-        """The preceding partition of the same period."""
-        return self.add(-1)
-
-    def add(self, n: int) -> TimePartition:
-        """The partition ``n`` steps away."""
-        return TimePartition(self.period, self.ordinal + n, self.tz)
-
-    def _check_comparable(self, other: TimePartition) -> None:
-        if other.period is not self.period or other.tz != self.tz:
-            raise MixedPeriods(
-                f"cannot compare {self.period.name} {self.value} ({self.tz}) with "
-                f"{other.period.name} {other.value} ({other.tz})"
-            )
-
-    def __lt__(self, other: object) -> bool:
-        if not isinstance(other, TimePartition):
-            return NotImplemented
-        self._check_comparable(other)
-        return self.ordinal < other.ordinal
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __repr__(self) -> str:
-        return f"TimePartition({self.period.name}, {self.value!r}, tz={self.tz!r})"
-
+__all__ = ["TimePartition", "TimePartitionRange"]
 
 _RANGE_TEXT: Final = re.compile(r"\s*([\[(])\s*([^,\s]+)\s*,\s*([^,\s]+)\s*([\])])\s*")
 

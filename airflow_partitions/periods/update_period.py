@@ -1,4 +1,5 @@
-"""``UpdatePeriod``: how often a storage gets a partition, its value format, and ordinals.
+"""``UpdatePeriod``: how often a storage gets a partition, its value format, and ordinals; and
+``TimePartition``, one partition of a period (one module: each names the other).
 
 Every partition of a period has an integer *ordinal* (consecutive partitions, consecutive
 ordinals). Fixed-length periods count seconds from the epoch (shifted by the zone's phase);
@@ -18,7 +19,7 @@ import enum
 import functools
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import pendulum
 
@@ -28,9 +29,17 @@ from airflow_partitions.errors import (
     InvalidPartitionValue,
     InvalidRange,
     MisalignedTime,
+    MixedPeriods,
     WrongType,
 )
 from airflow_partitions.periods.fast_parse import fast_ordinal, fast_value
+from airflow_partitions.periods.specs import (
+    NESTS_IN,
+    REPRESENTABLE,
+    SPECS,
+    PeriodSpec,
+    coarse_ordinal,
+)
 from airflow_partitions.periods.zones import (
     CYCLE_DAYS,
     EPOCH,
@@ -50,61 +59,6 @@ from airflow_partitions.periods.zones import (
     zone_name,
     zone_phase,
 )
-
-if TYPE_CHECKING:  # partition.py builds on this module; the one runtime use imports late
-    from airflow_partitions.periods.partition import TimePartition
-
-
-@dataclass(frozen=True)
-class _Spec:
-    seconds: int  # fixed length for sub-daily periods, approximate otherwise
-    fixed: bool
-    pattern: str
-    regex: re.Pattern[str]
-    end_text: str  # the first value of year 10000: the end of the calendar, not a partition
-    cycle: int  # partitions in 400 Gregorian years (the calendar's period)
-
-
-_OFFSET = r"(?:([+-]\d{2}:\d{2}))?"
-_SPECS: Final[dict[str, _Spec]] = {
-    "SECONDLY": _Spec(
-        1, True, "yyyy-MM-dd-HH-mm-ss",
-        re.compile(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})" + _OFFSET),
-        "10000-01-01-00-00-00", CYCLE_DAYS * 86400,
-    ),
-    "MINUTELY": _Spec(
-        60, True, "yyyy-MM-dd-HH-mm",
-        re.compile(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})" + _OFFSET),
-        "10000-01-01-00-00", CYCLE_DAYS * 1440,
-    ),
-    "HOURLY": _Spec(
-        3600, True, "yyyy-MM-dd-HH", re.compile(r"(\d{4})-(\d{2})-(\d{2})-(\d{2})" + _OFFSET),
-        "10000-01-01-00", CYCLE_DAYS * 24,
-    ),
-    "DAILY": _Spec(86400, False, "yyyy-MM-dd", re.compile(r"(\d{4})-(\d{2})-(\d{2})"),
-                   "10000-01-01", CYCLE_DAYS),
-    "WEEKLY": _Spec(7 * 86400, False, "yyyy-'W'ww", re.compile(r"(\d{4})-W(\d{2})"),
-                    "10000-W01", CYCLE_DAYS // 7),
-    "MONTHLY": _Spec(30 * 86400, False, "yyyy-MM", re.compile(r"(\d{4})-(\d{2})"),
-                     "10000-01", 4800),
-    "QUARTERLY": _Spec(91 * 86400, False, "yyyy-'Q'q", re.compile(r"(\d{4})-Q(\d)"),
-                       "10000-Q1", 1600),
-    "YEARLY": _Spec(365 * 86400, False, "yyyy", re.compile(r"(\d{4})"), "10000", 400),
-}
-#: What a message says about instants ``datetime`` cannot hold.
-_REPRESENTABLE: Final = "0001-01-01T00:00Z to 9999-12-31T23:59:59.999999Z"
-
-# Which periods a period's partitions fit into exactly (calendar nesting, not durations).
-_NESTS_IN: Final[dict[str, frozenset[str]]] = {
-    "SECONDLY": frozenset(_SPECS),
-    "MINUTELY": frozenset(_SPECS) - {"SECONDLY"},
-    "HOURLY": frozenset({"HOURLY", "DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY"}),
-    "DAILY": frozenset({"DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY"}),
-    "WEEKLY": frozenset({"WEEKLY"}),
-    "MONTHLY": frozenset({"MONTHLY", "QUARTERLY", "YEARLY"}),
-    "QUARTERLY": frozenset({"QUARTERLY", "YEARLY"}),
-    "YEARLY": frozenset({"YEARLY"}),
-}
 
 
 @functools.total_ordering
@@ -145,8 +99,8 @@ class UpdatePeriod(enum.Enum):
             ) from None
 
     @property
-    def _spec(self) -> _Spec:
-        return _SPECS[self.value]
+    def _spec(self) -> PeriodSpec:
+        return SPECS[self.value]
 
     @property
     def approx_seconds(self) -> int:
@@ -165,7 +119,7 @@ class UpdatePeriod(enum.Enum):
 
     def nests_in(self, other: UpdatePeriod) -> bool:
         """Whether every partition of ``other`` is an exact union of partitions of ``self``."""
-        return other.value in _NESTS_IN[self.value]
+        return other.value in NESTS_IN[self.value]
 
     # -- ordinals: the integer identity of a partition ------------------------------------------
 
@@ -214,7 +168,7 @@ class UpdatePeriod(enum.Enum):
                 raise
             raise InvalidRange(
                 f"{self._describe(ordinal, zone_)} starts outside the instants Python can "
-                f"represent ({_REPRESENTABLE})"
+                f"represent ({REPRESENTABLE})"
             ) from None
 
     def end_ordinal(self, tz: TzLike | None = None) -> int:
@@ -424,21 +378,9 @@ class UpdatePeriod(enum.Enum):
         year = int(groups[0])
         if year < 1:
             raise InvalidPartitionValue(f"{value!r}: year 0000 does not exist")
-        if self is UpdatePeriod.YEARLY:
-            return year
-        if self is UpdatePeriod.QUARTERLY:
-            quarter = int(groups[1])
-            if not 1 <= quarter <= 4:
-                raise InvalidPartitionValue(f"{value!r}: quarter must be 1..4")
-            return year * 4 + quarter - 1
-        if self is UpdatePeriod.MONTHLY:
-            month = int(groups[1])
-            if not 1 <= month <= 12:
-                raise InvalidPartitionValue(f"{value!r}: month must be 01..12")
-            return year * 12 + month - 1
-        if self is UpdatePeriod.WEEKLY:
-            monday = dt.date.fromisocalendar(year, int(groups[1]), 1)
-            return (monday.toordinal() - 1) // 7
+        coarse = coarse_ordinal(self.value, year, groups[1:2], value)
+        if coarse is not None:
+            return coarse
         day = dt.date(year, int(groups[1]), int(groups[2]))
         if self is UpdatePeriod.DAILY:
             return day.toordinal()
@@ -463,8 +405,6 @@ class UpdatePeriod(enum.Enum):
 
     def partition(self, value: str | dt.datetime, tz: TzLike | None = None) -> TimePartition:
         """A :class:`TimePartition` of this period from a value string or an aligned instant."""
-        from airflow_partitions.periods.partition import TimePartition
-
         return TimePartition.of(self, value, tz)
 
 
@@ -482,3 +422,78 @@ def _end_ordinal(period: UpdatePeriod, tz: dt.tzinfo) -> int:
 
 #: Exact names, the fast path of :meth:`UpdatePeriod.of`.
 _BY_NAME: Final[dict[str, UpdatePeriod]] = {p.name: p for p in UpdatePeriod}
+
+
+@functools.total_ordering
+@dataclass(frozen=True)
+class TimePartition:
+    """One partition of one period: ``[start, end)`` in a zone, named by its value string."""
+
+    period: UpdatePeriod
+    ordinal: int
+    tz: str = "UTC"
+
+    @classmethod
+    def of(
+        cls, period: UpdatePeriod | str, value: str | dt.datetime, tz: TzLike | None = None
+    ) -> TimePartition:
+        """From a value string, or from an instant that already starts a partition."""
+        period = UpdatePeriod.of(period)
+        if isinstance(value, dt.datetime):
+            zone_ = zone(tz if tz is not None else value.tzinfo)
+            ordinal = period._aligned_ordinal(value, zone_)
+        else:
+            zone_ = zone(tz)
+            ordinal = period.parse_ordinal(value, zone_)
+        return cls(period, ordinal, zone_name(zone_) or "UTC")
+
+    @property
+    def zone(self) -> dt.tzinfo:
+        """The partition's zone as a tzinfo."""
+        return zone(self.tz)
+
+    @property
+    def start(self) -> pendulum.DateTime:
+        """The first instant of the partition."""
+        return self.period.start_of(self.ordinal, self.tz)
+
+    @property
+    def end(self) -> pendulum.DateTime:
+        """The first instant after the partition (exclusive)."""
+        return self.period.start_of(self.ordinal + 1, self.tz)
+
+    @property
+    def value(self) -> str:
+        """The partition value in the period's format."""
+        return self.period.format_ordinal(self.ordinal, self.tz)
+
+    def next(self) -> TimePartition:
+        """The following partition of the same period."""
+        return self.add(1)
+
+    def previous(self) -> TimePartition:
+        """The preceding partition of the same period."""
+        return self.add(-1)
+
+    def add(self, n: int) -> TimePartition:
+        """The partition ``n`` steps away."""
+        return TimePartition(self.period, self.ordinal + n, self.tz)
+
+    def _check_comparable(self, other: TimePartition) -> None:
+        if other.period is not self.period or other.tz != self.tz:
+            raise MixedPeriods(
+                f"cannot compare {self.period.name} {self.value} ({self.tz}) with "
+                f"{other.period.name} {other.value} ({other.tz})"
+            )
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, TimePartition):
+            return NotImplemented
+        self._check_comparable(other)
+        return self.ordinal < other.ordinal
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"TimePartition({self.period.name}, {self.value!r}, tz={self.tz!r})"

@@ -13,17 +13,20 @@ from airflow_partitions.planning.model import (
     PlannedRunJson,
     UnfillableJson,
 )
-from airflow_partitions.planning.plan import plan
-from airflow_partitions.planning.slices import slices_text
+from airflow_partitions.planning.plan import Instant, plan
+from airflow_partitions.planning.slices import conf_text, run_conf, slices_text
 
 __all__ = [
     "KINDS",
+    "Instant",
     "PartitionRefJson",
     "Plan",
     "PlanJson",
     "PlannedRun",
     "PlannedRunJson",
     "UnfillableJson",
+    "conf_text",
     "plan",
+    "run_conf",
     "slices_text",
 ]

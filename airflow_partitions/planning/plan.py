@@ -17,8 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from airflow_partitions.arguments import shown
-from airflow_partitions.catalog.dimension_coverage import SliceCompleteness, complete_sources
-from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog import SliceCompleteness, StorageDef, complete_sources
 from airflow_partitions.cover import (
     Clock,
     Cover,
@@ -47,7 +46,7 @@ from airflow_partitions.timelines import (
 )
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog import Catalog
 
 #: Periods whose partitions straddle WEEKLY ones (the planner keeps a nested chain).
 _CALENDAR: Final = frozenset({UpdatePeriod.MONTHLY, UpdatePeriod.QUARTERLY, UpdatePeriod.YEARLY})

@@ -29,8 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.verified_cover import VerifiedCover
+from airflow_partitions.catalog import StorageDef, VerifiedCover
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.pruning.query import (
@@ -67,8 +66,7 @@ from airflow_partitions.pruning.values import (
 )
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Catalog
-    from airflow_partitions.catalog.model import Partition
+    from airflow_partitions.catalog import Catalog, Partition
 
 
 @dataclass

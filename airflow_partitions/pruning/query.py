@@ -21,16 +21,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.query import execute_plan
+from airflow_partitions.catalog import StorageDef, execute_plan
 from airflow_partitions.filters import QueryStats, ast, plan_filter
 from airflow_partitions.keys import ColumnType
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.pruning.values import Typed, partition_value, sort_key
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Catalog
-    from airflow_partitions.catalog.model import Partition
+    from airflow_partitions.catalog import Catalog, Partition
 
 #: How many conjuncts the IN lists (times the cover's time runs) may expand into before the
 #: query reads one range scan per period and applies the value sets on the client instead.

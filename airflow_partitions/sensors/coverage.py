@@ -26,7 +26,6 @@ from airflow.sdk.exceptions import (
     AirflowSkipException,
 )
 
-from airflow_partitions.catalog.coverage_watch import CoverageWatch
 from airflow_partitions.cover import (
     Cover,
     CoverJson,
@@ -35,10 +34,12 @@ from airflow_partitions.cover import (
     status_line,
     to_instant,
 )
+from airflow_partitions.coverage import CoverageWatch
 from airflow_partitions.errors import CorruptCatalog, InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.hooks.metrics import publish_coverage
 from airflow_partitions.kv import StoreDamaged, StoreUnavailable
+from airflow_partitions.operators.cover_arguments import COVER_TEMPLATE_FIELDS, CoverArguments
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
 from airflow_partitions.triggers.events import CoverageEvent
 from airflow_partitions.ui.link import PartitionsViewLink, view_url
@@ -53,7 +54,7 @@ DEFAULT_START = "{{ data_interval_start }}"
 DEFAULT_END = "{{ data_interval_end }}"
 
 
-class PartitionCoverageSensor(BaseSensorOperator):
+class PartitionCoverageSensor(CoverArguments, BaseSensorOperator):
     """Wait until the catalog can cover ``[start, end)`` of ``fact`` with registered partitions.
 
     :param fact: the fact to cover. (templated)
@@ -75,10 +76,8 @@ class PartitionCoverageSensor(BaseSensorOperator):
     :param deferrable: wait in the triggerer (no worker slot) between the first and last check.
     """
 
-    template_fields: Sequence[str] = (
-        "fact", "start", "end", "time_column", "periods", "storages", "align", "where",
-        "catalog_conn_id",
-    )
+    template_fields: Sequence[str] = (*COVER_TEMPLATE_FIELDS, "catalog_conn_id")
+    fact: str  # required here
     ui_color = "#c8e6c9"
     #: A button to the fact's Partitions view over the range (docs/observability.md).
     operator_extra_links = (PartitionsViewLink(),)
@@ -100,15 +99,10 @@ class PartitionCoverageSensor(BaseSensorOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.fact = fact
-        self.start = start
-        self.end = end
-        self.time_column = time_column
-        self.periods = periods
-        self.storages = storages
-        self.align = align
-        self.fresh_only = fresh_only
-        self.where = where
+        self.keep_cover_arguments(
+            fact=fact, start=start, end=end, time_column=time_column, periods=periods,
+            storages=storages, align=align, where=where, fresh_only=fresh_only,
+        )
         self.catalog_conn_id = catalog_conn_id
         self.deferrable = deferrable
         self._watch: CoverageWatch | None = None
@@ -122,11 +116,7 @@ class PartitionCoverageSensor(BaseSensorOperator):
     def request(self) -> CoverRequest:
         """The rendered arguments, validated once (rendering happens before execute)."""
         try:
-            return CoverRequest.of(
-                self.fact, self.start, self.end, time_column=self.time_column,
-                periods=self.periods, storages=self.storages, align=self.align,
-                allow_empty=False, fresh_only=self.fresh_only, where=self.where,
-            )
+            return self.cover_request()
         except InvalidInput as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
 

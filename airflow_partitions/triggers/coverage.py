@@ -14,7 +14,7 @@ cover's, e.g. ``region: not a dimension, any value counts``) or
 The sensor re-verifies the cover on ``success`` before it succeeds (DESIGN.md invariant 1).
 When the picture changes, the trigger logs it and publishes the coverage metrics (a no-op unless
 Airflow's metrics are on; docs/observability.md); an unchanged picture is logged again every 10
-minutes (``coverage_watch.REMINDER_SECONDS``).
+minutes (``coverage.watch.REMINDER_SECONDS``).
 
 Idle polls (issue 33): after a check, the trigger registers the fact's generation read with the
 process's shared poller (:mod:`.poller`) and awaits a change. The poller's thread reads it every
@@ -37,13 +37,13 @@ from typing import Any
 from airflow.sdk.exceptions import AirflowNotFoundException
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_partitions.catalog.connection import InvalidConnection
-from airflow_partitions.catalog.coverage_watch import CoverageWatch
-from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import CoverRequest, missing_list, to_instant
+from airflow_partitions.coverage import CoverageWatch
 from airflow_partitions.errors import CorruptCatalog, InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook, shared_catalog
 from airflow_partitions.hooks.metrics import publish_coverage
+from airflow_partitions.interop import InvalidConnection
 from airflow_partitions.kv import StoreDamaged, StoreUnavailable
 from airflow_partitions.triggers.events import CoverageEvent
 from airflow_partitions.triggers.poller import POLLER, Watch

@@ -22,8 +22,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request, status
 
 from airflow_partitions.backfill.airflow_db import BackfillRefused, UnknownDag
 from airflow_partitions.backfill.rest_api import ApiUnavailable
-from airflow_partitions.catalog.cache import UnknownFact
-from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.catalog import Catalog, UnknownFact
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.ui.action_model import ActionBody, ActionJson, PlanBody, PlanJson
 from airflow_partitions.ui.action_store import ActionStore

@@ -23,7 +23,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any, Final
 
-from airflow_partitions.kv.base import KVStore
+from airflow_partitions.kv import KVStore
 
 TABLE: Final = "partition_actions"
 DOC: Final = b"a:doc"

@@ -28,7 +28,7 @@ from airflow_partitions.backfill.runner import (
     BackfillRunner,
     stale_items,
 )
-from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import status_line, zoned_instant
 from airflow_partitions.errors import PartitionsError
 from airflow_partitions.planning import plan

@@ -5,7 +5,7 @@ Routes (every one behind :func:`.auth.require_viewer`):
 * ``GET /api/facts``: the facts, their time columns, zones and storages;
 * ``GET /api/facts/{fact}?start=&end=&time_column=&stale=``: the stretches of every
   (storage, period) lane over the range (default: the fact's whole history), the cover and its
-  status line (:func:`airflow_partitions.catalog.coverage_view.fact_view`);
+  status line (:func:`airflow_partitions.coverage.view.fact_view`);
 * ``GET /`` and ``GET /facts/{fact}``: the same as HTML pages;
 * the actions (plan, fill missing, re-run stale, progress): :mod:`.action_routes`.
 
@@ -23,14 +23,13 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from airflow_partitions.catalog.cache import UnknownFact
-from airflow_partitions.catalog.coverage_view import (
+from airflow_partitions.catalog import Catalog, UnknownFact
+from airflow_partitions.coverage import (
     FactJson,
     FactViewJson,
     fact_view,
     facts_json,
 )
-from airflow_partitions.catalog.facade import Catalog
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.ui.action_routes import router as action_router
 from airflow_partitions.ui.auth import require_viewer

@@ -1,7 +1,7 @@
 """Server-rendered HTML of the Partitions view: inline SVG lanes, a range form, zoom links.
 
 No build step and no script: the page is drawn from the JSON the API serves
-(:func:`airflow_partitions.catalog.coverage_view.fact_view`), one rectangle per stretch, and
+(:func:`airflow_partitions.coverage.view.fact_view`), one rectangle per stretch, and
 stretches narrower than a pixel that fall on an already drawn pixel of the same state are
 skipped, so a page never holds more rectangles than lanes times pixels. Every value is
 HTML-escaped (``esc``), including those in links.
@@ -16,8 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.coverage_view import FactJson, FactViewJson
-    from airflow_partitions.catalog.view_stretches import StretchJson
+    from airflow_partitions.coverage import FactJson, FactViewJson, StretchJson
 
 WIDTH: Final = 960
 LABEL: Final = 190

@@ -35,7 +35,7 @@ with DAG("slice_conf_ingest", schedule=CronDataIntervalTimetable("0 * * * *", ti
 SCRIPT = """
 import datetime as dt, json
 from airflow_partitions.backfill.airflow_db import AirflowBackfills, BackfillRefused
-from airflow_partitions.planning.slices import run_conf
+from airflow_partitions.planning import run_conf
 
 airflow = AirflowBackfills()
 first = dt.datetime(2024, 1, 1, 5, tzinfo=dt.UTC)

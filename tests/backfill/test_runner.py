@@ -118,7 +118,7 @@ def regions_of(conf: Any) -> list[str]:
 
 @pytest.fixture
 def produced(events: Catalog) -> Catalog:
-    from airflow_partitions.catalog.producers import Producer
+    from airflow_partitions.catalog import Producer
 
     events.set_producers("raw", {"HOURLY": Producer("ingest")})
     events.set_producers("rollup", {"DAILY": Producer("rollup")})

@@ -10,8 +10,7 @@ import datetime as dt
 
 import pytest
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.producers import Producer
+from airflow_partitions.catalog import Catalog, Producer
 from tests.backfill.test_runner import DAY, FakeAirflow, run
 
 H = dt.timedelta(hours=1)

@@ -13,10 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.model import UnsafeLocation
-from airflow_partitions.catalog.producers import InvalidProducer, Producer, parse_rule
+from airflow_partitions.catalog import (
+    Catalog,
+    InvalidProducer,
+    Producer,
+    TimelineCache,
+    UnsafeLocation,
+    parse_rule,
+)
 from airflow_partitions.cover import format_instant
 from airflow_partitions.errors import InvalidRange, WrongType
 from airflow_partitions.periods import UpdatePeriod

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.partition_values import expand_values
 from airflow_partitions.cli.partition_input import range_selection
 from airflow_partitions.defaults import MAX_RANGE_PARTITIONS
 from airflow_partitions.errors import RangeTooLarge
+from airflow_partitions.interop import expand_values
 from airflow_partitions.periods import UpdatePeriod
 from tests.cli.conftest import Run, one_error_line
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.catalog import Catalog, TimelineCache
 from tests.cli.conftest import Run, one_error_line
 
 DAY = ["--start", "2015-01-02T00:00:00Z", "--end", "2015-01-03T00:00:00Z"]

@@ -13,8 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.catalog import Catalog, TimelineCache
 from airflow_partitions.demo.layout import DemoLayout
 from airflow_partitions.demo.services.environment import VENV_BIN
 from airflow_partitions.spark.synthetic import SLICE_REGIONS, expected_slice_totals

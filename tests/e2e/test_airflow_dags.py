@@ -32,8 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.catalog import Catalog, TimelineCache
 from airflow_partitions.cover import Cover
 from airflow_partitions.operators.openlineage_facets import openlineage_available
 from airflow_partitions.spark.jobs import job_path

@@ -440,7 +440,7 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 def _request(start: dt.datetime, end: dt.datetime, storage: str) -> Any:
-    from airflow_partitions.cover.request import CoverRequest
+    from airflow_partitions.cover import CoverRequest
 
     return CoverRequest.of(FACT, start, end, storages=[storage])
 

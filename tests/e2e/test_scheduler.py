@@ -52,9 +52,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.producers import Producer
+from airflow_partitions.catalog import Catalog, Producer, TimelineCache
 from airflow_partitions.demo.services.api import ADMIN, ApiClient, ApiError, admin_password
 from airflow_partitions.demo.services.api import request as api_request
 from airflow_partitions.demo.services.environment import (

@@ -13,8 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.query import get_partitions_by_filter
+from airflow_partitions.catalog import Catalog, get_partitions_by_filter
 from airflow_partitions.filters import QueryStats, ast
 from airflow_partitions.filters.parser import parse_filter
 from airflow_partitions.filters.types import Binder, typed_from_text

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.query import get_partitions_by_filter
-from airflow_partitions.catalog.rows import (
+from airflow_partitions.catalog import (
     LIVE,
     LOC,
     STAMP,
     STATE,
+    Catalog,
     encoded_cell_column,
+    get_partitions_by_filter,
     value_cell_column,
 )
 from airflow_partitions.filters import ast

@@ -12,8 +12,8 @@ import pytest
 from airflow.sdk.exceptions import AirflowNotFoundException
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.connection import InvalidConnection, store_url_from_fields
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
+from airflow_partitions.interop import InvalidConnection, store_url_from_fields
 from tests.helpers import ROOT, AirflowHome, unique
 
 

@@ -14,8 +14,8 @@ from airflow.sdk import Asset
 from airflow.sdk.execution_time.context import OutletEventAccessors
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.partition_values import composite_segments, partition_keys
 from airflow_partitions.errors import InvalidInput
+from airflow_partitions.interop import composite_segments, partition_keys
 from airflow_partitions.operators.partitions import (
     DropPartitionsOperator,
     RegisterPartitionsOperator,

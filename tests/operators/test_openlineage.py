@@ -14,7 +14,7 @@ from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.lineage_datasets import (
+from airflow_partitions.interop import (
     DatasetName,
     dataset_name,
     local_file_stats,

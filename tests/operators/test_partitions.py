@@ -12,8 +12,8 @@ from airflow.sdk.exceptions import AirflowFailException
 from airflow.sdk.execution_time.context import OutletEventAccessors
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.partition_values import expand_values, partition_keys
 from airflow_partitions.errors import InvalidInput
+from airflow_partitions.interop import expand_values, partition_keys
 from airflow_partitions.operators.partitions import (
     DropPartitionsOperator,
     RegisterPartitionsOperator,

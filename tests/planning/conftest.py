@@ -6,9 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.producers import Producer
+from airflow_partitions.catalog import Catalog, Producer, TimelineCache
 from tests.helpers import unique
 
 DAGS = {"HOURLY": "events_hourly_ingest", "DAILY": "events_daily_rollup",

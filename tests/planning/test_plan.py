@@ -7,8 +7,7 @@ from typing import Any
 import pendulum
 import pytest
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.producers import Producer
+from airflow_partitions.catalog import Catalog, Producer
 from airflow_partitions.cover import MisalignedBound
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod

@@ -10,9 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.dimensions import NotADimension
-from airflow_partitions.catalog.producers import Producer
+from airflow_partitions.catalog import Catalog, NotADimension, Producer
 from airflow_partitions.cli.planning import describe
 from airflow_partitions.planning import Plan, plan
 from tests.helpers import unique

@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.catalog import Catalog, TimelineCache
 from airflow_partitions.demo.pruning import FACT, STORAGE, ensure_catalog
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.jobs.regional_join import join_totals

@@ -18,8 +18,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_partitions.catalog import Catalog, Partition
-from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog import Catalog, Partition, StorageDef
 from airflow_partitions.keys import ColumnType
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.pruning import JoinSpec, analyse, prune, prune_partitions

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog import StorageDef
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import ColumnType
 from airflow_partitions.periods import UpdatePeriod

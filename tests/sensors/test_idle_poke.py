@@ -15,8 +15,8 @@ from airflow.sdk import PokeReturnValue
 from structlog.testing import capture_logs
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.coverage_watch import CoverageWatch
 from airflow_partitions.cover import CoverRequest, status_line
+from airflow_partitions.coverage import CoverageWatch
 from airflow_partitions.hooks.catalog import PartitionCatalogHook, forget_catalogs
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger

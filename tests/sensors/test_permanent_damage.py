@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 from airflow.sdk.exceptions import AirflowFailException
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.rows import storage_row, timeline_column
+from airflow_partitions.catalog import Catalog, storage_row, timeline_column
 from airflow_partitions.cover import CoverRequest
 from airflow_partitions.errors import CorruptTimeline
 from airflow_partitions.kv import StoreDamaged, StoreUnavailable, open_store

@@ -16,8 +16,7 @@ from airflow.sdk.exceptions import (
 )
 from structlog.testing import capture_logs
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.verified_cover import VerifiedCover
+from airflow_partitions.catalog import Catalog, VerifiedCover
 from airflow_partitions.cover import Cover, CoverRequest
 from airflow_partitions.kv import StoreUnavailable
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor

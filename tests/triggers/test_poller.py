@@ -14,8 +14,7 @@ import pendulum
 import pytest
 from structlog.testing import capture_logs
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.rows import CatalogRows
+from airflow_partitions.catalog import Catalog, CatalogRows
 from airflow_partitions.cover import CoverRequest
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.kv import StoreUnavailable

@@ -25,7 +25,7 @@ def client(events: Catalog) -> Iterator[TestClient]:
 
 @pytest.fixture
 def produced(events: Catalog) -> Catalog:
-    from airflow_partitions.catalog.producers import Producer
+    from airflow_partitions.catalog import Producer
 
     events.set_producers("raw", {"HOURLY": Producer("ingest")})
     events.set_producers("rollup", {"DAILY": Producer("rollup")})

@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.slice_view import (
+from airflow_partitions.coverage import (
     DimensionGroupJson,
     SlicedStorageJson,
     SliceLaneJson,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import socket
 
-from airflow_partitions.catalog.pause_point import HOST_ENV
+from airflow_partitions.catalog import HOST_ENV
 
 
 def worker_hostname() -> str:

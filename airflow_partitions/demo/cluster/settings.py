@@ -91,7 +91,7 @@ def cluster_environment(layout: ClusterLayout, ports: ClusterPorts,
 
 def worker_environment(env: dict[str, str], layout: ClusterLayout, n: int) -> dict[str, str]:
     """A Celery worker's: its own ``AIRFLOW_HOME`` (its directory) and host name."""
-    from airflow_partitions.catalog.pause_point import HOST_ENV
+    from airflow_partitions.catalog import HOST_ENV
 
     return {**env, "AIRFLOW_HOME": str(layout.celery_worker(n)), HOST_ENV: f"worker-{n}"}
 

@@ -27,11 +27,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, TypedDict
 
-from airflow_partitions.catalog.dimension_coverage import completeness
-from airflow_partitions.catalog.dimensions import required_slices, undeclared_notes
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.staleness import StalePartition, overlap_window
-from airflow_partitions.catalog.view_stretches import (
+from airflow_partitions.catalog import (
+    StalePartition,
+    StorageDef,
+    completeness,
+    overlap_window,
+    required_slices,
+    undeclared_notes,
+)
+from airflow_partitions.cover import CoverRequest, Slice, clock_for, slice_text
+from airflow_partitions.coverage.view_stretches import (
     MISSING,
     NOT_APPLICABLE,
     REGISTERED,
@@ -41,13 +46,11 @@ from airflow_partitions.catalog.view_stretches import (
     StretchJson,
     inside_window,
 )
-from airflow_partitions.cover import CoverRequest, Slice, clock_for, slice_text
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import OrdinalRange, difference_ranges, runs
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.cache import FactState
-    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog import Catalog, FactState
 
 #: How many slice presences (one per dimensioned storage, period and window) the process keeps.
 PRESENCE_CACHE_SIZE: Final = 32

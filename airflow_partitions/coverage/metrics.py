@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from airflow_partitions.catalog.cache import FactState
-from airflow_partitions.catalog.dimensions import required_slices, select_slices
-from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.catalog import Catalog, FactState, required_slices, select_slices
 from airflow_partitions.cover import (
     Cover,
     CoverageMetrics,

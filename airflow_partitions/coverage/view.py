@@ -24,16 +24,16 @@ from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 import pendulum
 
-from airflow_partitions.catalog.cache import FactState
-from airflow_partitions.catalog.slice_view import (
+from airflow_partitions.catalog import FactState, StalePartition, overlap_window
+from airflow_partitions.cover import Cover, CoverRequest, status_line
+from airflow_partitions.coverage.slice_view import (
     SlicedStorageJson,
     SlicePresence,
     UndeclaredJson,
     sliced_lanes,
     undeclared,
 )
-from airflow_partitions.catalog.staleness import StalePartition, overlap_window
-from airflow_partitions.catalog.view_stretches import (
+from airflow_partitions.coverage.view_stretches import (
     MISSING,
     NOT_APPLICABLE,
     REGISTERED,
@@ -44,13 +44,12 @@ from airflow_partitions.catalog.view_stretches import (
     inside_window,
     lane_stretches,
 )
-from airflow_partitions.cover import Cover, CoverRequest, status_line
 from airflow_partitions.errors import InvalidInput, InvalidRange
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import OrdinalRange, runs
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.facade import Catalog
+    from airflow_partitions.catalog import Catalog
 
 #: The window shown when a fact has no partition at all: the last day (UTC) before ``now``.
 EMPTY_WINDOW: Final = dt.timedelta(days=1)

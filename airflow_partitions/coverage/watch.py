@@ -13,8 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Literal
 
-from airflow_partitions.catalog.cache import FactState
-from airflow_partitions.catalog.facade import Catalog
+from airflow_partitions.catalog import Catalog, FactState
 from airflow_partitions.cover import Cover, CoverRequest, status_line
 
 #: Seconds without a change after which the unchanged status line is reported again: a long

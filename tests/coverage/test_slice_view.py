@@ -5,14 +5,14 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from airflow_partitions.catalog.slice_view import (
+from airflow_partitions.cover import Slice, to_us
+from airflow_partitions.coverage.slice_view import (
     SlicePresence,
     merge,
     presence_of,
     slice_stretches,
     sliced_storage,
 )
-from airflow_partitions.cover import Slice, to_us
 from airflow_partitions.periods import UpdatePeriod
 
 H = UpdatePeriod.HOURLY

@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from airflow_partitions.catalog.model import StorageDef, range_values
+from airflow_partitions.catalog import StorageDef, range_values
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 
@@ -167,7 +167,7 @@ def key_facts(parts: Iterable[Mapping[str, str]], sdef: StorageDef,
 
     O(n log n) for n partitions.
 
-    >>> from airflow_partitions.catalog.model import ColumnType
+    >>> from airflow_partitions.keys import ColumnType
     >>> sdef = StorageDef("raw", "events", (("dt", ColumnType.STRING), ("region",
     ...     ColumnType.STRING)), ("dt",), (UpdatePeriod.HOURLY,), "/data/{dt}/{region}")
     >>> facts = key_facts([{"dt": "2024-01-01-05", "region": "eu"},

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from airflow_partitions.catalog.model import (
+from airflow_partitions.catalog import (
     StorageDef,
     render_location,
     template_root,
@@ -92,7 +92,7 @@ def storage_root(sdef: StorageDef) -> str:
     """The storage table's root: its template with the fact and storage names filled in, up to
     the directory before the first other placeholder ('' when the template starts with one).
 
-    >>> from airflow_partitions.catalog.model import StorageDef
+    >>> from airflow_partitions.catalog import StorageDef
     >>> from airflow_partitions.periods import UpdatePeriod
     >>> storage_root(StorageDef("raw", "events", (), (), (UpdatePeriod.of("DAILY"),),
     ...                         "/data/{fact}/{storage}/{period}"))
