@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-import sqlite3
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,9 +22,8 @@ from airflow_partitions.catalog.rows import STATE
 from airflow_partitions.catalog.verified_cover import VerifiedCover
 from airflow_partitions.cover import CoverRequest
 from airflow_partitions.kv import forget_all
-from airflow_partitions.kv.sqlite import SQLiteStore
-from airflow_partitions.kv.sqlite_table import sql_table
 from tests.hypothesis_budget import examples
+from tests.kv.raw_sqlite import delete_elsewhere
 
 T0 = dt.datetime(2015, 1, 1, tzinfo=dt.UTC)
 HOURS = 12
@@ -42,19 +40,6 @@ def answer(verified: VerifiedCover) -> tuple[object, ...]:
     return (cover.coverable, tuple(cover.runs), tuple(m.describe() for m in cover.missing),
             tuple((p.storage, p.period, tuple(sorted(p.values.items())), p.location)
                   for p in verified.partitions))
-
-
-def delete_elsewhere(catalog: Catalog, key: bytes) -> None:
-    """Delete a partition row as another writer would: on SQLite through a second connection
-    (this store's own counters do not see it), on HBase through the table."""
-    if isinstance(catalog.kv, SQLiteStore):
-        other = sqlite3.connect(catalog.kv.path)
-        with other:
-            other.execute(f"DELETE FROM {sql_table(catalog.rows.partitions.name)} "
-                          "WHERE row = ?", (key,))
-        other.close()
-    else:
-        catalog.rows.partitions.delete(key)
 
 
 operations = st.lists(st.tuples(st.sampled_from(["add", "drop", "damage", "behind", "cover"]),
@@ -87,7 +72,8 @@ def test_the_memos_never_change_an_answer(catalog: Catalog, ops: list[tuple[str,
                 catalog.rows.partitions.put(key, {STATE: b"weird"})
         elif op == "behind":  # the row deleted by someone else: another connection
             [(_, key)] = catalog.keyed_specs(sdef, "HOURLY", values)
-            delete_elsewhere(catalog, key)
+            if not delete_elsewhere(catalog.kv, catalog.rows.partitions.name, key):
+                catalog.rows.partitions.delete(key)  # HBase: through the table
         remembered = answer(catalog.cover_with_partitions(request))
         forget_all()
         assert answer(catalog.cover_with_partitions(request)) == remembered
