@@ -34,7 +34,7 @@ class TimePartitionRange:
     end: TimePartition
 
     def __post_init__(self) -> None:
-        self.begin._check_comparable(self.end)
+        self.begin.check_comparable(self.end)
         if self.end.ordinal < self.begin.ordinal:
             raise InvalidRange(
                 f"range [{self.begin.value}, {self.end.value}) is reversed: its end is before "
@@ -101,7 +101,7 @@ class TimePartitionRange:
 
     def __contains__(self, item: object) -> bool:
         if isinstance(item, TimePartition):
-            self.begin._check_comparable(item)
+            self.begin.check_comparable(item)
             return self.begin.ordinal <= item.ordinal < self.end.ordinal
         if isinstance(item, dt.datetime):
             return bool(self.start_time <= item < self.end_time)

@@ -479,7 +479,8 @@ class TimePartition:
         """The partition ``n`` steps away."""
         return TimePartition(self.period, self.ordinal + n, self.tz)
 
-    def _check_comparable(self, other: TimePartition) -> None:
+    def check_comparable(self, other: TimePartition) -> None:
+        """Raise :class:`MixedPeriods` unless ``other`` has this period and zone."""
         if other.period is not self.period or other.tz != self.tz:
             raise MixedPeriods(
                 f"cannot compare {self.period.name} {self.value} ({self.tz}) with "
@@ -489,7 +490,7 @@ class TimePartition:
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, TimePartition):
             return NotImplemented
-        self._check_comparable(other)
+        self.check_comparable(other)
         return self.ordinal < other.ordinal
 
     def __str__(self) -> str:
