@@ -20,7 +20,10 @@ import time
 from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, Row, SparkSession
 
 HOLD_CONF: Final = "spark.airflow_partitions.test.hold_tasks"
 #: The file whose existence releases every held task (and lets later attempts through).
@@ -29,7 +32,7 @@ RELEASE: Final = "release"
 MAX_HOLD: Final = 600.0
 
 
-def held(spark: Any, frame: Any, folder: str) -> Any:
+def held(spark: SparkSession, frame: DataFrame, folder: str) -> DataFrame:
     """``frame`` with each of its tasks held until ``<folder>/release`` exists; same rows, in
     at least two tasks (so each of two executors can be inside one)."""
     rows = frame.rdd
@@ -38,7 +41,7 @@ def held(spark: Any, frame: Any, folder: str) -> Any:
     return spark.createDataFrame(rows.mapPartitions(partial(hold_task, folder)), frame.schema)
 
 
-def hold_task(folder: str, rows: Iterable[Any]) -> Iterator[Any]:
+def hold_task(folder: str, rows: Iterable[Row]) -> Iterator[Row]:
     """Announce this task attempt in ``folder``, wait for the release, then pass ``rows``."""
     from pyspark import TaskContext
 

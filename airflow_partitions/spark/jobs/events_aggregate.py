@@ -20,11 +20,30 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from airflow_partitions.spark.manifest import MANIFEST_ARG, MANIFEST_CONF, Manifest, load_manifest
 from airflow_partitions.spark.reader import manifest_location, read_manifest
 from airflow_partitions.spark.task_hold import HOLD_CONF, held
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, Row, SparkSession
+
+
+class Totals(TypedDict):
+    events: int
+    amount_cents: int
+
+
+class Report(TypedDict):
+    """The JSON report of an aggregation (``--format json``)."""
+
+    fact: str
+    start: str
+    end: str
+    partitions_read: dict[str, int]
+    totals: dict[str, Totals]
+    total: Totals
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -38,7 +57,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def aggregate(spark: Any, manifest: Manifest) -> Any:
+def aggregate(spark: SparkSession, manifest: Manifest) -> DataFrame:
     """(region, events, amount_cents) over the manifest's partitions."""
     from pyspark.sql import functions as F
 
@@ -56,10 +75,11 @@ def aggregate(spark: Any, manifest: Manifest) -> Any:
     )
 
 
-def report(manifest: Manifest, rows: list[Any]) -> dict[str, Any]:
+def report(manifest: Manifest, rows: list[Row]) -> Report:
     """The JSON report of an aggregation."""
-    totals = {r["region"]: {"events": int(r["events"]), "amount_cents": int(r["amount_cents"])}
-              for r in rows}
+    totals: dict[str, Totals] = {
+        r["region"]: {"events": int(r["events"]), "amount_cents": int(r["amount_cents"])}
+        for r in rows}
     return {
         "fact": manifest.fact,
         "start": manifest.start,

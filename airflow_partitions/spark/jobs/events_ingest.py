@@ -19,10 +19,13 @@ import argparse
 import datetime as dt
 import sys
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.spark.synthetic import events_for_hour, events_for_slice, hours
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 SCHEMA = "event_time timestamp, user_id long, region string, amount_cents long"
 #: A slice's files: the region is in the path, as the hour is (Spark's partitioned layout).
@@ -46,7 +49,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def write_hours(spark: Any, start: dt.datetime, end: dt.datetime, template: str,
+def write_hours(spark: SparkSession, start: dt.datetime, end: dt.datetime, template: str,
                 seed: int = 7, skip: frozenset[str] = frozenset()) -> list[str]:
     """Write each hour to its location; returns the HOURLY values written.
 
@@ -77,7 +80,7 @@ def write_hours(spark: Any, start: dt.datetime, end: dt.datetime, template: str,
     return list(by_hour)
 
 
-def write_slices(spark: Any, start: dt.datetime, end: dt.datetime, template: str,
+def write_slices(spark: SparkSession, start: dt.datetime, end: dt.datetime, template: str,
                  regions: Sequence[str], seed: int = 7,
                  skip: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
     """Write each (hour, region) slice to its location; returns the (HOURLY value, region)

@@ -23,13 +23,34 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 from urllib.parse import urlparse
 
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.spark.manifest import MANIFEST_ARG, Manifest, load_manifest
 from airflow_partitions.spark.reader import manifest_location, read_manifest
 from airflow_partitions.spark.synthetic import REGIONS, events_for_hour, hours
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+class Totals(TypedDict):
+    events: int
+    amount_cents: int
+
+
+class JoinReport(TypedDict):
+    """What ``join_totals`` reports (the job's ``--output`` JSON)."""
+
+    fact: str
+    start: str
+    end: str
+    partitions_read: int
+    totals: dict[str, Totals]
+    input_files: list[str]
+    bytes_read: NotRequired[int | None]
+    total: NotRequired[Totals]
 
 EVENT_SCHEMA = "event_time timestamp, user_id long, amount_cents long"
 
@@ -60,7 +81,7 @@ def _instant(text: str) -> dt.datetime:
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def write_dimension(spark: Any, path: str, regions: Sequence[str]) -> bool:
+def write_dimension(spark: SparkSession, path: str, regions: Sequence[str]) -> bool:
     """Write the dimension unless it exists (a user may have edited it); True if written."""
     if os.path.exists(path):
         return False
@@ -70,7 +91,7 @@ def write_dimension(spark: Any, path: str, regions: Sequence[str]) -> bool:
     return True
 
 
-def write_events(spark: Any, start: dt.datetime, end: dt.datetime, template: str,
+def write_events(spark: SparkSession, start: dt.datetime, end: dt.datetime, template: str,
                  seed: int = 7) -> list[dict[str, str]]:
     """Every (hour, region) partition of ``[start, end)``; returns their values."""
     hourly = UpdatePeriod.HOURLY
@@ -88,12 +109,12 @@ def write_events(spark: Any, start: dt.datetime, end: dt.datetime, template: str
     return written
 
 
-def join_totals(spark: Any, manifest: Manifest, dimension: str, how: str = "inner",
-                key: str = "region", dimension_key: str = "region") -> dict[str, Any]:
+def join_totals(spark: SparkSession, manifest: Manifest, dimension: str, how: str = "inner",
+                key: str = "region", dimension_key: str = "region") -> JoinReport:
     """Totals per region of the events that join the dimension, and the files read."""
     from pyspark.sql import functions as F
 
-    report: dict[str, Any] = {
+    report: JoinReport = {
         "fact": manifest.fact, "start": manifest.start, "end": manifest.end,
         "partitions_read": len(manifest.partitions), "totals": {}, "input_files": [],
     }

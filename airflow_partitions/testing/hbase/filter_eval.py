@@ -13,6 +13,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
 
+__all__ = [
+    "And",
+    "Cell",
+    "CellLevel",
+    "Comparator",
+    "CompareOp",
+    "Filter",
+    "KeyOnly",
+    "Or",
+    "PositionLevel",
+    "RowLevel",
+    "SingleColumnValue",
+    "Skip",
+    "Verdict",
+    "While",
+    "apply_filter",
+]
+
 # ----------------------------------------------------------------------------------------------
 # Data model
 # ----------------------------------------------------------------------------------------------

@@ -30,54 +30,8 @@ Evaluation model
     cell-by-cell ``ReturnCode`` machinery and gives the same results for the supported filters.
 """
 
-from airflow_partitions.testing.hbase.filter_eval import (
-    And,
-    Cell,
-    CellLevel,
-    Comparator,
-    CompareOp,
-    Filter,
-    KeyOnly,
-    Or,
-    PositionLevel,
-    RowLevel,
-    SingleColumnValue,
-    Skip,
-    Verdict,
-    While,
-    apply_filter,
-)
-from airflow_partitions.testing.hbase.filter_parse import (
-    FilterArgumentError,
-    FilterLanguageError,
-    FilterSyntaxError,
-    UnknownFilterError,
-    parse_filter,
-    supported_filters,
-    tokenize,
-)
+from airflow_partitions.testing.hbase import filter_eval, filter_parse
+from airflow_partitions.testing.hbase.filter_eval import *  # noqa: F403 - the facade of both halves
+from airflow_partitions.testing.hbase.filter_parse import *  # noqa: F403
 
-__all__ = [
-    "And",
-    "Cell",
-    "CellLevel",
-    "Comparator",
-    "CompareOp",
-    "Filter",
-    "FilterArgumentError",
-    "FilterLanguageError",
-    "FilterSyntaxError",
-    "KeyOnly",
-    "Or",
-    "PositionLevel",
-    "RowLevel",
-    "SingleColumnValue",
-    "Skip",
-    "UnknownFilterError",
-    "Verdict",
-    "While",
-    "apply_filter",
-    "parse_filter",
-    "supported_filters",
-    "tokenize",
-]
+__all__ = filter_eval.__all__ + filter_parse.__all__

@@ -28,6 +28,16 @@ from airflow_partitions.testing.hbase.filter_eval import (
     While,
 )
 
+__all__ = [
+    "FilterArgumentError",
+    "FilterLanguageError",
+    "FilterSyntaxError",
+    "UnknownFilterError",
+    "parse_filter",
+    "supported_filters",
+    "tokenize",
+]
+
 # ----------------------------------------------------------------------------------------------
 # Errors
 # ----------------------------------------------------------------------------------------------

@@ -11,7 +11,9 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import cast
+
+from sortedcontainers import SortedDict
 
 from airflow_partitions.testing.hbase.filter_language import (
     Cell,
@@ -30,6 +32,18 @@ from airflow_partitions.testing.hbase.store import (
     column_name,
     illegal_argument,
     io_error,
+)
+from airflow_partitions.testing.hbase.thrift_types import (
+    Attrs,
+    BatchMutation,
+    ColumnDescriptor,
+    Mutation,
+    TAppend,
+    TCell,
+    TIncrement,
+    TRegionInfo,
+    TRowResult,
+    TScan,
 )
 
 logger = logging.getLogger(__name__)
@@ -59,7 +73,7 @@ class Scanner:
         default_factory=collections.deque
     )
 
-    def key_range(self, rows: Any) -> Iterator[bytes]:
+    def key_range(self, rows: SortedDict[bytes, object]) -> Iterator[bytes]:
         """Row keys still to visit, honouring start (inclusive) and stop (exclusive)."""
         keys: Iterator[bytes]
         if not self.reversed:
@@ -121,15 +135,15 @@ class HBaseHandler:
 
     def _row_result(
         self, row: bytes, cells: Sequence[tuple[ColumnKey, Version]], sort_columns: bool
-    ) -> Any:
+    ) -> TRowResult:
         if sort_columns:
             columns = [
                 self.t.TColumn(column_name(k), self.t.TCell(v.value, v.timestamp))
                 for k, v in cells
             ]
-            return self.t.TRowResult(row=row, sortedColumns=columns)
+            return cast(TRowResult, self.t.TRowResult(row=row, sortedColumns=columns))
         mapping = {column_name(k): self.t.TCell(v.value, v.timestamp) for k, v in cells}
-        return self.t.TRowResult(row=row, columns=mapping)
+        return cast(TRowResult, self.t.TRowResult(row=row, columns=mapping))
 
     def _rows(
         self,
@@ -137,7 +151,7 @@ class HBaseHandler:
         rows: Sequence[bytes],
         columns: Sequence[bytes] | None,
         max_ts: int | None,
-    ) -> list[Any]:
+    ) -> list[TRowResult]:
         out = []
         for row in rows:
             cells = self.store.read_row(table, row, columns, max_ts=max_ts)
@@ -147,7 +161,7 @@ class HBaseHandler:
 
     def _cells(
         self, table: bytes, row: bytes, column: bytes, versions: int, max_ts: int | None
-    ) -> list[Any]:
+    ) -> list[TCell]:
         if versions < 1:
             raise illegal_argument("numVersions must be at least 1")
         found = self.store.read_row(table, row, [column], max_ts=max_ts, versions=versions)
@@ -159,7 +173,7 @@ class HBaseHandler:
         with self.store.lock:
             return sorted(self.store.tables)
 
-    def createTable(self, tableName: bytes, columnFamilies: list[Any]) -> None:
+    def createTable(self, tableName: bytes, columnFamilies: list[ColumnDescriptor]) -> None:
         self.store.create_table(as_bytes(tableName), columnFamilies)
 
     def deleteTable(self, tableName: bytes) -> None:
@@ -181,14 +195,14 @@ class HBaseHandler:
     def majorCompact(self, tableNameOrRegionName: bytes) -> None:
         self.store.table(as_bytes(tableNameOrRegionName), must_be_enabled=False)
 
-    def getColumnDescriptors(self, tableName: bytes) -> dict[bytes, Any]:
+    def getColumnDescriptors(self, tableName: bytes) -> dict[bytes, ColumnDescriptor]:
         with self.store.lock:
             table = self.store.table(as_bytes(tableName), must_be_enabled=False)
             return {f + b":": d for f, d in table.descriptors.items()}
 
-    def _region(self, table: Table) -> Any:
+    def _region(self, table: Table) -> TRegionInfo:
         name = table.name + b",," + str(table.region_id).encode() + b"."
-        return self.t.TRegionInfo(
+        return cast(TRegionInfo, self.t.TRegionInfo(
             startKey=b"",
             endKey=b"",
             id=table.region_id,
@@ -196,13 +210,13 @@ class HBaseHandler:
             version=1,
             serverName=b"127.0.0.1",
             port=self._port(),
-        )
+        ))
 
-    def getTableRegions(self, tableName: bytes) -> list[Any]:
+    def getTableRegions(self, tableName: bytes) -> list[TRegionInfo]:
         with self.store.lock:
             return [self._region(self.store.table(as_bytes(tableName), must_be_enabled=False))]
 
-    def getRegionInfo(self, row: bytes) -> Any:
+    def getRegionInfo(self, row: bytes) -> TRegionInfo:
         """Regions are named ``table,startKey,id.``; the double has one region per table."""
         name = as_bytes(row).partition(b",")[0]
         with self.store.lock:
@@ -210,12 +224,12 @@ class HBaseHandler:
 
     # -- single-cell and row reads ----------------------------------------------------------------
 
-    def get(self, tableName: bytes, row: bytes, column: bytes, attributes: Any) -> list[Any]:
+    def get(self, tableName: bytes, row: bytes, column: bytes, attributes: Attrs) -> list[TCell]:
         return self._cells(tableName, row, column, 1, None)
 
     def getVer(
-        self, tableName: bytes, row: bytes, column: bytes, numVersions: int, attributes: Any
-    ) -> list[Any]:
+        self, tableName: bytes, row: bytes, column: bytes, numVersions: int, attributes: Attrs
+    ) -> list[TCell]:
         return self._cells(tableName, row, column, numVersions, None)
 
     def getVerTs(
@@ -225,19 +239,21 @@ class HBaseHandler:
         column: bytes,
         timestamp: int,
         numVersions: int,
-        attributes: Any,
-    ) -> list[Any]:
+        attributes: Attrs,
+    ) -> list[TCell]:
         return self._cells(tableName, row, column, numVersions, timestamp)
 
-    def getRow(self, tableName: bytes, row: bytes, attributes: Any) -> list[Any]:
+    def getRow(self, tableName: bytes, row: bytes, attributes: Attrs) -> list[TRowResult]:
         return self._rows(tableName, [row], None, None)
 
     def getRowWithColumns(
-        self, tableName: bytes, row: bytes, columns: list[bytes] | None, attributes: Any
-    ) -> list[Any]:
+        self, tableName: bytes, row: bytes, columns: list[bytes] | None, attributes: Attrs
+    ) -> list[TRowResult]:
         return self._rows(tableName, [row], columns, None)
 
-    def getRowTs(self, tableName: bytes, row: bytes, timestamp: int, attributes: Any) -> list[Any]:
+    def getRowTs(
+        self, tableName: bytes, row: bytes, timestamp: int, attributes: Attrs
+    ) -> list[TRowResult]:
         return self._rows(tableName, [row], None, timestamp)
 
     def getRowWithColumnsTs(
@@ -246,21 +262,21 @@ class HBaseHandler:
         row: bytes,
         columns: list[bytes] | None,
         timestamp: int,
-        attributes: Any,
-    ) -> list[Any]:
+        attributes: Attrs,
+    ) -> list[TRowResult]:
         return self._rows(tableName, [row], columns, timestamp)
 
-    def getRows(self, tableName: bytes, rows: list[bytes], attributes: Any) -> list[Any]:
+    def getRows(self, tableName: bytes, rows: list[bytes], attributes: Attrs) -> list[TRowResult]:
         return self._rows(tableName, rows, None, None)
 
     def getRowsWithColumns(
-        self, tableName: bytes, rows: list[bytes], columns: list[bytes] | None, attributes: Any
-    ) -> list[Any]:
+        self, tableName: bytes, rows: list[bytes], columns: list[bytes] | None, attributes: Attrs
+    ) -> list[TRowResult]:
         return self._rows(tableName, rows, columns, None)
 
     def getRowsTs(
-        self, tableName: bytes, rows: list[bytes], timestamp: int, attributes: Any
-    ) -> list[Any]:
+        self, tableName: bytes, rows: list[bytes], timestamp: int, attributes: Attrs
+    ) -> list[TRowResult]:
         return self._rows(tableName, rows, None, timestamp)
 
     def getRowsWithColumnsTs(
@@ -269,30 +285,33 @@ class HBaseHandler:
         rows: list[bytes],
         columns: list[bytes] | None,
         timestamp: int,
-        attributes: Any,
-    ) -> list[Any]:
+        attributes: Attrs,
+    ) -> list[TRowResult]:
         return self._rows(tableName, rows, columns, timestamp)
 
-    def getRowOrBefore(self, tableName: bytes, row: bytes, family: bytes) -> list[Any]:
+    def getRowOrBefore(self, tableName: bytes, row: bytes, family: bytes) -> list[TRowResult]:
         raise io_error("getRowOrBefore is deprecated in HBase and not supported by the test double")
 
     # -- writes ---------------------------------------------------------------------------------
 
     def mutateRow(
-        self, tableName: bytes, row: bytes, mutations: list[Any], attributes: Any
+        self, tableName: bytes, row: bytes, mutations: list[Mutation], attributes: Attrs
     ) -> None:
         self.store.mutate_rows(tableName, [(row, mutations)], None)
 
     def mutateRowTs(
-        self, tableName: bytes, row: bytes, mutations: list[Any], timestamp: int, attributes: Any
+        self, tableName: bytes, row: bytes, mutations: list[Mutation], timestamp: int,
+        attributes: Attrs,
     ) -> None:
         self.store.mutate_rows(tableName, [(row, mutations)], timestamp)
 
-    def mutateRows(self, tableName: bytes, rowBatches: list[Any], attributes: Any) -> None:
+    def mutateRows(
+        self, tableName: bytes, rowBatches: list[BatchMutation], attributes: Attrs
+    ) -> None:
         self.store.mutate_rows(tableName, [(b.row, b.mutations or []) for b in rowBatches], None)
 
     def mutateRowsTs(
-        self, tableName: bytes, rowBatches: list[Any], timestamp: int, attributes: Any
+        self, tableName: bytes, rowBatches: list[BatchMutation], timestamp: int, attributes: Attrs
     ) -> None:
         batches = [(b.row, b.mutations or []) for b in rowBatches]
         self.store.mutate_rows(tableName, batches, timestamp)
@@ -300,30 +319,32 @@ class HBaseHandler:
     def atomicIncrement(self, tableName: bytes, row: bytes, column: bytes, value: int) -> int:
         return self.store.increment(as_bytes(tableName), as_bytes(row), as_bytes(column), value)
 
-    def increment(self, increment: Any) -> None:
+    def increment(self, increment: TIncrement) -> None:
         self.atomicIncrement(
             increment.table, increment.row, increment.column, increment.ammount or 0
         )
 
-    def incrementRows(self, increments: list[Any]) -> None:
+    def incrementRows(self, increments: list[TIncrement]) -> None:
         with self.store.lock:
             for inc in increments:
                 self.increment(inc)
 
-    def deleteAll(self, tableName: bytes, row: bytes, column: bytes, attributes: Any) -> None:
+    def deleteAll(self, tableName: bytes, row: bytes, column: bytes, attributes: Attrs) -> None:
         self.store.delete_cells(
             as_bytes(tableName), as_bytes(row), as_bytes(column), LATEST_TIMESTAMP
         )
 
     def deleteAllTs(
-        self, tableName: bytes, row: bytes, column: bytes, timestamp: int, attributes: Any
+        self, tableName: bytes, row: bytes, column: bytes, timestamp: int, attributes: Attrs
     ) -> None:
         self.store.delete_cells(as_bytes(tableName), as_bytes(row), as_bytes(column), timestamp)
 
-    def deleteAllRow(self, tableName: bytes, row: bytes, attributes: Any) -> None:
+    def deleteAllRow(self, tableName: bytes, row: bytes, attributes: Attrs) -> None:
         self.store.delete_cells(as_bytes(tableName), as_bytes(row), None, LATEST_TIMESTAMP)
 
-    def deleteAllRowTs(self, tableName: bytes, row: bytes, timestamp: int, attributes: Any) -> None:
+    def deleteAllRowTs(
+        self, tableName: bytes, row: bytes, timestamp: int, attributes: Attrs
+    ) -> None:
         self.store.delete_cells(as_bytes(tableName), as_bytes(row), None, timestamp)
 
     def checkAndPut(
@@ -332,8 +353,8 @@ class HBaseHandler:
         row: bytes,
         column: bytes,
         value: bytes | None,
-        mput: Any,
-        attributes: Any,
+        mput: Mutation | None,
+        attributes: Attrs,
     ) -> bool:
         return self.store.check_and_put(
             as_bytes(tableName),
@@ -343,7 +364,7 @@ class HBaseHandler:
             mput,
         )
 
-    def append(self, append: Any) -> list[Any]:
+    def append(self, append: TAppend) -> list[TCell]:
         results = self.store.append(
             as_bytes(append.table),
             as_bytes(append.row),
@@ -361,7 +382,7 @@ class HBaseHandler:
         stop: bytes | None,
         columns: list[bytes] | None,
         max_ts: int | None,
-        scan: Any = None,
+        scan: TScan | None = None,
     ) -> int:
         flt = self._parse_filter(scan.filterString) if scan is not None else None
         batch = scan.batchSize if scan is not None and scan.batchSize else None
@@ -394,13 +415,13 @@ class HBaseHandler:
                 f"java.lang.IllegalArgumentException: invalid filter string: {exc}"
             ) from exc
 
-    def scannerOpenWithScan(self, tableName: bytes, scan: Any, attributes: Any) -> int:
+    def scannerOpenWithScan(self, tableName: bytes, scan: TScan, attributes: Attrs) -> int:
         return self._open(
             tableName, scan.startRow, scan.stopRow, scan.columns, scan.timestamp, scan
         )
 
     def scannerOpen(
-        self, tableName: bytes, startRow: bytes, columns: list[bytes] | None, attributes: Any
+        self, tableName: bytes, startRow: bytes, columns: list[bytes] | None, attributes: Attrs
     ) -> int:
         return self._open(tableName, startRow, None, columns, None)
 
@@ -410,12 +431,13 @@ class HBaseHandler:
         startRow: bytes,
         stopRow: bytes,
         columns: list[bytes] | None,
-        attributes: Any,
+        attributes: Attrs,
     ) -> int:
         return self._open(tableName, startRow, stopRow, columns, None)
 
     def scannerOpenWithPrefix(
-        self, tableName: bytes, startAndPrefix: bytes, columns: list[bytes] | None, attributes: Any
+        self, tableName: bytes, startAndPrefix: bytes, columns: list[bytes] | None,
+        attributes: Attrs,
     ) -> int:
         prefix = as_bytes(startAndPrefix)
         scan = self.t.TScan(filterString=b"PrefixFilter('" + prefix.replace(b"'", b"''") + b"')")
@@ -427,7 +449,7 @@ class HBaseHandler:
         startRow: bytes,
         columns: list[bytes] | None,
         timestamp: int,
-        attributes: Any,
+        attributes: Attrs,
     ) -> int:
         return self._open(tableName, startRow, None, columns, timestamp)
 
@@ -438,7 +460,7 @@ class HBaseHandler:
         stopRow: bytes,
         columns: list[bytes] | None,
         timestamp: int,
-        attributes: Any,
+        attributes: Attrs,
     ) -> int:
         return self._open(tableName, startRow, stopRow, columns, timestamp)
 
@@ -449,9 +471,9 @@ class HBaseHandler:
             raise illegal_argument("scanner ID is invalid")
         return scanner
 
-    def scannerGetList(self, id: int, nbRows: int) -> list[Any]:
+    def scannerGetList(self, id: int, nbRows: int) -> list[TRowResult]:
         scanner = self._scanner(id)
-        out: list[Any] = []
+        out: list[TRowResult] = []
         while len(out) < max(nbRows, 1):
             if not scanner.pending:
                 found = next_scan_row(self.store, scanner)
@@ -469,7 +491,7 @@ class HBaseHandler:
         for i in range(0, len(cells), size):
             scanner.pending.append((row, cells[i : i + size]))
 
-    def scannerGet(self, id: int) -> list[Any]:
+    def scannerGet(self, id: int) -> list[TRowResult]:
         return self.scannerGetList(id, 1)
 
     def scannerClose(self, id: int) -> None:

@@ -27,7 +27,8 @@ from types import FrameType, ModuleType, TracebackType
 from typing import Any
 
 from thriftpy2.protocol import TBinaryProtocolFactory, TCompactProtocolFactory
-from thriftpy2.thrift import TApplicationException, TProcessor
+from thriftpy2.protocol.base import TProtocolBase
+from thriftpy2.thrift import TApplicationException, TPayload, TProcessor
 from thriftpy2.transport import (
     TBufferedTransportFactory,
     TFramedTransportFactory,
@@ -66,12 +67,13 @@ class CountingProcessor(TProcessor):
     other exception becomes a ``TApplicationException`` so the client sees an error, not a hang.
     """
 
-    def __init__(self, service: Any, handler: HBaseHandler, on_call: Callable[[str], None]) -> None:
+    def __init__(self, service: ModuleType, handler: HBaseHandler,
+                 on_call: Callable[[str], None]) -> None:
         super().__init__(service, handler)
         self._thrift = handler.t
         self._on_call = on_call
 
-    def process(self, iprot: Any, oprot: Any) -> None:
+    def process(self, iprot: TProtocolBase, oprot: TProtocolBase) -> None:
         api, seqid, result, call = self.process_in(iprot)
         self._on_call(api)
         if isinstance(result, TApplicationException):
@@ -90,7 +92,7 @@ class CountingProcessor(TProcessor):
             return
         self.send_result(oprot, api, result, seqid)
 
-    def _declare(self, exc: StoreError, result: Any) -> bool:
+    def _declare(self, exc: StoreError, result: TPayload) -> bool:
         """Map a StoreError onto the method's declared exceptions."""
         classes = {"io": "IOError", "ia": "IllegalArgument", "exists": "AlreadyExists"}
         preferred = getattr(self._thrift, classes[exc.kind])(message=exc.message)
@@ -99,7 +101,7 @@ class CountingProcessor(TProcessor):
         fallback = self._thrift.IOError(message=exc.message)
         return bool(self.handle_exception(fallback, result))
 
-    def _internal_error(self, oprot: Any, api: str, seqid: int, exc: Exception) -> None:
+    def _internal_error(self, oprot: TProtocolBase, api: str, seqid: int, exc: Exception) -> None:
         message = f"HBase test double internal error in {api}: {type(exc).__name__}: {exc}"
         error = TApplicationException(TApplicationException.INTERNAL_ERROR, message)
         self.send_exception(oprot, api, error, seqid)

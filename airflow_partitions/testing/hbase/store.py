@@ -10,11 +10,13 @@ import re
 import struct
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from sortedcontainers import SortedDict
+
+from airflow_partitions.testing.hbase.thrift_types import ColumnDescriptor, Mutation
 
 logger = logging.getLogger(__name__)
 
@@ -98,8 +100,9 @@ class Table:
     """A table: families with their descriptors and rows in byte order."""
 
     name: bytes
-    descriptors: dict[bytes, Any]  # family (no colon) -> ColumnDescriptor
-    rows: Any = field(default_factory=SortedDict)  # row -> SortedDict[ColumnKey, list[Version]]
+    descriptors: dict[bytes, ColumnDescriptor]  # family (no colon) -> its descriptor
+    rows: SortedDict[bytes, SortedDict[ColumnKey, list[Version]]] = field(
+        default_factory=SortedDict)
     enabled: bool = True
     region_id: int = field(default_factory=_now_ms)
 
@@ -160,7 +163,7 @@ class Store:
             )
         return table
 
-    def create_table(self, name: bytes, descriptors: Sequence[Any]) -> None:
+    def create_table(self, name: bytes, descriptors: Sequence[ColumnDescriptor]) -> None:
         if not _TABLE_NAME.fullmatch(name):
             raise illegal_argument(f"Illegal table name: {as_text(name)!r}")
         families = self._families(descriptors)
@@ -172,11 +175,11 @@ class Store:
             self.tables[name] = Table(name, families)
 
     @staticmethod
-    def _families(descriptors: Sequence[Any]) -> dict[bytes, Any]:
+    def _families(descriptors: Sequence[ColumnDescriptor]) -> dict[bytes, ColumnDescriptor]:
         """Validate column descriptors; key them by family name without the colon."""
         if not descriptors:
             raise illegal_argument("Table should have at least one column family.")
-        families: dict[bytes, Any] = {}
+        families: dict[bytes, ColumnDescriptor] = {}
         for descriptor in descriptors:
             family = as_bytes(descriptor.name).partition(b":")[0]
             if not family or family in families:
@@ -210,17 +213,19 @@ class Store:
 
     # -- reads ----------------------------------------------------------------------------------
 
-    def selection(self, table: Table, columns: Sequence[bytes] | None, **kw: Any) -> Selection:
+    def selection(self, table: Table, columns: Sequence[bytes] | None, *,
+                  max_ts: int | None = None, versions: int = 1) -> Selection:
         """Parse and validate a column list against the table's families."""
         if not columns:
-            return Selection(None, **kw)
+            return Selection(None, max_ts, versions)
         parsed = tuple(parse_column(c) for c in columns)
         for family, _ in parsed:
             table.check_family(family)
-        return Selection(parsed, **kw)
+        return Selection(parsed, max_ts, versions)
 
     @staticmethod
-    def visible(row_cells: Any, sel: Selection) -> list[tuple[ColumnKey, list[Version]]]:
+    def visible(row_cells: Mapping[ColumnKey, list[Version]], sel: Selection
+                ) -> list[tuple[ColumnKey, list[Version]]]:
         """Selected columns of one row, each with its newest versions below ``max_ts``."""
         out: list[tuple[ColumnKey, list[Version]]] = []
         for key, versions in row_cells.items():
@@ -232,17 +237,19 @@ class Store:
         return out
 
     def read_row(
-        self, name: bytes, row: bytes, sel_columns: Sequence[bytes] | None, **kw: Any
+        self, name: bytes, row: bytes, sel_columns: Sequence[bytes] | None, *,
+        max_ts: int | None = None, versions: int = 1,
     ) -> list[tuple[ColumnKey, list[Version]]]:
         with self.lock:
             table = self.table(name)
-            sel = self.selection(table, sel_columns, **kw)
+            sel = self.selection(table, sel_columns, max_ts=max_ts, versions=versions)
             row_cells = table.rows.get(as_bytes(row))
             return [] if row_cells is None else self.visible(row_cells, sel)
 
     # -- writes ---------------------------------------------------------------------------------
 
-    def validate(self, table: Table, row: bytes, mutations: Sequence[Any]) -> list[PendingMutation]:
+    def validate(self, table: Table, row: bytes, mutations: Sequence[Mutation]
+                 ) -> list[PendingMutation]:
         """Check every mutation of a row before any is applied (all-or-nothing requests)."""
         if not row:
             raise illegal_argument("Row length is 0")
@@ -254,7 +261,7 @@ class Store:
         return pending
 
     def mutate_rows(
-        self, name: bytes, batches: Sequence[tuple[bytes, Sequence[Any]]], ts: int | None
+        self, name: bytes, batches: Sequence[tuple[bytes, Sequence[Mutation]]], ts: int | None
     ) -> None:
         """Apply puts and deletes to several rows atomically, in the order given."""
         with self.lock:
@@ -347,7 +354,8 @@ class Store:
         return value
 
     def check_and_put(
-        self, name: bytes, row: bytes, column: bytes, expected: bytes | None, mput: Any
+        self, name: bytes, row: bytes, column: bytes, expected: bytes | None,
+        mput: Mutation | None,
     ) -> bool:
         """HBase checkAndPut: ``expected`` None/empty means "cell absent or empty"."""
         with self.lock:
