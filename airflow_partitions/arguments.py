@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Final, TypeVar
 
 from airflow_partitions.errors import WrongType
 
 #: Characters of a value echoed in a message before it is cut.
 SHOWN_CHARS: Final = 60
+
+_V = TypeVar("_V")
 
 
 def shown(value: object, limit: int = SHOWN_CHARS) -> str:
@@ -42,7 +44,7 @@ def _described(value: object) -> str:
     return "None" if value is None else f"{type(value).__name__} {shown(value)}"
 
 
-def require_text(what: str, value: Any) -> str:
+def require_text(what: str, value: object) -> str:
     """``value`` if it is a string, else :class:`WrongType`.
 
     >>> require_text("storage", 5)
@@ -55,12 +57,12 @@ def require_text(what: str, value: Any) -> str:
     raise WrongType(f"{what} must be a string, not {_described(value)}")
 
 
-def optional_text(what: str, value: Any) -> str | None:
+def optional_text(what: str, value: object) -> str | None:
     """``value`` if it is a string or None (the default applies), else :class:`WrongType`."""
     return None if value is None else require_text(what, value)
 
 
-def require_int(what: str, value: Any) -> int:
+def require_int(what: str, value: object) -> int:
     """``value`` if it is an ``int`` (not a bool, not a float that looks whole), else
     :class:`WrongType`.
 
@@ -74,12 +76,12 @@ def require_int(what: str, value: Any) -> int:
     raise WrongType(f"{what} must be an integer, not {_described(value)}")
 
 
-def optional_int(what: str, value: Any) -> int | None:
+def optional_int(what: str, value: object) -> int | None:
     """``value`` if it is an ``int`` or None (no limit), else :class:`WrongType`."""
     return None if value is None else require_int(what, value)
 
 
-def require_flag(what: str, value: Any) -> bool:
+def require_flag(what: str, value: object) -> bool:
     """``value`` if it is a bool: ``overwrite="no"`` is truthy, so refuse it rather than guess.
 
     >>> require_flag("overwrite", "no")
@@ -92,7 +94,7 @@ def require_flag(what: str, value: Any) -> bool:
     raise WrongType(f"{what} must be True or False, not {_described(value)}")
 
 
-def require_names(what: str, value: Any) -> tuple[str, ...]:
+def require_names(what: str, value: object) -> tuple[str, ...]:
     """A list of strings; one bare string is refused (``"dt"`` would be the names d, t).
 
     >>> require_names("time_columns", ["dt", "hour"])
@@ -106,8 +108,12 @@ def require_names(what: str, value: Any) -> tuple[str, ...]:
     return items
 
 
-def require_value_maps(what: str, value: Any) -> list[Mapping[str, Any]]:
+def require_value_maps(what: str, value: Mapping[str, _V] | Iterable[Mapping[str, _V]],
+                       ) -> list[Mapping[str, _V]]:
     """One ``{column: value}`` mapping or an iterable of them, as a list.
+
+    Typed as the caller declares it; checked at run time all the same, since DAG files and
+    notebooks pass what they like.
 
     >>> require_value_maps("values", {"dt": "2015-01-01"})
     [{'dt': '2015-01-01'}]

@@ -7,10 +7,9 @@ breaks discovery for every provider (``tests/airflow/test_provider_info.py`` che
 
 from __future__ import annotations
 
-from typing import Any
-
 from airflow_partitions import __version__
 from airflow_partitions.defaults import BACKENDS, HBASE_PROTOCOLS, HBASE_TRANSPORTS
+from airflow_partitions.json_value import JsonValue
 
 INTEGRATION = "Airflow Partitions"
 #: Also ``[project.urls] Documentation`` in pyproject.toml, which Airflow's provider page links.
@@ -24,10 +23,10 @@ _STRING_OR_NULL = {"type": ["string", "null"]}
 
 
 def _field(label: str, description: str, default: str | None = None,
-           choices: tuple[str, ...] = ()) -> dict[str, Any]:
+           choices: tuple[str, ...] = ()) -> dict[str, JsonValue]:
     """One form field. With ``choices``, the schema's ``enum`` makes Airflow 3.3's connection
     form draw a dropdown of exactly those values instead of a free-text box (issue 31)."""
-    schema: dict[str, Any] = dict(_STRING_OR_NULL)
+    schema: dict[str, JsonValue] = dict(_STRING_OR_NULL)
     if default is not None:
         schema["default"] = default
     if choices:
@@ -36,7 +35,7 @@ def _field(label: str, description: str, default: str | None = None,
 
 
 #: Extra fields of a ``partition_catalog`` connection (stored in the connection's extra).
-CONN_FIELDS: dict[str, dict[str, Any]] = {
+CONN_FIELDS: dict[str, dict[str, JsonValue]] = {
     "backend": _field(
         "Backend",
         "sqlite (embedded, the default) or hbase (an HBase Thrift1 server: Host and Port).",
@@ -68,7 +67,7 @@ CONN_FIELDS: dict[str, dict[str, Any]] = {
 }
 
 
-def get_provider_info() -> dict[str, Any]:
+def get_provider_info() -> dict[str, JsonValue]:
     """Return the provider info dict that ``airflow providers list`` reads."""
     return {
         "package-name": "airflow-partitions",

@@ -22,7 +22,7 @@ import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, TypedDict
+from typing import Final, TypedDict
 
 from airflow_partitions.arguments import control_character, shown
 from airflow_partitions.cover import RequiredSlice, Slice, to_us
@@ -239,7 +239,7 @@ def dimensions_to_json(dimensions: Sequence[Dimension]) -> list[DimensionJson]:
     return [d.to_json() for d in dimensions]
 
 
-def dimensions_from_json(data: Any) -> tuple[Dimension, ...]:
+def dimensions_from_json(data: object) -> tuple[Dimension, ...]:
     """Read :func:`dimensions_to_json` back, validating it like any other input."""
     if not isinstance(data, list):
         raise DimensionError(f"dimensions JSON must be a list, not {shown(data)}")

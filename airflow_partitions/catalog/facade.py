@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any
 
 from airflow_partitions.arguments import (
     optional_int,
@@ -64,7 +63,7 @@ from airflow_partitions.defaults import default_data_root, default_store_url
 from airflow_partitions.errors import InvalidInput, WrongType
 from airflow_partitions.filters import Explain, QueryStats
 from airflow_partitions.keys import ColumnType
-from airflow_partitions.kv import KVStore, open_store
+from airflow_partitions.kv import KVStore, StoreStats, open_store
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import PartitionTimeline
 
@@ -115,7 +114,7 @@ class Catalog:
         self._defs: dict[str, StorageDef] = {}
 
     @property
-    def stats(self) -> Any:
+    def stats(self) -> StoreStats:
         """Round trips made to the store (``stats.round_trips``)."""
         return self.kv.stats
 
@@ -296,7 +295,7 @@ class Catalog:
         location: str | None = None,
         overwrite: bool = False,
         restate: bool = False,
-        inputs: Iterable[Mapping[str, Any]] | None = None,
+        inputs: Iterable[Mapping[str, object]] | None = None,
     ) -> WriteResult:
         """Register one partition or many; idempotent. Everything is validated before writing.
 

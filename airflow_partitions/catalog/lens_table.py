@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from airflow_partitions.catalog.cache import TimelineKey, loaded_timelines
 from airflow_partitions.catalog.model import StorageDef
@@ -43,6 +43,43 @@ class LensInputError(InvalidInput):
     """The Lens parameters given to import are not a JSON object of table parameters."""
 
 
+# "class" is a keyword: the functional form.
+ImportedTimelineJson = TypedDict("ImportedTimelineJson", {
+    "period": str,
+    "column": str,
+    "class": str,
+    "lens_partitions": int,
+    "first": str | None,
+    "latest": str | None,
+    "stored_partitions": int,
+    "without_rows": int,
+    "without_rows_ranges": list[list[str]],
+    "rows_not_in_lens": int,
+    "rows_not_in_lens_ranges": list[list[str]],
+})
+"""One imported timeline in ``timeline import --json``."""
+
+
+class SkippedTimelineJson(TypedDict):
+    """A timeline an import left to the rows (``WEEKLY``)."""
+
+    period: str
+    column: str
+
+
+class LensImportReportJson(TypedDict):
+    """``timeline import --json``."""
+
+    storage: str
+    dry_run: bool
+    timelines: list[ImportedTimelineJson]
+    without_rows: int
+    skipped: list[SkippedTimelineJson]
+    ignored_keys: list[str]
+    other_parameters: int
+    ambiguous: list[str]
+
+
 @dataclass
 class ImportedTimeline:
     """One timeline as Lens listed it, as stored, and how it compares with the rows."""
@@ -59,7 +96,7 @@ class ImportedTimeline:
         return [[self.period.format_ordinal(b, self.tz), self.period.format_ordinal(e, self.tz)]
                 for b, e in ranges]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ImportedTimelineJson:
         first, latest = self.lens.first(), self.lens.latest()
         return {
             "period": self.period.name,
@@ -93,7 +130,7 @@ class LensImportReport:
         """How many imported partitions no registered row backs (covers withdraw them)."""
         return sum(e - b for t in self.timelines for b, e in t.without_rows)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> LensImportReportJson:
         return {
             "storage": self.storage,
             "dry_run": self.dry_run,

@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from airflow_partitions.arguments import shown
 from airflow_partitions.catalog.model import PartitionSpec, StorageDef, make_spec
 from airflow_partitions.errors import CorruptPartitionRow, InvalidInput, WrongType
 from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.spark import InputJson
 
 #: At most this many inputs per partition: a yearly rollup of hours is 8,784, a monthly rollup
 #: of hours by 10 regions 7,440. More is almost surely a job recording the wrong thing.
@@ -60,7 +61,7 @@ class PartitionInput:
         """``events_raw HOURLY 2015-01-02-05`` (non-time columns appended as ``col=value``)."""
         return f"{self.storage} {self.period} " + " ".join(v for _, v in self.values)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> InputJson:
         return {"storage": self.storage, "period": self.period, "values": self.value_map,
                 "version": self.version}
 

@@ -14,7 +14,7 @@ import re
 import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from airflow_partitions.arguments import control_character, shown
 from airflow_partitions.catalog.dimensions import (
@@ -22,6 +22,7 @@ from airflow_partitions.catalog.dimensions import (
     dimensions_from_json,
     dimensions_to_json,
 )
+from airflow_partitions.catalog.json_types import FactDefJson, PartitionJson, StorageDefJson
 from airflow_partitions.catalog.location_check import InvalidPartitionSpec as InvalidPartitionSpec
 from airflow_partitions.catalog.location_check import UnsafeLocation as UnsafeLocation
 from airflow_partitions.catalog.location_check import check_location as check_location
@@ -41,6 +42,11 @@ from airflow_partitions.timelines import DEFAULT_KIND, timeline_class
 
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _TEMPLATE_FIELDS: Final = frozenset({"fact", "storage", "period"})
+
+
+#: A bound of a partition range: a partition value, or an aligned instant (a datetime, or ISO
+#: text such as a rendered ``{{ data_interval_start }}``).
+RangeBound = str | dt.datetime
 
 
 class InvalidDefinition(InvalidInput):
@@ -72,11 +78,11 @@ class FactDef:
             check_name("time column", col)
         object.__setattr__(self, "tz", zone_name(zone(self.tz)) or self.tz)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FactDefJson:
         return {"name": self.name, "time_columns": list(self.time_columns), "tz": self.tz}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> FactDef:
+    def from_json(cls, data: FactDefJson) -> FactDef:
         return cls(data["name"], tuple(data["time_columns"]), data["tz"])
 
 
@@ -173,8 +179,8 @@ class StorageDef:
             f"{period.name}.{column}", self.timeline_classes.get(period.name, DEFAULT_KIND)
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self) -> StorageDefJson:
+        out: StorageDefJson = {
             "name": self.name,
             "fact": self.fact,
             "columns": [[c, t.value] for c, t in self.columns],
@@ -184,14 +190,16 @@ class StorageDef:
             "tz": self.tz,
             "priority": self.priority,
             "timeline_classes": dict(self.timeline_classes),
-            # Only when set: definitions without producers keep their stored bytes.
-            **({"producers": {k: p.to_json() for k, p in self.producers.items()}}
-               if self.producers else {}),
-            **({"dimensions": dimensions_to_json(self.dimensions)} if self.dimensions else {}),
         }
+        # Only when set: definitions without producers keep their stored bytes.
+        if self.producers:
+            out["producers"] = {k: p.to_json() for k, p in self.producers.items()}
+        if self.dimensions:
+            out["dimensions"] = dimensions_to_json(self.dimensions)
+        return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> StorageDef:
+    def from_json(cls, data: StorageDefJson) -> StorageDef:
         return cls(
             name=data["name"],
             fact=data["fact"],
@@ -214,7 +222,7 @@ class StorageDef:
                      if c not in self.time_columns and c not in declared)
 
 
-def encode_json(data: Mapping[str, Any]) -> bytes:
+def encode_json(data: Mapping[str, object]) -> bytes:
     """Stable JSON bytes, so equal definitions compare equal as cells (check-and-put)."""
     return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
 
@@ -397,7 +405,7 @@ class Partition:
     #: staleness"); rows written before versions existed read as 1.
     version: int = 1
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PartitionJson:
         return {
             "storage": self.storage,
             "period": self.period.name,
@@ -408,7 +416,7 @@ class Partition:
 
 
 def partition_range(
-    sdef: StorageDef, period: UpdatePeriod, begin: Any, end: Any, column: str, *,
+    sdef: StorageDef, period: UpdatePeriod, begin: RangeBound, end: RangeBound, column: str, *,
     option: str = "column", limit: int = MAX_RANGE_PARTITIONS,
     raise_limit: str = "split the range",
 ) -> TimePartitionRange:
@@ -438,7 +446,7 @@ def partition_range(
 
 
 def range_values(
-    sdef: StorageDef, period: UpdatePeriod, begin: Any, end: Any, column: str, *,
+    sdef: StorageDef, period: UpdatePeriod, begin: RangeBound, end: RangeBound, column: str, *,
     option: str = "column", limit: int = MAX_RANGE_PARTITIONS,
 ) -> list[str]:
     """Every value of :func:`partition_range`, as a list: the one expansion of a partition
@@ -447,7 +455,7 @@ def range_values(
     return [p.value for p in span]
 
 
-def _range_bound(period: UpdatePeriod, value: Any, tz: str, what: str) -> TimePartition:
+def _range_bound(period: UpdatePeriod, value: RangeBound, tz: str, what: str) -> TimePartition:
     """A partition value, else an aligned instant (a rendered template is either)."""
     if isinstance(value, dt.datetime):
         return TimePartition.of(period, to_instant(value, what), tz)

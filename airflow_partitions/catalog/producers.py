@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Final
+from typing import Final, NotRequired, TypedDict
 
 import pendulum
 
@@ -46,6 +46,14 @@ _SECONDS: Final = {"Y": 31_557_600, "M": 31 * 86400, "W": 7 * 86400, "D": 86400,
 
 class InvalidProducer(InvalidInput):
     """A producer's DAG id, logical-date rule or period is malformed."""
+
+
+class ProducerJson(TypedDict):
+    """A producer in a storage definition's JSON (``producers``, per period name)."""
+
+    dag_id: str
+    logical_date: NotRequired[str]
+    slice_conf: NotRequired[str]
 
 
 @dataclass(frozen=True)
@@ -157,13 +165,15 @@ class Producer:
         """``DAG`` or ``DAG@RULE``: the CLI's spelling."""
         return self.dag_id if self.logical_date == "start" else f"{self.dag_id}@{self.logical_date}"
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> ProducerJson:
         # ``slice_conf`` only when set: definitions without it keep their stored bytes.
-        return {"dag_id": self.dag_id, "logical_date": self.logical_date,
-                **({"slice_conf": self.slice_conf} if self.slice_conf is not None else {})}
+        out: ProducerJson = {"dag_id": self.dag_id, "logical_date": self.logical_date}
+        if self.slice_conf is not None:
+            out["slice_conf"] = self.slice_conf
+        return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Producer:
+    def from_json(cls, data: ProducerJson) -> Producer:
         return cls(data["dag_id"], data.get("logical_date", "start"), data.get("slice_conf"))
 
     def with_slice_conf(self, key: str | None) -> Producer:

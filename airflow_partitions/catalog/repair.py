@@ -11,7 +11,7 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from airflow_partitions.catalog import lineage_flag, writer
 from airflow_partitions.catalog.bulk_specs import keyed_specs
@@ -20,6 +20,11 @@ from airflow_partitions.catalog.cache import (
     TimelineKey,
     decode_timeline,
     timeline_from_cell,
+)
+from airflow_partitions.catalog.json_types import (
+    CorruptRowJson,
+    ReconcileReportJson,
+    TimelineDiffJson,
 )
 from airflow_partitions.catalog.model import StorageDef
 from airflow_partitions.catalog.row_decode import PartitionDecoder
@@ -120,8 +125,8 @@ class TimelineDiff:
         fmt = self.period.format_ordinal
         return [[fmt(b, self.tz), fmt(e, self.tz)] for b, e in ranges]
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> TimelineDiffJson:
+        out: TimelineDiffJson = {
             "storage": self.storage,
             "period": self.period.name,
             "column": self.column,
@@ -129,10 +134,10 @@ class TimelineDiff:
             "over_reported": self.values(self.over_ranges, REPORT_VALUES),
         }
         if self.under_count > REPORT_VALUES or self.over_count > REPORT_VALUES:
-            out.update(under_reported_count=self.under_count,
-                       over_reported_count=self.over_count,
-                       under_reported_ranges=self._ranges_json(self.under_ranges),
-                       over_reported_ranges=self._ranges_json(self.over_ranges))
+            out["under_reported_count"] = self.under_count
+            out["over_reported_count"] = self.over_count
+            out["under_reported_ranges"] = self._ranges_json(self.under_ranges)
+            out["over_reported_ranges"] = self._ranges_json(self.over_ranges)
         if self.corruption is not None:  # only then, so sound reports keep their shape
             out["corruption"] = self.corruption
         return out
@@ -149,7 +154,7 @@ class CorruptRow:
     key: bytes = b""  # the row key (what ``--drop-corrupt`` deletes)
     dropped: bool = False  # deleted by ``reconcile --drop-corrupt``
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CorruptRowJson:
         return {"storage": self.storage, "period": self.period.name,
                 "values": dict(self.values), "reason": self.reason, "dropped": self.dropped}
 
@@ -174,8 +179,8 @@ class ReconcileReport:
         """The stored timelines that were corrupt, and were rebuilt from the rows."""
         return [d for d in self.diffs if d.corruption is not None]
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> ReconcileReportJson:
+        out: ReconcileReportJson = {
             "storage": self.storage,
             "consistent": self.consistent,
             "finished_drops": self.finished_drops,

@@ -46,6 +46,7 @@ from airflow_partitions.errors import (
 )
 from airflow_partitions.keys import (
     LOCATION_CELL,
+    PartitionValue,
     encode_key,
     key_prefix,
     prefix_successor,
@@ -276,7 +277,7 @@ def decode_storage(name: str, raw: bytes) -> StorageDef:
 
 
 def _decode_definition(
-    what: str, name: str, raw: bytes, from_json: Callable[[Mapping[str, Any]], _Def]
+    what: str, name: str, raw: bytes, from_json: Callable[[Any], _Def]
 ) -> _Def:
     """The error names the row and, for a missing field, the field."""
     row = f"{what[0].upper()}\\x00{name}"
@@ -432,12 +433,12 @@ class CatalogRows:
     # -- partition rows ----------------------------------------------------------------------------
 
     def partition_key(
-        self, storage: StorageDef, period: UpdatePeriod, typed: tuple[Any, ...]
+        self, storage: StorageDef, period: UpdatePeriod, typed: tuple[PartitionValue, ...]
     ) -> bytes:
         return encode_key(storage.key_schema, storage.name, period.name, typed)
 
     def period_prefix(self, storage: StorageDef, period: UpdatePeriod,
-                      leading: tuple[Any, ...] = ()) -> bytes:
+                      leading: tuple[PartitionValue, ...] = ()) -> bytes:
         return key_prefix(storage.key_schema, storage.name, period.name, leading)
 
 def decode_counter(raw: bytes | None) -> int:

@@ -16,9 +16,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from airflow_partitions.catalog.cache import UnknownStorage
+from airflow_partitions.catalog.json_types import PartitionJson
 from airflow_partitions.catalog.lineage import PartitionInput, decode_inputs
 from airflow_partitions.catalog.model import Partition, StorageDef, make_spec
 from airflow_partitions.catalog.rows import (
@@ -37,6 +38,7 @@ from airflow_partitions.errors import InvalidInput, InvalidRange
 from airflow_partitions.keys import prefix_successor
 from airflow_partitions.kv import SingleColumnValue, all_of
 from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.spark import InputJson
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.core import CatalogCore
@@ -44,6 +46,20 @@ if TYPE_CHECKING:
 #: How many root causes a transitive change names (the rest are counted, not listed).
 MAX_VIA: Final = 5
 Node = tuple[str, str, tuple[tuple[str, str], ...]]  # (storage, period, values)
+
+
+class ChangedInputJson(InputJson):
+    """A changed input in ``stale --json``: the input as recorded, why, and through what."""
+
+    reason: str
+    current_version: int | None
+    via: list[ChangedInputJson]
+
+
+class StalePartitionJson(PartitionJson):
+    """A stale partition in ``stale --json``."""
+
+    changed: list[ChangedInputJson]
 
 
 @dataclass(frozen=True)
@@ -69,7 +85,7 @@ class ChangedInput:
                 f" and {len(self.via) - 1} more" if len(self.via) > 1 else "")
         return text
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ChangedInputJson:
         return {**self.input.to_json(), "reason": self.reason,
                 "current_version": self.current_version,
                 "via": [v.to_json() for v in self.via]}
@@ -92,7 +108,7 @@ class StalePartition:
         p = self.partition
         return f"{p.storage} {p.period.name} {' '.join(p.values.values())}: {self.reason()}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> StalePartitionJson:
         return {**self.partition.to_json(), "changed": [c.to_json() for c in self.changed]}
 
 
@@ -112,7 +128,8 @@ class _Graph:
     rows: dict[Node, _Row] = field(default_factory=dict)
 
 
-def find_stale(catalog: CatalogCore, fact: str, start: Any = None, end: Any = None, *,
+def find_stale(catalog: CatalogCore, fact: str, start: dt.datetime | str | None = None,
+               end: dt.datetime | str | None = None, *,
                time_column: str | None = None) -> list[StalePartition]:
     """The stale derived partitions of ``fact``'s storages overlapping ``[start, end)``.
 

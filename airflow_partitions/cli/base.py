@@ -141,7 +141,7 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document to stdout")
 
 
-def print_json(ctx: Context, data: Any) -> None:
+def print_json(ctx: Context, data: object) -> None:
     """Exactly one JSON document on stdout, plain (no rich markup or wrapping)."""
     ctx.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     ctx.stdout.flush()

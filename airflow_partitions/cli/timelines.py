@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, Final
+from typing import Final, NotRequired, TypedDict
 
 from rich.table import Table
 
@@ -110,8 +110,23 @@ def _selected(ctx: Context, args: argparse.Namespace
     return sdef, chosen
 
 
+# "class" is a keyword: the functional form.
+TimelineJson = TypedDict("TimelineJson", {
+    "storage": str,
+    "period": str,
+    "column": str,
+    "class": str,
+    "count": int,
+    "first": str | None,
+    "latest": str | None,
+    "ranges": list[list[str]],
+    "properties": NotRequired[dict[str, str]],
+})
+"""One timeline in ``timeline show --json``."""
+
+
 def timeline_json(sdef: StorageDef, period: UpdatePeriod, column: str,
-                  timeline: PartitionTimeline) -> dict[str, Any]:
+                  timeline: PartitionTimeline) -> TimelineJson:
     first, latest = timeline.first(), timeline.latest()
     return {
         "storage": sdef.name,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pendulum
 
@@ -48,14 +48,23 @@ class MetricsSettings:
 _settings: MetricsSettings | None = None
 
 
-def airflow_conf() -> Any:
+class AirflowConf(Protocol):
+    """What the metrics read of Airflow's configuration (``AirflowConfigParser``)."""
+
+    def get(self, section: str, key: str) -> str | None: ...
+
+    def getboolean(self, section: str, key: str, *, fallback: bool) -> bool: ...
+
+
+def airflow_conf() -> AirflowConf:
     """Airflow's configuration, the task SDK's when it carries one; the one place the
     ``[metrics]`` settings are read from (a test counts the reads)."""
     try:
         from airflow.sdk.configuration import conf
     except ImportError:  # pragma: no cover - Airflow before the task SDK carried its config
         from airflow.configuration import conf
-    return conf
+    typed: AirflowConf = conf
+    return typed
 
 
 def settings() -> MetricsSettings:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 from urllib.parse import quote, urlencode
 
 from airflow_partitions.defaults import BACKENDS, ENV_STORE, default_store_url
@@ -32,7 +32,7 @@ class InvalidConnection(ValueError):
     """A ``partition_catalog`` connection whose fields do not make a store URL."""
 
 
-def extra_field(extras: Mapping[str, Any], name: str) -> str | None:
+def extra_field(extras: Mapping[str, object], name: str) -> str | None:
     """An extra field, plain or with the ``extra__partition_catalog__`` prefix; blank is None."""
     value = extras.get(name, extras.get(f"extra__{CONN_TYPE}__{name}"))
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -41,7 +41,7 @@ def extra_field(extras: Mapping[str, Any], name: str) -> str | None:
 
 
 def store_url_from_fields(
-    host: str | None, port: int | None, extras: Mapping[str, Any],
+    host: str | None, port: int | None, extras: Mapping[str, object],
     environ: Mapping[str, str] | None = None,
 ) -> str:
     """The validated store URL of a connection's fields (see the module doc)."""

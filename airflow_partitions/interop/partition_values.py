@@ -14,10 +14,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from airflow_partitions.catalog import StorageDef, range_values
 from airflow_partitions.errors import InvalidInput
@@ -66,7 +67,7 @@ def _expand_one(item: Mapping[str, Any], sdef: StorageDef, period: UpdatePeriod)
         *(columns[n] for n in names))]
 
 
-def expand_values(values: Any, sdef: StorageDef, period: UpdatePeriod | str) -> list[
+def expand_values(values: object, sdef: StorageDef, period: UpdatePeriod | str) -> list[
         dict[str, str]]:
     """Every partition (column -> text) that ``values`` names, in order, without duplicates."""
     period = UpdatePeriod.of(period)
@@ -76,7 +77,7 @@ def expand_values(values: Any, sdef: StorageDef, period: UpdatePeriod | str) -> 
         except ValueError:
             raise InvalidInput(f"values {values!r} is not a mapping, a list or JSON") from None
     if isinstance(values, Mapping):
-        batch: Iterable[Any] = [values]
+        batch: Iterable[object] = [values]
     elif isinstance(values, list | tuple):
         batch = values
     else:
@@ -88,6 +89,16 @@ def expand_values(values: Any, sdef: StorageDef, period: UpdatePeriod | str) -> 
         for part in _expand_one(item, sdef, period):
             out.setdefault(tuple(sorted(part.items())), part)
     return list(out.values())
+
+
+class KeyFactsJson(TypedDict):
+    """What one asset partition key stands for (an asset event's extra): its time value, the
+    period's bounds (ISO instants) and how many partitions it names."""
+
+    value: str
+    start: str
+    end: str
+    partitions: int
 
 
 def composite_segments(sdef: StorageDef, segments: Sequence[str] | None = None
@@ -157,7 +168,7 @@ def partition_keys(parts: Iterable[Mapping[str, str]], sdef: StorageDef,
 
 def key_facts(parts: Iterable[Mapping[str, str]], sdef: StorageDef,
               period: UpdatePeriod | str, style: str,
-              segments: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+              segments: Sequence[str] | None = None) -> dict[str, KeyFactsJson]:
     """Each distinct asset partition key, in time order, with what it stands for.
 
     A key may stand for several partitions (``start`` keys collapse regions), so its facts are
@@ -183,7 +194,7 @@ def key_facts(parts: Iterable[Mapping[str, str]], sdef: StorageDef,
     period = UpdatePeriod.of(period)
     column = sdef.time_columns[0]
     # A key is derived from one time value (its text or its start), so it names one value.
-    spans: dict[str, tuple[Any, str, int]] = {}
+    spans: dict[str, tuple[dt.datetime, str, int]] = {}
     for part in parts:
         key = partition_key(part, sdef, period, style, segments)
         if len(key) > MAX_KEY_LENGTH:

@@ -13,7 +13,14 @@ the same ``accessor.extra``. Two consequences this module handles:
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final, NotRequired, TypedDict, cast
+
+from airflow_partitions.interop import KeyFactsJson
+
+if TYPE_CHECKING:
+    from airflow.sdk import Asset
+    from airflow.sdk.types import OutletEventAccessorsProtocol
+    from pydantic import JsonValue
 
 #: Above this many keys, ``by_key`` is left out: every event carries the whole map, so its
 #: size in the metadata DB grows with the square of the batch.
@@ -52,9 +59,38 @@ class KeysInOrder(set[str]):
         return (key for key in list(self._order) if key in self)
 
 
-def event_extra(action: str, storage: str, period: str, facts: Mapping[str, Mapping[str, Any]],
+class BatchJson(TypedDict):
+    """What a whole registration or drop did, in every event's extra."""
+
+    keys: int
+    partitions: int
+    changed: int
+    unchanged: int
+    restated: int
+    first: str | None
+    last: str | None
+
+
+class KeyEventJson(KeyFactsJson):
+    """One key's facts in ``by_key``, and whether it stands for a restated partition."""
+
+    restated: bool
+
+
+class EventExtraJson(TypedDict):
+    """``extra["airflow_partitions"]`` of an asset partition event; ``by_key`` only up to
+    ``BY_KEY_MAX`` keys."""
+
+    action: str
+    storage: str
+    period: str
+    batch: BatchJson
+    by_key: NotRequired[dict[str, KeyEventJson]]
+
+
+def event_extra(action: str, storage: str, period: str, facts: Mapping[str, KeyFactsJson],
                 changed: int, unchanged: int, *, restated: int = 0,
-                restated_keys: Collection[str] = ()) -> dict[str, Any]:
+                restated_keys: Collection[str] = ()) -> EventExtraJson:
     """The ``extra["airflow_partitions"]`` every event of one registration or drop carries.
 
     ``restated`` counts the partitions registered again with a new version (their data
@@ -70,10 +106,10 @@ def event_extra(action: str, storage: str, period: str, facts: Mapping[str, Mapp
     {'partitions': 2, 'restated': True}
     """
     keys = list(facts)
-    batch = {"keys": len(keys), "partitions": changed + unchanged, "changed": changed,
+    batch: BatchJson = {"keys": len(keys), "partitions": changed + unchanged, "changed": changed,
              "unchanged": unchanged, "restated": restated, "first": keys[0] if keys else None,
              "last": keys[-1] if keys else None}
-    extra: dict[str, Any] = {"action": action, "storage": storage, "period": period,
+    extra: EventExtraJson = {"action": action, "storage": storage, "period": period,
                              "batch": batch}
     if len(keys) <= BY_KEY_MAX:
         extra["by_key"] = {key: {**value, "restated": key in restated_keys}
@@ -81,12 +117,14 @@ def event_extra(action: str, storage: str, period: str, facts: Mapping[str, Mapp
     return extra
 
 
-def emit_in_time_order(outlet_events: Any, assets: Sequence[Any], keys: Sequence[str],
-                       extra: Mapping[str, Any]) -> None:
+def emit_in_time_order(outlet_events: OutletEventAccessorsProtocol, assets: Sequence[Asset],
+                       keys: Sequence[str], extra: EventExtraJson) -> None:
     """Add ``keys`` (already in time order) to each asset's outlet event, in that order."""
     for asset in assets:
         accessor = outlet_events[asset]
         ordered = KeysInOrder(accessor.partition_keys)  # keys another step added stay first
         accessor.partition_keys = ordered
         accessor.add_partitions(list(keys))  # validates each key (empty, over 250 characters)
-        accessor.extra[EXTRA_KEY] = dict(extra)
+        # A TypedDict is not pydantic's JsonValue (a dict[str, JsonValue]) to mypy, but it is
+        # JSON: the cast only says so.
+        accessor.extra[EXTRA_KEY] = cast("JsonValue", dict(extra))

@@ -30,6 +30,13 @@ from airflow_partitions.spark.manifest import Manifest
 
 if TYPE_CHECKING:
     from airflow.providers.openlineage.extractors import OperatorLineage
+    from openlineage.client.event_v2 import Dataset
+    from openlineage.client.facet_v2 import RunFacet
+    from openlineage.client.generated.base_subset_dataset import PartitionSubsetCondition
+
+    #: What ``get_openlineage_facets_on_complete`` returns: input and output datasets, no run
+    #: facets.
+    Lineage = OperatorLineage[Dataset, RunFacet]
 
 #: The keys of the facets in ``inputFacets`` / ``outputFacets`` (OpenLineage's own names).
 SUBSET_FACET: Final = "subset"
@@ -48,7 +55,7 @@ def openlineage_available() -> bool:
 
 
 def operator_lineage(inputs: Sequence[StorageSubset] = (),
-                     outputs: Sequence[StorageSubset] = ()) -> OperatorLineage[Any, Any] | None:
+                     outputs: Sequence[StorageSubset] = ()) -> Lineage | None:
     """``OperatorLineage`` with one dataset per subset; ``None`` without the provider."""
     try:
         from airflow.providers.openlineage.extractors import OperatorLineage
@@ -68,12 +75,12 @@ def operator_lineage(inputs: Sequence[StorageSubset] = (),
     except ImportError:
         return None
 
-    def condition(subset: StorageSubset) -> Any:
+    def condition(subset: StorageSubset) -> PartitionSubsetCondition:
         return PartitionSubsetCondition(partitions=[
             Partition(dimensions=dict(p.dimensions), identifier=p.location)
             for p in subset.partitions])
 
-    ins = []
+    ins: list[Dataset] = []
     for subset in inputs:
         facets: dict[str, Any] = {SUBSET_FACET: InputSubsetInputDatasetFacet(
             inputCondition=condition(subset))}
@@ -82,7 +89,7 @@ def operator_lineage(inputs: Sequence[StorageSubset] = (),
                 fileCount=subset.files, size=subset.size)
         ins.append(InputDataset(namespace=subset.dataset.namespace, name=subset.dataset.name,
                                 inputFacets=facets))
-    outs = []
+    outs: list[Dataset] = []
     for subset in outputs:
         out_facets: dict[str, Any] = {SUBSET_FACET: OutputSubsetOutputDatasetFacet(
             outputCondition=condition(subset))}
@@ -95,7 +102,7 @@ def operator_lineage(inputs: Sequence[StorageSubset] = (),
 
 
 def manifest_lineage(manifest: Manifest, storages: Mapping[str, StorageDef]
-                     ) -> OperatorLineage[Any, Any] | None:
+                     ) -> Lineage | None:
     """The inputs of a job launched on ``manifest``: one dataset per storage it reads
     (``storages``: the definitions of those storages)."""
     if not openlineage_available():
@@ -104,7 +111,7 @@ def manifest_lineage(manifest: Manifest, storages: Mapping[str, StorageDef]
 
 
 def registration_lineage(sdef: StorageDef, period: str, parts: Sequence[Mapping[str, str]],
-                         location: str | None = None) -> OperatorLineage[Any, Any] | None:
+                         location: str | None = None) -> Lineage | None:
     """The output of a registration: the storage's dataset, with the registered partitions."""
     if not openlineage_available():
         return None

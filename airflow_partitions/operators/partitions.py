@@ -9,9 +9,9 @@ asset event per partition key and asset, in time order (see :mod:`.asset_events`
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
@@ -21,6 +21,7 @@ from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.interop import (
     KEY_STYLES,
+    KeyFactsJson,
     expand_values,
     key_facts,
     partition_key,
@@ -30,10 +31,21 @@ from airflow_partitions.operators.openlineage_facets import registration_lineage
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
-    from airflow.providers.openlineage.extractors import OperatorLineage
     from airflow.sdk import Context
 
     from airflow_partitions.catalog import Catalog
+    from airflow_partitions.operators.openlineage_facets import Lineage
+
+
+class WrittenJson(TypedDict):
+    """What a register or drop operator returns (its XCom): the counts, and the asset
+    partition keys (the first 100, then ``... N more``)."""
+
+    storage: str
+    period: str
+    changed: int
+    unchanged: int
+    keys: list[str]
 
 
 class _PartitionsOperator(BaseOperator):
@@ -48,7 +60,7 @@ class _PartitionsOperator(BaseOperator):
         *,
         storage: str,
         period: str,
-        values: Any,
+        values: object,
         catalog_conn_id: str = PartitionCatalogHook.default_conn_name,
         partition_key: str = "start",
         key_segments: Sequence[str] | None = None,
@@ -78,7 +90,7 @@ class _PartitionsOperator(BaseOperator):
     def write(self, catalog: Catalog, parts: list[dict[str, str]]) -> WriteResult:
         """Register or drop ``parts``; each concrete operator says which."""
 
-    def execute(self, context: Context) -> dict[str, Any]:
+    def execute(self, context: Context) -> WrittenJson:
         self.written = None
         catalog = self.hook.get_conn()
         try:
@@ -104,7 +116,7 @@ class _PartitionsOperator(BaseOperator):
                 "unchanged": result.unchanged, "keys": keys if len(keys) <= 100 else
                 [*keys[:100], f"... {len(keys) - 100} more"]}
 
-    def _emit(self, context: Context, sdef: StorageDef, facts: dict[str, dict[str, Any]],
+    def _emit(self, context: Context, sdef: StorageDef, facts: dict[str, KeyFactsJson],
               result: WriteResult) -> None:
         """One event per key and Asset outlet, in time order (also when nothing changed: a
         retry after a crash past the write must still tell downstream DAGs)."""
@@ -162,9 +174,9 @@ class RegisterPartitionsOperator(_PartitionsOperator):
         self.overwrite = overwrite
         self.restate = restate
         self.inputs_from = inputs_from
-        self._inputs: list[Any] | None = None
+        self._inputs: list[Mapping[str, object]] | None = None
 
-    def execute(self, context: Context) -> dict[str, Any]:
+    def execute(self, context: Context) -> WrittenJson:
         self._inputs = None
         if self.inputs_from:
             pulled = context["ti"].xcom_pull(task_ids=self.inputs_from, key="inputs")
@@ -178,7 +190,7 @@ class RegisterPartitionsOperator(_PartitionsOperator):
         return super().execute(context)
 
     def get_openlineage_facets_on_complete(
-            self, task_instance: Any) -> OperatorLineage[Any, Any] | None:
+            self, task_instance: object) -> Lineage | None:
         """The storage as the output dataset, with a subset facet listing exactly the
         partitions registered (``None`` when none were, or without the OpenLineage provider)."""
         if self.written is None:

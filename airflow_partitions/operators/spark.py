@@ -44,8 +44,9 @@ from airflow_partitions.spark.manifest import (
 )
 
 if TYPE_CHECKING:
-    from airflow.providers.openlineage.extractors import OperatorLineage
     from airflow.sdk import Context
+
+    from airflow_partitions.operators.openlineage_facets import Lineage
 
 
 class UncoverableRange(AirflowException):
@@ -250,7 +251,7 @@ class CoveredSparkSubmitOperator(CoverArguments, SparkSubmitOperator):
                           directory)
 
     def get_openlineage_facets_on_complete(
-            self, task_instance: Any) -> OperatorLineage[Any, Any] | None:
+            self, task_instance: object) -> Lineage | None:
         """The storages the job read, each with exactly the manifest's partitions of it (the
         pruned ones for ``PrunedSparkSubmitOperator``); ``None`` before a launch or without the
         OpenLineage provider. Also what a failed task reports: the job was given those."""

@@ -183,15 +183,18 @@ class PartitionCoverageSensor(CoverArguments, BaseSensorOperator):
                 "start= and end= (e.g. '{{ logical_date }}') to wait on the logical date's "
                 "range", logical.isoformat(), request.start.isoformat(), request.end.isoformat())
 
-    def execute(self, context: Context) -> Any:
+    def execute(self, context: Context) -> CoverJson | None:
         self._log_range(context)
         if self.deferrable:
             result = self.poke(context)
             if result:
-                return result.xcom_value if isinstance(result, PokeReturnValue) else None
+                xcom: CoverJson | None = (result.xcom_value if isinstance(result, PokeReturnValue)
+                                          else None)
+                return xcom
             self._defer(pendulum.now("UTC").add(seconds=self.timeout))
         try:
-            return super().execute(context)
+            done: CoverJson | None = super().execute(context)  # what poke returned
+            return done
         except AirflowSensorTimeout as exc:
             raise AirflowSensorTimeout(f"{exc} {self.fact}: {self._still_missing()}") from exc
         except AirflowSkipException as exc:
@@ -212,7 +215,8 @@ class PartitionCoverageSensor(CoverArguments, BaseSensorOperator):
             timeout=dt.timedelta(seconds=remaining) + DEFERRAL_GRACE,
         )
 
-    def execute_complete(self, context: Context, event: CoverageEvent | None = None) -> Any:
+    def execute_complete(self, context: Context, event: CoverageEvent | None = None
+                         ) -> CoverJson | None:
         """Resume after the trigger fired: re-verify the cover before succeeding."""
         event = event or CoverageEvent()
         status = event.get("status")

@@ -1,0 +1,81 @@
+"""The JSON the catalog's definitions and repairs write, typed (docs/architecture.md, "Typed
+JSON contracts"): a fact or storage definition as stored, a listed partition, a reconcile report.
+"""
+
+from __future__ import annotations
+
+from typing import NotRequired, TypedDict
+
+from airflow_partitions.catalog.dimensions import DimensionJson
+from airflow_partitions.catalog.producers import ProducerJson
+
+
+class FactDefJson(TypedDict):
+    """A fact definition as stored (cell ``m:def``)."""
+
+    name: str
+    time_columns: list[str]
+    tz: str
+
+
+class StorageDefJson(TypedDict):
+    """A storage definition as stored (cell ``m:def``); ``producers`` and ``dimensions`` only
+    when set."""
+
+    name: str
+    fact: str
+    columns: list[list[str]]
+    time_columns: list[str]
+    periods: list[str]
+    location: str
+    tz: str
+    priority: int
+    timeline_classes: dict[str, str]
+    producers: NotRequired[dict[str, ProducerJson]]
+    dimensions: NotRequired[list[DimensionJson]]
+
+
+class PartitionJson(TypedDict):
+    """A partition as ``partition list --json`` prints it."""
+
+    storage: str
+    period: str
+    values: dict[str, str]
+    location: str
+    version: int
+
+
+class TimelineDiffJson(TypedDict):
+    """One timeline's differences in ``reconcile --json``; the counts and ranges only when
+    either side has more than ``REPORT_VALUES``, ``corruption`` only when it was corrupt."""
+
+    storage: str
+    period: str
+    column: str
+    under_reported: list[str]
+    over_reported: list[str]
+    under_reported_count: NotRequired[int]
+    over_reported_count: NotRequired[int]
+    under_reported_ranges: NotRequired[list[list[str]]]
+    over_reported_ranges: NotRequired[list[list[str]]]
+    corruption: NotRequired[str]
+
+
+class CorruptRowJson(TypedDict):
+    """A row reconcile could not read, in ``reconcile --json``."""
+
+    storage: str
+    period: str
+    values: dict[str, str]
+    reason: str
+    dropped: bool
+
+
+class ReconcileReportJson(TypedDict):
+    """``reconcile --json``; ``corrupt_rows`` only when there are some."""
+
+    storage: str
+    consistent: bool
+    finished_drops: int
+    timelines: list[TimelineDiffJson]
+    corrupt_rows: NotRequired[list[CorruptRowJson]]
