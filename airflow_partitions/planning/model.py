@@ -6,13 +6,13 @@ the range would have once the runs are done. Immutable, with a stable JSON form
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final, NotRequired, TypedDict
+from typing import Final, NotRequired, TypedDict
 
 import pendulum
 
 from airflow_partitions.cover import Slice
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.planning.slices import run_conf, slices_text
+from airflow_partitions.planning.slices import RunConf, run_conf, slices_text
 
 #: The kinds of run: a gap of the range, an input of a planned rollup, a stale partition.
 KINDS: Final = ("gap", "input", "restate")
@@ -31,7 +31,7 @@ class PlannedRunJson(TypedDict):
     kind: str
     reason: str
     slices: NotRequired[list[dict[str, str]]]
-    conf: NotRequired[dict[str, Any] | None]
+    conf: NotRequired[RunConf | None]
 
 
 class UnfillableJson(TypedDict):
@@ -87,7 +87,7 @@ class PlannedRun:
     slice_conf: str | None = None
 
     @property
-    def conf(self) -> dict[str, Any] | None:
+    def conf(self) -> RunConf | None:
         """The ``dag_run_conf`` naming the run's slices (None without slices)."""
         return run_conf(self.slices, self.slice_conf)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from airflow_partitions.arguments import shown
 from airflow_partitions.catalog import SliceCompleteness, StorageDef, complete_sources
@@ -52,7 +52,8 @@ if TYPE_CHECKING:
 _CALENDAR: Final = frozenset({UpdatePeriod.MONTHLY, UpdatePeriod.QUARTERLY, UpdatePeriod.YEARLY})
 StorageKey = tuple[str, UpdatePeriod]
 #: A partition to re-make: (storage, period, time value), optionally with the stale slice.
-RestateItem = tuple[str, str, str] | tuple[str, str, str, Any]
+RestateItem = (tuple[str, str, str]
+               | tuple[str, str, str, Mapping[str, str] | Iterable[tuple[str, str]]])
 #: Per (storage, period, ordinal) of a stale partition: its stale slices, None for all of them.
 StaleSlices = dict[tuple[str, UpdatePeriod, int], set[Slice] | None]
 

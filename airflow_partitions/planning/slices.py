@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final, TypeAlias
 
 from airflow_partitions.cover import Slice, slice_text
+from airflow_partitions.json_value import JsonValue
 
 #: The run-conf key of the default form: one run per slice, the slice as a JSON object.
 DEFAULT_CONF_KEY: Final = "partition_slice"
+#: A run's ``dag_run_conf``: its key names the slices (a mapping, or a list of values or mappings).
+RunConf: TypeAlias = dict[str, JsonValue]
 
 
 def run_groups(slices: Sequence[Slice], key: str | None) -> list[tuple[Slice, ...]]:
@@ -46,7 +49,7 @@ def run_groups(slices: Sequence[Slice], key: str | None) -> list[tuple[Slice, ..
     return [(s,) for s in slices]
 
 
-def run_conf(slices: Sequence[Slice], key: str | None) -> dict[str, Any] | None:
+def run_conf(slices: Sequence[Slice], key: str | None) -> RunConf | None:
     """The ``dag_run_conf`` of a run producing ``slices`` (None when it names none).
 
     >>> run_conf([(("region", "eu"),), (("region", "us"),)], "regions")
@@ -66,7 +69,7 @@ def run_conf(slices: Sequence[Slice], key: str | None) -> dict[str, Any] | None:
     return {key: [dict(slice_) for slice_ in slices]}
 
 
-def conf_text(conf: dict[str, Any] | None) -> str | None:
+def conf_text(conf: RunConf | None) -> str | None:
     """Canonical JSON of a conf (sorted keys): equal confs have equal text, so runs group by
     it and stay hashable."""
     return None if conf is None else json.dumps(conf, sort_keys=True, separators=(", ", ": "))
@@ -77,4 +80,4 @@ def slices_text(slices: Sequence[Slice]) -> str:
     return "; ".join(slice_text(s) for s in slices)
 
 
-__all__ = ["DEFAULT_CONF_KEY", "conf_text", "run_conf", "run_groups", "slices_text"]
+__all__ = ["DEFAULT_CONF_KEY", "RunConf", "conf_text", "run_conf", "run_groups", "slices_text"]
