@@ -157,7 +157,7 @@ def test_the_exports_check_bites(tmp_path: Path) -> None:
 #: Packages whose public signatures (``tests/any_signatures.py`` says which count) name no
 #: ``Any``, directly or through an alias: JSON is a ``TypedDict`` or ``JsonValue``, a value only
 #: passed through is ``object``, a duck-typed collaborator is a ``Protocol``.
-NO_ANY_PACKAGES = ["testing/hbase", "kv", "planning"]
+NO_ANY_PACKAGES = ["testing/hbase", "kv", "planning", "spark"]
 #: The boundaries that are genuinely untyped, each with its reason.
 ANY_ALLOWED = {
     # thriftpy2 builds happybase's Hbase client at run time from the .thrift file: no static
@@ -166,6 +166,12 @@ ANY_ALLOWED = {
         "thriftpy2's generated Hbase client has no static types",
     "airflow_partitions/kv/hbase_table.py: HBaseTableStore.call":
         "thriftpy2's generated Hbase client has no static types",
+    # Not a boundary: pending. ``collect`` gives a ``KeyDocumentJson`` (spark/key_file.py), but
+    # the pruned operator's private ``_collect_locally`` (operators/pruned_spark.py, owned by
+    # the upper round) still annotates ``dict[str, Any]``; once that line says
+    # ``KeyDocumentJson`` too, collect's return becomes ``KeyDocumentJson`` and this goes.
+    "airflow_partitions/spark/jobs/collect_keys.py: collect":
+        "pending: operators/pruned_spark.py's _collect_locally returns dict[str, Any]",
 }
 
 

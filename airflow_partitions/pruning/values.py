@@ -24,9 +24,10 @@ import decimal
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final, cast
 
 from airflow_partitions.errors import InvalidInput
+from airflow_partitions.json_value import JsonValue
 from airflow_partitions.keys import ColumnType
 from airflow_partitions.spark.key_file import column_entries, decode_value, read_key_file
 
@@ -53,13 +54,13 @@ class KeyValues:
 
     small: str
     column: str
-    values: tuple[Any, ...]
+    values: tuple[object, ...]
     nulls: int = 0
     overflow: bool = False
     spark_type: str | None = None
 
     @classmethod
-    def of(cls, small: str, column: str, values: Iterable[Any] | KeyValues) -> KeyValues:
+    def of(cls, small: str, column: str, values: Iterable[object] | KeyValues) -> KeyValues:
         if isinstance(values, KeyValues):
             return values
         if isinstance(values, str | bytes):
@@ -69,7 +70,7 @@ class KeyValues:
         return cls(small, column, present, len(items) - len(present))
 
 
-ValueSets = Mapping[str, Mapping[str, Iterable[Any] | KeyValues]]
+ValueSets = Mapping[str, Mapping[str, Iterable[object] | KeyValues]]
 
 
 def find_values(value_sets: ValueSets, small: str, column: str) -> KeyValues | None:
@@ -93,7 +94,7 @@ class TypedSet:
     nulls: int = 0
 
 
-def convert_value(value: Any, ctype: ColumnType, where: str) -> Typed:
+def convert_value(value: object, ctype: ColumnType, where: str) -> Typed:
     """One small-side value as the big column's type, or :class:`JoinKeyTypeError`."""
     if isinstance(value, bool):
         raise JoinKeyTypeError(f"{where}: boolean {value!r} cannot match a {ctype.value} column")
@@ -128,7 +129,7 @@ def convert_value(value: Any, ctype: ColumnType, where: str) -> Typed:
     return stamp
 
 
-def _to_int(value: Any) -> int | None:
+def _to_int(value: object) -> int | None:
     if isinstance(value, int):
         return value
     if isinstance(value, str) and _INT_TEXT.fullmatch(value):
@@ -138,7 +139,7 @@ def _to_int(value: Any) -> int | None:
     return None
 
 
-def _to_timestamp(value: Any) -> dt.datetime | None:
+def _to_timestamp(value: object) -> dt.datetime | None:
     if isinstance(value, dt.datetime):
         stamp = value
     elif isinstance(value, str):
@@ -179,14 +180,14 @@ def partition_value(ctype: ColumnType, text: str) -> Typed | None:
         return None
 
 
-def sort_key(value: Typed) -> Any:
+def sort_key(value: Typed) -> float | str | int | dt.date:
     """Sort values of one column type (for stable records and IN lists)."""
     if isinstance(value, dt.datetime):
         return value.timestamp()
     return value
 
 
-def json_value(value: Typed) -> Any:
+def json_value(value: Typed) -> str | int:
     """A typed value as JSON (dates and timestamps in ISO-8601)."""
     if isinstance(value, dt.date | dt.datetime):
         return value.isoformat()
@@ -198,19 +199,21 @@ def load_key_file(path: str) -> dict[str, dict[str, KeyValues]]:
     return key_sets_from_json(read_key_file(path), where=f"key file {path!r}")
 
 
-def key_sets_from_json(data: Any, where: str = "key sets") -> dict[str, dict[str, KeyValues]]:
+def key_sets_from_json(data: object, where: str = "key sets") -> dict[str, dict[str, KeyValues]]:
     """A key file's content -> small table -> column -> :class:`KeyValues`."""
     out: dict[str, dict[str, KeyValues]] = {}
     for name, column, entry in column_entries(data, where):
         spark_type = entry.get("type")
+        values = cast("list[JsonValue]", entry["values"])  # column_entries checked it
         out.setdefault(name, {})[column] = KeyValues(
             name, column,
-            tuple(_from_json(v, spark_type) for v in entry["values"] if v is not None),
-            int(bool(entry.get("has_null"))), bool(entry.get("overflow")), spark_type)
+            tuple(_from_json(v, spark_type) for v in values if v is not None),
+            int(bool(entry.get("has_null"))), bool(entry.get("overflow")),
+            cast("str | None", spark_type))  # the file's, as written
     return out
 
 
-def _from_json(value: Any, spark_type: Any) -> Any:
+def _from_json(value: JsonValue, spark_type: JsonValue) -> object:
     """Undo the collector's JSON encoding; timestamps get this module's aware parsing."""
     if isinstance(value, str) and isinstance(spark_type, str) and spark_type.startswith(
             "timestamp"):

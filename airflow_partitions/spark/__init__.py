@@ -4,6 +4,7 @@
 imported where pyspark is not installed.
 """
 
+from airflow_partitions.spark.key_file import ColumnEntryJson, KeyDocumentJson, SourceEntryJson
 from airflow_partitions.spark.manifest import (
     MANIFEST_ARG,
     MANIFEST_CONF,
@@ -14,6 +15,7 @@ from airflow_partitions.spark.manifest import (
     ManifestJson,
     ManifestPartition,
     ManifestPartitionJson,
+    PartitionRowJson,
     UnsupportedManifestVersion,
     build_manifest,
     load_manifest,
@@ -32,8 +34,10 @@ __all__ = [
     "MANIFEST_CONF",
     "MANIFEST_VERSION",
     "SOURCE_COLUMNS",
+    "ColumnEntryJson",
     "EmptyLocation",
     "InputJson",
+    "KeyDocumentJson",
     "Manifest",
     "ManifestError",
     "ManifestJson",
@@ -41,6 +45,8 @@ __all__ = [
     "ManifestPartitionJson",
     "MissingLocation",
     "PartitionDataError",
+    "PartitionRowJson",
+    "SourceEntryJson",
     "UnsupportedManifestVersion",
     "build_manifest",
     "load_manifest",

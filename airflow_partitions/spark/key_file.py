@@ -19,14 +19,43 @@ import decimal
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Final
+from typing import Final, TypedDict, cast
 
 from airflow_partitions.errors import InvalidInput
+from airflow_partitions.json_value import JsonValue
 
 VERSION: Final = 1
 
 
-def encode_value(value: Any) -> Any:
+class ColumnEntryJson(TypedDict):
+    """:func:`column_entry`: one key column of a small table."""
+
+    type: str
+    values: list[JsonValue]
+    distinct: int
+    has_null: bool
+    overflow: bool
+
+
+class SourceEntryJson(TypedDict):
+    """:func:`source_entry`: one small table and its key columns."""
+
+    name: str
+    source: str
+    kind: str
+    format: str
+    columns: dict[str, ColumnEntryJson]
+
+
+class KeyDocumentJson(TypedDict):
+    """:func:`key_document`: the whole key file."""
+
+    version: int
+    max_values: int
+    sources: list[SourceEntryJson]
+
+
+def encode_value(value: object) -> JsonValue:
     """A Spark value as JSON (naive datetimes are the session's UTC, so they are marked UTC)."""
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:
@@ -38,12 +67,12 @@ def encode_value(value: Any) -> Any:
         return str(value)
     if isinstance(value, bytes | bytearray):
         return value.hex()
-    return value
+    return cast(JsonValue, value)  # a Spark int, float, str or bool: JSON as it is
 
 
 def column_entry(
-    spark_type: str, values: Sequence[Any], *, has_null: bool, overflow: bool
-) -> dict[str, Any]:
+    spark_type: str, values: Sequence[object], *, has_null: bool, overflow: bool
+) -> ColumnEntryJson:
     """One column's entry; ``values`` are raw distinct non-null values (encoded here)."""
     return {
         "type": spark_type,
@@ -55,21 +84,23 @@ def column_entry(
 
 
 def source_entry(
-    name: str, columns: Mapping[str, Mapping[str, Any]], *, source: str | None = None,
+    name: str, columns: Mapping[str, ColumnEntryJson], *, source: str | None = None,
     kind: str = "path", file_format: str = "parquet",
-) -> dict[str, Any]:
+) -> SourceEntryJson:
     """One small table's entry: its name (what join specs call it) and its columns."""
     return {"name": name, "source": source if source is not None else name, "kind": kind,
             "format": file_format,
-            "columns": {column: dict(entry) for column, entry in columns.items()}}
+            "columns": {column: cast(ColumnEntryJson, dict(entry))
+                        for column, entry in columns.items()}}
 
 
-def key_document(sources: Sequence[Mapping[str, Any]], max_values: int) -> dict[str, Any]:
+def key_document(sources: Sequence[SourceEntryJson], max_values: int) -> KeyDocumentJson:
     """The whole file's content."""
-    return {"version": VERSION, "max_values": max_values, "sources": [dict(s) for s in sources]}
+    return {"version": VERSION, "max_values": max_values,
+            "sources": [cast(SourceEntryJson, dict(s)) for s in sources]}
 
 
-def write_key_file(document: Mapping[str, Any], path: str) -> None:
+def write_key_file(document: Mapping[str, object], path: str) -> None:
     """Write atomically: the operator may be polling for the file."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
@@ -79,11 +110,12 @@ def write_key_file(document: Mapping[str, Any], path: str) -> None:
     os.replace(tmp, path)
 
 
-def read_key_file(path: str) -> Any:
+def read_key_file(path: str) -> JsonValue:
     """The parsed file; unreadable or non-JSON files are bad input, named with their path."""
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            document: JsonValue = json.load(f)
+            return document
     except OSError as exc:
         raise InvalidInput(f"cannot read the key file {path!r}: {exc}") from exc
     except ValueError as exc:
@@ -91,8 +123,8 @@ def read_key_file(path: str) -> Any:
 
 
 def column_entries(
-    document: Any, where: str = "key sets"
-) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+    document: object, where: str = "key sets"
+) -> Iterator[tuple[str, str, Mapping[str, JsonValue]]]:
     """Every ``(source name, column, entry)``, after checking the shape."""
     if not isinstance(document, Mapping) or document.get("version") != VERSION:
         raise InvalidInput(f"{where}: expected a version {VERSION} object")
@@ -107,7 +139,8 @@ def column_entries(
             yield name, str(column), entry
 
 
-def decode_value(value: Any, spark_type: Any) -> Any:
+def decode_value(value: JsonValue, spark_type: JsonValue
+                 ) -> JsonValue | dt.date | decimal.Decimal:
     """Undo :func:`encode_value` for dates and decimals; timestamps stay ISO text here (the
     reader parses them with its own, stricter rules)."""
     if not isinstance(value, str) or not isinstance(spark_type, str):

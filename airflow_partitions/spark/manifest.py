@@ -33,7 +33,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, NotRequired, TypedDict
+from typing import Final, NotRequired, TypedDict
 
 from airflow_partitions.defaults import default_manifest_dir
 from airflow_partitions.errors import InvalidInput
@@ -67,6 +67,17 @@ class ManifestPartitionJson(TypedDict):
     version: int
 
 
+class PartitionRowJson(TypedDict):
+    """A registered partition as ``Partition.to_json()`` gives it (the catalog's
+    ``PartitionJson``, which this layer cannot import): what :func:`build_manifest` reads."""
+
+    storage: str
+    period: str
+    values: dict[str, str]
+    location: str
+    version: int
+
+
 class InputJson(TypedDict):
     """A partition as a recorded lineage input (``Catalog.register(inputs=...)``)."""
 
@@ -87,7 +98,7 @@ class ManifestJson(TypedDict):
     residual: str | None
     missing: list[str]
     #: The pruned operator's decision record (docs/pruning.md); readers ignore it.
-    pruning: NotRequired[dict[str, Any] | None]
+    pruning: NotRequired[Mapping[str, object] | None]
 
 
 @dataclass(frozen=True)
@@ -180,14 +191,14 @@ class Manifest:
         )
 
 
-def _text(data: Mapping[str, Any], key: str, where: str) -> str:
+def _text(data: Mapping[str, object], key: str, where: str) -> str:
     value = data.get(key)
     if not isinstance(value, str) or not value:
         raise ManifestError(f"{where}: {key!r} must be a non-empty string, got {value!r}")
     return value
 
 
-def _partition(data: Any, where: str) -> ManifestPartition:
+def _partition(data: object, where: str) -> ManifestPartition:
     if not isinstance(data, Mapping):
         raise ManifestError(f"{where}: expected an object")
     values = data.get("values")
@@ -205,7 +216,7 @@ def _partition(data: Any, where: str) -> ManifestPartition:
 
 
 def build_manifest(
-    fact: str, start: str, end: str, partitions: Iterable[Mapping[str, Any]],
+    fact: str, start: str, end: str, partitions: Iterable[PartitionRowJson],
     time_column: str, *, residual: str | None = None, missing: Iterable[str] = (),
 ) -> Manifest:
     """A manifest from ``Partition.to_json()`` rows (``value`` = the time column's value)."""

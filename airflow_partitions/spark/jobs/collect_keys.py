@@ -20,14 +20,18 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from airflow_partitions.spark.key_file import (
+    ColumnEntryJson,
     column_entry,
     key_document,
     source_entry,
     write_key_file,
 )
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 DEFAULT_MAX_VALUES: Final = 10_000
 
@@ -93,8 +97,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
-def collect(spark: Any, sources: Sequence[Source], max_values: int = DEFAULT_MAX_VALUES
-            ) -> dict[str, Any]:
+def collect(spark: SparkSession, sources: Sequence[Source],
+            max_values: int = DEFAULT_MAX_VALUES) -> dict[str, Any]:
     """The key sets document (see the module docstring); each column is its own small job."""
     out = []
     for src in sources:
@@ -103,7 +107,7 @@ def collect(spark: Any, sources: Sequence[Source], max_values: int = DEFAULT_MAX
         else:
             frame = spark.read.format(src.format).load(src.source)
         frame = frame.select(*src.columns)  # read only the key columns
-        columns: dict[str, Any] = {}
+        columns: dict[str, ColumnEntryJson] = {}
         for column in src.columns:
             distinct = frame.select(column).distinct().limit(max_values + 2)
             values = [row[0] for row in distinct.collect()]
@@ -116,7 +120,7 @@ def collect(spark: Any, sources: Sequence[Source], max_values: int = DEFAULT_MAX
         out.append(source_entry(src.label, columns, source=src.source,
                                 kind="table" if src.is_table else "path",
                                 file_format=src.format))
-    return key_document(out, max_values)
+    return cast("dict[str, Any]", key_document(out, max_values))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
