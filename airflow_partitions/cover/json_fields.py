@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from typing import Any
 
 import pendulum
 
@@ -22,7 +21,7 @@ def iso(value: dt.datetime) -> str:
     return value.isoformat()
 
 
-def parse_instant(text: Any, what: str, tz: str | None) -> pendulum.DateTime:
+def parse_instant(text: object, what: str, tz: str | None) -> pendulum.DateTime:
     """An aware instant from ISO text, in ``tz`` when given (else its own offset)."""
     if not isinstance(text, str):
         raise InvalidInput(f"cover JSON: {what} must be an ISO-8601 string, not {text!r}")
@@ -36,8 +35,8 @@ def parse_instant(text: Any, what: str, tz: str | None) -> pendulum.DateTime:
     return pendulum.instance(parsed.astimezone(target), tz=target)
 
 
-def json_field(d: Mapping[str, Any], key: str, what: str) -> Any:
-    """``d[key]``, or an :class:`InvalidInput` naming what lacks it."""
+def json_field(d: object, key: str, what: str) -> object:
+    """``d[key]``, or an :class:`InvalidInput` naming what lacks it (or is no object)."""
     if not isinstance(d, Mapping) or key not in d:
         raise InvalidInput(f"cover JSON: {what} lacks {key!r}")
     return d[key]

@@ -10,9 +10,9 @@ range; :mod:`.slice_summary` sums what each slice lacks over a whole cover.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, NotRequired, TypedDict
+from typing import Any, Final, NotRequired, TypedDict, cast
 
 import pendulum
 
@@ -103,17 +103,17 @@ class NeededPartitions:
         return out
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> NeededPartitions:
+    def from_json(cls, d: Mapping[str, object]) -> NeededPartitions:
         """Read :meth:`to_json` back."""
         runs = tuple(
             ValueRun(str(r["first"]), str(r["last"]), int(r["count"]))
-            for r in json_field(d, "runs", "a needed entry")
+            for r in cast("Iterable[ValueRunJson]", json_field(d, "runs", "a needed entry"))
         )
         dims = d.get("dimensions") or {}
         if not isinstance(dims, Mapping):
             raise InvalidInput(f"cover JSON: needed dimensions must be an object, not {dims!r}")
-        period = UpdatePeriod.of(json_field(d, "period", "a needed entry"))
-        return cls(period, runs, int(d["total"]),
+        period = UpdatePeriod.of(cast(str, json_field(d, "period", "a needed entry")))
+        return cls(period, runs, int(cast(int, d["total"])),
                    tuple(sorted((str(c), str(v)) for c, v in dims.items())))
 
 
@@ -171,12 +171,13 @@ class MissingRange:
         }
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any], tz: str | None = None) -> MissingRange:
+    def from_json(cls, d: Mapping[str, object], tz: str | None = None) -> MissingRange:
         """Read :meth:`to_json` back."""
         return cls(
             parse_instant(json_field(d, "start", "a missing range"), "missing start", tz),
             parse_instant(json_field(d, "end", "a missing range"), "missing end", tz),
-            tuple(NeededPartitions.from_json(n) for n in d.get("needed", ())),
+            tuple(NeededPartitions.from_json(n)
+                  for n in cast("Iterable[Mapping[str, object]]", d.get("needed", ()))),
         )
 
 

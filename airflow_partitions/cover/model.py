@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final, NotRequired, TypedDict
+from typing import Any, Final, NotRequired, TypedDict, cast
 
 import pendulum
 
@@ -95,9 +95,9 @@ class CoverPartition:
         return out
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any], tz: str | None = None) -> CoverPartition:
+    def from_json(cls, d: Mapping[str, object], tz: str | None = None) -> CoverPartition:
         """Read :meth:`to_json` back; the ordinal comes from the start instant's own offset."""
-        period = UpdatePeriod.of(json_field(d, "period", "a partition"))
+        period = UpdatePeriod.of(cast(str, json_field(d, "period", "a partition")))  # checks it
         start = parse_instant(json_field(d, "start", "a partition"), "partition start", tz)
         end = parse_instant(json_field(d, "end", "a partition"), "partition end", tz)
         value = json_field(d, "value", "a partition")
@@ -319,7 +319,7 @@ class Cover:
         return out
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any], tz: str | None = None) -> Cover:
+    def from_json(cls, d: Mapping[str, object], tz: str | None = None) -> Cover:
         """Read :meth:`to_json` back. With ``tz`` the instants are put in that zone and every
         value is checked against its start; without it they keep their written offsets."""
         fact = d.get("fact") if isinstance(d, Mapping) else None
@@ -329,13 +329,15 @@ class Cover:
             parse_instant(json_field(d, "start", "the cover"), "start", tz),
             parse_instant(json_field(d, "end", "the cover"), "end", tz),
             (),
-            (MissingRange.from_json(m, tz) for m in json_field(d, "missing", "the cover")),
+            (MissingRange.from_json(m, tz)
+             for m in _objects(json_field(d, "missing", "the cover"))),
             tz=tz,
             fact=fact,
             partitions=(
-                CoverPartition.from_json(p, tz) for p in json_field(d, "partitions", "the cover")
+                CoverPartition.from_json(p, tz)
+                for p in _objects(json_field(d, "partitions", "the cover"))
             ),
-            skipped=(SkippedPartition.from_json(s) for s in d.get("skipped") or ()),
+            skipped=(SkippedPartition.from_json(s) for s in _objects(d.get("skipped") or ())),
             notes=_notes(d.get("notes")),
         )
         if "coverable" in d and bool(d["coverable"]) != cover.coverable:
@@ -409,6 +411,12 @@ class Cover:
             other.partitions,
             other.missing,
         )
+
+
+def _objects(data: object) -> Iterable[Mapping[str, object]]:
+    """A JSON list of objects, as the readers take it: each reader checks its own entry (a
+    damaged one fails there, with its own message), so this only names the type."""
+    return cast("Iterable[Mapping[str, object]]", data)
 
 
 def _notes(data: Any) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, NotRequired, TypedDict
+from typing import Any, Final, NotRequired, TypedDict, cast
 
 import pendulum
 
@@ -27,7 +27,7 @@ class NaiveInstant(InvalidInput):
     """A cover bound has no time zone; covers need aware instants."""
 
 
-def to_instant(value: Any, what: str) -> pendulum.DateTime:
+def to_instant(value: object, what: str) -> pendulum.DateTime:
     """An aware instant from a datetime or ISO-8601 text with an offset (a rendered template).
 
     ``{{ data_interval_start }}`` renders as ``2024-01-01 00:00:00+00:00``, which parses here.
@@ -164,8 +164,8 @@ class CoverRequest:
     def of(
         cls,
         fact: str | None,
-        start: Any,
-        end: Any,
+        start: object,
+        end: object,
         *,
         time_column: str | None = None,
         periods: Iterable[UpdatePeriod | str] | str | None = None,
@@ -235,12 +235,17 @@ class CoverRequest:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> CoverRequest:
+    def from_json(cls, data: Mapping[str, object]) -> CoverRequest:
         """Read :meth:`to_json` back, validating it like any other input."""
         if not isinstance(data, Mapping) or "start" not in data or "end" not in data:
             raise InvalidInput(f"a cover request needs 'start' and 'end', not {data!r}")
         return cls.of(
-            data.get("fact"), data["start"], data["end"], time_column=data.get("time_column"),
-            periods=data.get("periods"), storages=data.get("storages"), align=data.get("align"),
-            fresh_only=data.get("fresh_only", False), where=data.get("where"),
+            # the JSON's values as they are: ``of`` validates each (casts name what it takes)
+            cast("str | None", data.get("fact")), data["start"], data["end"],
+            time_column=cast("str | None", data.get("time_column")),
+            periods=cast("Iterable[str] | str | None", data.get("periods")),
+            storages=cast("Iterable[str] | str | None", data.get("storages")),
+            align=cast("str | None", data.get("align")),
+            fresh_only=cast(bool, data.get("fresh_only", False)),
+            where=cast("str | None", data.get("where")),
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypedDict
+from typing import Final, TypedDict, cast
 
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
@@ -49,9 +49,9 @@ class SkippedPartition:
                 "reason": self.reason}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SkippedPartition:
+    def from_json(cls, data: Mapping[str, object]) -> SkippedPartition:
         try:
-            return cls(str(data["storage"]), UpdatePeriod.of(data["period"]),
+            return cls(str(data["storage"]), UpdatePeriod.of(cast(str, data["period"])),
                        str(data["value"]), str(data["reason"]))
         except (KeyError, TypeError) as exc:
             raise InvalidInput(f"cover JSON: bad skipped entry {data!r} ({exc})") from None
