@@ -20,24 +20,41 @@ from airflow_partitions.filters.errors import (
     FilterTypeError,
     UnknownColumnError,
 )
-from airflow_partitions.filters.explanation import Explain, explain_plan
+from airflow_partitions.filters.explanation import (
+    Explain,
+    ExplainJson,
+    ExplainScanJson,
+    PeriodExplainJson,
+    explain_plan,
+)
 from airflow_partitions.filters.normalise import DEFAULT_MAX_DNF_DISJUNCTS, compile_node
 from airflow_partitions.filters.parser import parse_filter
 from airflow_partitions.filters.planner import PeriodPlan
-from airflow_partitions.filters.query_plan import FilterPlan, QueryStats, plan_filter
-from airflow_partitions.filters.types import Binder, typed_from_text
+from airflow_partitions.filters.query_plan import (
+    FilterPlan,
+    QueryStats,
+    QueryStatsJson,
+    plan_filter,
+)
+from airflow_partitions.filters.types import Binder, PyValue, Row, typed_from_text
 
 __all__ = [
     "DEFAULT_MAX_DNF_DISJUNCTS",
     "Binder",
     "Explain",
+    "ExplainJson",
+    "ExplainScanJson",
     "Expr",
     "FilterError",
     "FilterPlan",
     "FilterSyntaxError",
     "FilterTypeError",
+    "PeriodExplainJson",
     "PeriodPlan",
+    "PyValue",
     "QueryStats",
+    "QueryStatsJson",
+    "Row",
     "UnknownColumnError",
     "ast",
     "compile_node",

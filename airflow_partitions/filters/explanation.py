@@ -3,11 +3,38 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from airflow_partitions.filters.planner import ScanSpec
 from airflow_partitions.filters.query_plan import FilterPlan
 from airflow_partitions.kv import render_hbase
+
+
+class ExplainScanJson(TypedDict):
+    """:meth:`ExplainScan.to_json`: one key range (hex rows) and its HBase filter string."""
+
+    start: str
+    stop: str
+    server_filter: str | None
+
+
+class PeriodExplainJson(TypedDict):
+    """:meth:`PeriodExplain.to_json`: one period's reads."""
+
+    period: str
+    full_scan: bool
+    scans: list[ExplainScanJson]
+    gets: list[str]
+    notes: list[str]
+
+
+class ExplainJson(TypedDict):
+    """:meth:`Explain.to_json`, the JSON of ``explain``."""
+
+    full_scan: bool
+    scans: list[ExplainScanJson]
+    gets: list[str]
+    residual: str | None
 
 
 @dataclass(frozen=True)
@@ -16,7 +43,7 @@ class ExplainScan:
     stop: str
     server_filter: str | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ExplainScanJson:
         return {"start": self.start, "stop": self.stop, "server_filter": self.server_filter}
 
 
@@ -28,7 +55,7 @@ class PeriodExplain:
     gets: tuple[str, ...]
     notes: tuple[str, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PeriodExplainJson:
         return {
             "period": self.period,
             "full_scan": self.full_scan,
@@ -52,7 +79,7 @@ class Explain:
     residual: str | None
     periods: tuple[PeriodExplain, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ExplainJson:
         """Exactly ``{"full_scan", "scans": [{"start", "stop", "server_filter"}], "gets",
         "residual"}`` (hex rows, HBase filter-language strings)."""
         return {

@@ -22,11 +22,11 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, cast
 
 from airflow_partitions.filters import ast
 from airflow_partitions.filters.like import parse_like
-from airflow_partitions.filters.types import Binder, PredFn, Row
+from airflow_partitions.filters.types import Binder, PredFn, PyValue, Row
 from airflow_partitions.keys import ColumnType
 
 #: How many conjuncts a filter's DNF may have before the planner stops reading one range per
@@ -51,7 +51,7 @@ class ColCmp:
     column: str
     ctype: ColumnType
     op: ast.CompareOp
-    value: Any
+    value: PyValue
 
     def __str__(self) -> str:
         return f"{ast.quote_name(self.column)} {self.op} {_literal(self.value)}"
@@ -273,7 +273,8 @@ def compile_node(node: Node, binder: Binder) -> Callable[[Row], bool]:
         return lambda row: any(p(row) for p in parts)
     if isinstance(node, ColPrefix):
         column, prefix, negated = node.column, node.prefix, node.negated
-        return lambda row: row.get(column) is not None and row[column].startswith(prefix) != negated
+        return lambda row: (row.get(column) is not None  # a string column's value: a str
+                            and cast(str, row[column]).startswith(prefix) != negated)
     if isinstance(node, ColCmp):
         return _compile_cmp(node)
     if node.unknown:

@@ -40,6 +40,7 @@ from airflow_partitions.filters.normalise import (
     TooManyDisjuncts,
     to_dnf,
 )
+from airflow_partitions.filters.types import PyValue
 from airflow_partitions.keys import (
     ColumnType,
     RowLayout,
@@ -155,7 +156,8 @@ def _constrain(bounds: dict[str, _Bounds], atom: ColCmp | ColPrefix) -> bool:
                 b.upper(hi, False)
             b.prefixes.append(atom.prefix)
         return True
-    op, value = atom.op, atom.value
+    op = atom.op
+    value: PyValue | None = atom.value
     discrete = b.ctype is not ColumnType.STRING
     if discrete and op in ("<", ">"):
         value = _step(b.ctype, value, up=op == ">")

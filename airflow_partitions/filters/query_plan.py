@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.filters import ast
@@ -20,6 +20,17 @@ from airflow_partitions.filters.planner import PeriodPlan, plan_period
 from airflow_partitions.filters.types import Binder
 from airflow_partitions.keys import RowLayout
 from airflow_partitions.periods import UpdatePeriod
+
+
+class QueryStatsJson(TypedDict):
+    """:meth:`QueryStats.to_json`: what a filtered read cost."""
+
+    rows_fetched: int
+    rows_returned: int
+    round_trips: int
+    scans: int
+    gets: int
+    full_scan: bool
 
 
 @dataclass
@@ -44,7 +55,7 @@ class QueryStats:
             return self.rows_fetched / self.rows_returned
         return float("inf") if self.rows_fetched else 1.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> QueryStatsJson:
         return {
             "rows_fetched": self.rows_fetched,
             "rows_returned": self.rows_returned,

@@ -24,9 +24,12 @@ from airflow_partitions.filters.errors import FilterTypeError, UnknownColumnErro
 from airflow_partitions.filters.like import parse_like
 from airflow_partitions.keys import ColumnType
 
+#: A typed value: a literal, or a stored one (``dt.datetime`` is a ``dt.date``: timestamps too).
 PyValue: TypeAlias = str | int | dt.date
-Row: TypeAlias = Mapping[str, Any]
-ValueFn: TypeAlias = Callable[[Row], Any]
+#: A row of typed values, by column (a value is None when NULL or unreadable).
+Row: TypeAlias = Mapping[str, object]
+#: A compiled value expression: what it gives is only compared or passed on.
+ValueFn: TypeAlias = Callable[[Row], object]
 PredFn: TypeAlias = Callable[[Row], bool | None]
 
 _INT_TEXT: Final = re.compile(r"-?[0-9]{1,40}")
@@ -69,7 +72,7 @@ def parse_timestamp(text: str) -> dt.datetime | None:
     return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=dt.UTC)
 
 
-def typed_from_text(ctype: ColumnType, text: str) -> Any:
+def typed_from_text(ctype: ColumnType, text: str) -> PyValue | None:
     """A stored value text (``p:v.<col>``) as its typed value; unreadable text is NULL."""
     if ctype is ColumnType.STRING:
         return text
@@ -149,7 +152,7 @@ class Binder:
                 f"{what} is {got.value}, needs {want.value} (convert with cast(x AS {want.value}))"
             )
 
-    def coerce(self, const: ast.Const, other: ast.Value) -> Any:
+    def coerce(self, const: ast.Const, other: ast.Value) -> PyValue:
         """The literal as a value of ``other``'s type (a column's range is checked too)."""
         target = self.type_of(other)
         value = const.value
@@ -213,7 +216,7 @@ class Binder:
                 self.coerce(expr.low, operand)
                 self.coerce(expr.high, operand)
 
-    def compare_values(self, cmp: ast.Compare) -> tuple[Any, Any]:
+    def compare_values(self, cmp: ast.Compare) -> tuple[ast.Value | PyValue, ast.Value | PyValue]:
         """Both sides of a comparison: literals converted, other sides left as nodes."""
         left, right = cmp.left, cmp.right
         if isinstance(left, ast.Const) and isinstance(right, ast.Const):
@@ -294,7 +297,7 @@ class Binder:
 _NODES: Final = (ast.Column, ast.Const, ast.Call, ast.Cast)
 
 
-def _constant(value: Any) -> ValueFn:
+def _constant(value: object) -> ValueFn:
     return lambda row: value
 
 
