@@ -9,15 +9,22 @@ from airflow_partitions.pruning.prune import (
     prune,
     prune_partitions,
 )
-from airflow_partitions.pruning.query import part_key
+from airflow_partitions.pruning.query import QueryJson, part_key
 from airflow_partitions.pruning.record import (
+    ColumnPruningJson,
+    CoverInfoJson,
     DecisionRecord,
+    DecisionRecordJson,
+    PairRecordJson,
+    StorageRecordJson,
 )
 from airflow_partitions.pruning.spec import (
     InvalidJoinSpec,
     JoinSpec,
+    JoinSpecJson,
     JoinType,
     KeyExpr,
+    KeyPairs,
     col,
     fn,
     join_specs,
@@ -36,14 +43,22 @@ from airflow_partitions.pruning.values import (
 __all__ = [
     "DEFAULT_MAX_VALUES",
     "Analysis",
+    "ColumnPruningJson",
+    "CoverInfoJson",
     "DecisionRecord",
+    "DecisionRecordJson",
     "InvalidJoinSpec",
     "JoinKeyTypeError",
     "JoinSpec",
+    "JoinSpecJson",
     "JoinType",
     "KeyExpr",
+    "KeyPairs",
     "KeyValues",
+    "PairRecordJson",
     "PruneResult",
+    "QueryJson",
+    "StorageRecordJson",
     "ValueSets",
     "analyse",
     "col",

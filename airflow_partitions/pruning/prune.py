@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from airflow_partitions.catalog import StorageDef, VerifiedCover
 from airflow_partitions.errors import InvalidInput
@@ -35,6 +35,7 @@ from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.pruning.query import (
     DEFAULT_MAX_IN_LIST_DISJUNCTS,
     DEFAULT_MAX_SCANS,
+    QueryJson,
     matches,
     part_key,
     query_storage,
@@ -43,6 +44,7 @@ from airflow_partitions.pruning.query import (
 from airflow_partitions.pruning.record import (
     SAMPLE,
     ColumnPruning,
+    CoverInfoJson,
     DecisionRecord,
     PairRecord,
     StorageRecord,
@@ -93,7 +95,7 @@ class Analysis:
 
 
 def analyse(
-    joins: Sequence[JoinSpec | Mapping[str, Any]] | JoinSpec,
+    joins: Sequence[JoinSpec | Mapping[str, object]] | JoinSpec,
     storage: StorageDef,
     value_sets: ValueSets,
     *,
@@ -160,7 +162,7 @@ class PruneResult:
 
 def prune(
     catalog: Catalog,
-    joins: Sequence[JoinSpec | Mapping[str, Any]] | JoinSpec,
+    joins: Sequence[JoinSpec | Mapping[str, object]] | JoinSpec,
     value_sets: ValueSets,
     *,
     storage: str | None = None,
@@ -227,7 +229,7 @@ def prune(
 def _prune_one(
     catalog: Catalog, analysis: Analysis, own: list[Partition] | None, time_column: str | None,
     period: UpdatePeriod | None, query_catalog: bool, max_disjuncts: int, max_scans: int,
-) -> tuple[list[Partition], dict[str, Any] | None]:
+) -> tuple[list[Partition], QueryJson | None]:
     sdef = analysis.storage
     if analysis.bail_out is not None:
         if own is not None:
@@ -247,7 +249,7 @@ def _prune_one(
     return found, report.to_json()
 
 
-def _cover_info(cover: VerifiedCover | Sequence[Partition] | None) -> dict[str, Any] | None:
+def _cover_info(cover: VerifiedCover | Sequence[Partition] | None) -> CoverInfoJson | None:
     if cover is None:
         return None
     if isinstance(cover, VerifiedCover):

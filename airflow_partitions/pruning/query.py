@@ -19,7 +19,7 @@ import datetime as dt
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final, NotRequired, TypedDict
 
 from airflow_partitions.catalog import StorageDef, execute_plan
 from airflow_partitions.filters import QueryStats, ast, plan_filter
@@ -107,6 +107,22 @@ def _terms(sdef: StorageDef, columns: Mapping[str, set[Typed]], in_lists: bool,
     return terms
 
 
+class QueryJson(TypedDict):
+    """How the catalog was asked, in the decision record: :meth:`QueryReport.to_json` (the
+    filter, :class:`~airflow_partitions.filters.QueryStats`' counts, notes), or only the
+    ``strategy`` when the cover's partitions were pruned in memory."""
+
+    strategy: str
+    filter: NotRequired[str]
+    rows_fetched: NotRequired[int]
+    rows_returned: NotRequired[int]
+    round_trips: NotRequired[int]
+    scans: NotRequired[int]
+    gets: NotRequired[int]
+    full_scan: NotRequired[bool]
+    notes: NotRequired[list[str]]
+
+
 @dataclass
 class QueryReport:
     """How the catalog was asked, summed over periods (goes into the decision record)."""
@@ -116,7 +132,7 @@ class QueryReport:
     stats: QueryStats | None = None
     notes: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> QueryJson:
         stats = (self.stats or QueryStats()).to_json()
         text = self.filter if len(self.filter) <= 400 else self.filter[:397] + "..."
         return {"strategy": self.strategy, "filter": text, **stats, "notes": list(self.notes)}

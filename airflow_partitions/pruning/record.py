@@ -7,12 +7,74 @@ It is plain data: ``to_json()`` goes into the manifest (under ``"pruning"``) and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final, TypedDict
 
-from airflow_partitions.pruning.spec import JoinSpec, PairCheck
+from airflow_partitions.pruning.query import QueryJson
+from airflow_partitions.pruning.spec import JoinSpec, JoinSpecJson, PairCheck
 
 #: How many values of each set the record shows.
 SAMPLE: Final = 8
+
+
+class ColumnPruningJson(TypedDict):
+    """:meth:`ColumnPruning.to_json`."""
+
+    column: str
+    type: str
+    values: int
+    sample: list[str | int]
+    sources: list[str]
+
+
+class PairRecordJson(TypedDict):
+    """:meth:`PairRecord.to_json`."""
+
+    join: int
+    small: str
+    big_key: str
+    small_key: str
+    column: str | None
+    used: bool
+    code: str | None
+    reason: str | None
+    values: int | None
+    nulls_dropped: int
+
+
+class StorageRecordJson(TypedDict):
+    """:meth:`StorageRecord.to_json`."""
+
+    storage: str
+    pruned: bool
+    bail_out: str | None
+    partitions_before: int | None
+    partitions_after: int
+    columns: list[ColumnPruningJson]
+    pairs: list[PairRecordJson]
+    query: QueryJson | None
+
+
+class CoverInfoJson(TypedDict):
+    """The cover a pruning started from (all None but the count for a bare partition list)."""
+
+    fact: str | None
+    start: str | None
+    end: str | None
+    partitions: int
+
+
+class DecisionRecordJson(TypedDict):
+    """:meth:`DecisionRecord.to_json`: the manifest's ``"pruning"`` and the XCom."""
+
+    version: int
+    pruned: bool
+    bail_out: str | None
+    partitions_before: int | None
+    partitions_after: int
+    max_values: int
+    joins: list[JoinSpecJson]
+    cover: CoverInfoJson | None
+    storages: list[StorageRecordJson]
 
 
 @dataclass
@@ -22,10 +84,10 @@ class ColumnPruning:
     column: str
     ctype: str
     values: int
-    sample: list[Any]
+    sample: list[str | int]  # JSON values (dates and timestamps as ISO text)
     sources: list[str]  # "small.column" of every pair that fed it
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ColumnPruningJson:
         return {"column": self.column, "type": self.ctype, "values": self.values,
                 "sample": self.sample, "sources": self.sources}
 
@@ -42,7 +104,7 @@ class PairRecord:
     def used(self) -> bool:
         return self.check.code is None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PairRecordJson:
         c = self.check
         return {"join": c.join, "small": c.small, "big_key": c.big_key,
                 "small_key": c.small_key, "column": c.column, "used": self.used,
@@ -60,13 +122,13 @@ class StorageRecord:
     columns: list[ColumnPruning] = field(default_factory=list)
     pairs: list[PairRecord] = field(default_factory=list)
     bail_out: str | None = None
-    query: dict[str, Any] | None = None
+    query: QueryJson | None = None
 
     @property
     def pruned(self) -> bool:
         return self.bail_out is None and bool(self.columns)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> StorageRecordJson:
         return {"storage": self.storage, "pruned": self.pruned, "bail_out": self.bail_out,
                 "partitions_before": self.before, "partitions_after": self.after,
                 "columns": [c.to_json() for c in self.columns],
@@ -80,7 +142,7 @@ class DecisionRecord:
     joins: list[JoinSpec]
     storages: list[StorageRecord]
     max_values: int
-    cover: dict[str, Any] | None = None
+    cover: CoverInfoJson | None = None
 
     @property
     def before(self) -> int | None:
@@ -103,7 +165,7 @@ class DecisionRecord:
         reasons = [f"{s.storage}: {s.bail_out}" for s in self.storages if s.bail_out]
         return "; ".join(reasons) or "no storage to prune"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> DecisionRecordJson:
         return {
             "version": 1,
             "pruned": self.pruned,

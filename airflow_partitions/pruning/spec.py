@@ -13,13 +13,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeAlias, cast
+from typing import Any, Final, Literal, TypeAlias, TypedDict, cast
 
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.filters import ast, parse_filter
 
 JoinType: TypeAlias = Literal["inner", "left", "right", "full", "left_semi"]
 Side: TypeAlias = Literal["left", "right"]
+#: A join's key pairs as :meth:`JoinSpec.of` takes them: ``{big: small}``, (big, small) pairs
+#: (keys as text or :class:`KeyExpr`), or one column name for both sides.
+KeyPairs: TypeAlias = "Mapping[str, str] | Iterable[tuple[str | KeyExpr, str | KeyExpr]] | str"
 JOIN_TYPES: Final[tuple[JoinType, ...]] = ("inner", "left", "right", "full", "left_semi")
 _ALIASES: Final = {
     "inner": "inner", "left": "left", "left_outer": "left", "leftouter": "left",
@@ -36,6 +39,15 @@ FUNCTION_ON_SMALL_KEY: Final = "function_on_small_key"
 NOT_A_PARTITION_COLUMN: Final = "not_a_partition_column"
 VALUE_SET_TOO_LARGE: Final = "value_set_too_large"
 NO_VALUE_SET: Final = "no_value_set"
+
+
+class JoinSpecJson(TypedDict):
+    """:meth:`JoinSpec.to_json`: ``on`` as ``[[big, small], ...]`` (keys as text)."""
+
+    small: str
+    on: list[list[str]]
+    how: JoinType
+    big_side: Side
 
 
 class InvalidJoinSpec(InvalidInput):
@@ -126,7 +138,7 @@ class JoinSpec:
     def of(
         cls,
         small: str,
-        on: Mapping[str, str] | Iterable[tuple[str | KeyExpr, str | KeyExpr]] | str,
+        on: KeyPairs,
         how: str = "inner",
         big_side: str = "left",
     ) -> JoinSpec:
@@ -153,7 +165,7 @@ class JoinSpec:
                    cast(JoinType, kind), cast(Side, side))
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any] | JoinSpec) -> JoinSpec:
+    def from_json(cls, data: Mapping[str, object] | JoinSpec) -> JoinSpec:
         """``{"small": ..., "on": {big: small} | [[big, small], ...], "how", "big_side"}``."""
         if isinstance(data, JoinSpec):
             return data
@@ -162,10 +174,11 @@ class JoinSpec:
         unknown = set(data) - {"small", "on", "how", "big_side"}
         if unknown:
             raise InvalidJoinSpec(f"unknown join spec key(s): {sorted(unknown)}")
-        return cls.of(data["small"], data["on"], data.get("how", "inner"),
-                      data.get("big_side", "left"))
+        # the JSON's values as they are: ``of`` and the constructor check each
+        return cls.of(cast(str, data["small"]), cast(KeyPairs, data["on"]),
+                      cast(str, data.get("how", "inner")), cast(str, data.get("big_side", "left")))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JoinSpecJson:
         return {"small": self.small, "on": [[str(b), str(s)] for b, s in self.on],
                 "how": self.how, "big_side": self.big_side}
 
@@ -185,7 +198,7 @@ class JoinSpec:
         return f"{order} ON {keys}"
 
 
-def join_specs(specs: Sequence[JoinSpec | Mapping[str, Any]] | JoinSpec) -> list[JoinSpec]:
+def join_specs(specs: Sequence[JoinSpec | Mapping[str, object]] | JoinSpec) -> list[JoinSpec]:
     """Specs from objects or their JSON form (as an operator receives them)."""
     if isinstance(specs, JoinSpec):
         return [specs]
