@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, NotRequired, TypedDict, cast
+from typing import Final, NotRequired, TypedDict, cast
 
 import pendulum
 
@@ -25,8 +25,6 @@ from airflow_partitions.periods import UpdatePeriod
 MAX_NEEDED_RUNS: Final = 3
 #: How many per-slice entries a missing range's text names before ``and N more slices``.
 SLICES_SHOWN: Final = 3
-
-JsonDict = dict[str, Any]
 
 
 class ValueRunJson(TypedDict):
