@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
 
+from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
 from fastapi import APIRouter, Depends, HTTPException, Request, status
 
 from airflow_partitions.backfill.airflow_db import BackfillRefused, UnknownDag
@@ -76,14 +77,14 @@ def _catalog(request: Request) -> Catalog:
 
 
 CatalogDep = Annotated[Catalog, Depends(_catalog)]
-UserDep = Annotated[Any, Depends(require_viewer)]
+UserDep = Annotated[BaseUser, Depends(require_viewer)]
 
 
 def router() -> APIRouter:
     """The routes; the app's ``state.open_catalog`` gives the catalog."""
     routes = APIRouter()
 
-    def actions(request: Request, catalog: Catalog, user: Any) -> Actions:
+    def actions(request: Request, catalog: Catalog, user: BaseUser) -> Actions:
         store: ActionStore | None = getattr(request.app.state, "action_store", None)
         if store is None:
             store = request.app.state.action_store = ActionStore(catalog.kv)

@@ -10,12 +10,15 @@ process that loads plugins, and only the api-server serves the app.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from fastapi import HTTPException, Request, status
 
+if TYPE_CHECKING:
+    from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
 
-async def require_viewer(request: Request) -> Any:
+
+async def require_viewer(request: Request) -> BaseUser:
     """The authenticated Airflow user; 401 without a valid token, 403 when not allowed."""
     from airflow.api_fastapi.app import get_auth_manager
     from airflow.api_fastapi.auth.managers.models.resource_details import AccessView
