@@ -17,7 +17,7 @@ import datetime as dt
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import Protocol, cast
 
 import pendulum
 
@@ -45,9 +45,7 @@ from airflow_partitions.ui.action_model import (
     StageJson,
 )
 from airflow_partitions.ui.action_store import CREATING, REFUSED, ActionStore, Stored
-
-if TYPE_CHECKING:
-    from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
+from airflow_partitions.ui.auth import AirflowUser
 
 
 class ViewAirflow(Airflow, Protocol):
@@ -58,7 +56,7 @@ class ViewAirflow(Airflow, Protocol):
 
 
 #: ``(user, dag ids) -> the dag ids the user may not trigger`` (Airflow's auth manager).
-MayTrigger = Callable[["BaseUser", Sequence[str]], list[str]]
+MayTrigger = Callable[[AirflowUser, Sequence[str]], list[str]]
 #: ``(user name, event, dag id, extra)``: one row of Airflow's audit log.
 Audit = Callable[[str, str, str | None, Mapping[str, object]], None]
 
@@ -96,7 +94,7 @@ class Actions:
     catalog: Catalog
     store: ActionStore
     airflow: ViewAirflow
-    user: BaseUser  # the signed-in user, as Airflow's auth manager gives it
+    user: AirflowUser  # the signed-in user, as Airflow's auth manager gives it
     may_trigger: MayTrigger
     audit: Audit
 

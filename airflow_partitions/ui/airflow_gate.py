@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from fastapi import HTTPException, Request, status
 
 from airflow_partitions.backfill.rest_api import RestBackfills
-
-if TYPE_CHECKING:
-    from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
+from airflow_partitions.ui.auth import AirflowUser
 
 #: The columns of Airflow's ``log`` table this module fills (the contract test's subject).
 LOG_COLUMNS: Final = ("event", "owner", "owner_display_name", "dag_id", "extra")
@@ -45,7 +43,7 @@ def rest_as_user(request: Request) -> RestBackfills:
     return RestBackfills.with_token(base, user_token(request))
 
 
-def may_not_trigger(user: BaseUser, dag_ids: Sequence[str]) -> list[str]:
+def may_not_trigger(user: AirflowUser, dag_ids: Sequence[str]) -> list[str]:
     """The DAGs of ``dag_ids`` the auth manager does not let ``user`` run (create DAG runs,
     which is what ``POST /api/v2/backfills`` requires)."""
     from airflow.api_fastapi.app import get_auth_manager
