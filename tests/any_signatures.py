@@ -17,13 +17,14 @@ from pathlib import Path
 
 
 def any_signatures(package: Path, folders: Iterable[Path]) -> list[str]:
-    """``path: Qualified.name`` for each public signature under ``folders`` that says ``Any``
-    (paths relative to the package's parent, so ``airflow_partitions/kv/hbase.py``)."""
+    """``path: Qualified.name`` for each public signature under ``folders`` (a folder, or a
+    single ``.py`` module) that says ``Any`` (paths relative to the package's parent, so
+    ``airflow_partitions/kv/hbase.py``)."""
     trees = {_module(package, p): (p, ast.parse(p.read_text())) for p in package.rglob("*.py")}
     aliases = _any_aliases(trees)
     out = []
     for folder in folders:
-        for path in sorted(folder.rglob("*.py")):
+        for path in [folder] if folder.suffix == ".py" else sorted(folder.rglob("*.py")):
             name = _module(package, path)
             tainted = aliases[name]
             for qualname, signature in _public_signatures(trees[name][1].body, ""):

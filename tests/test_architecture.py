@@ -3,7 +3,6 @@ small. ``make lint`` runs the same import contracts; these tests prove the check
 
 from __future__ import annotations
 
-import ast
 import importlib
 import shutil
 import subprocess
@@ -176,10 +175,39 @@ ANY_ALLOWED = {
 }
 
 
+#: The catalog, the layers above it and the top-level modules ("" is the package's own
+#: folder, its modules only): held by the same check, listed apart from ``NO_ANY_PACKAGES``.
+NO_ANY_PACKAGES_UPPER = ["", "catalog", "operators", "ui", "backfill", "demo", "interop",
+                         "sensors", "cli", "hooks"]
+_KWARGS = ("**kwargs forwarded to Airflow's BaseOperator.__init__, which takes **kwargs: Any "
+           "beside its typed keywords; **kwargs: object would not type-check in the forward")
+#: The boundaries above the catalog where Airflow itself types with ``Any``, so a narrower
+#: type would not type-check against it.
+ANY_ALLOWED_UPPER = {
+    "airflow_partitions/operators/backfill.py: PartitionBackfillOperator.__init__": _KWARGS,
+    "airflow_partitions/operators/partitions.py: RegisterPartitionsOperator.__init__": _KWARGS,
+    "airflow_partitions/operators/pruned_spark.py: PrunedSparkSubmitOperator.__init__": _KWARGS,
+    "airflow_partitions/operators/spark.py: CoveredSparkSubmitOperator.__init__": _KWARGS,
+    "airflow_partitions/sensors/coverage.py: PartitionCoverageSensor.__init__": _KWARGS,
+    "airflow_partitions/hooks/catalog.py: PartitionCatalogHook.__init__": (
+        "**kwargs forwarded to Airflow's BaseHook.__init__ (untyped there)"),
+}
+
+
+def _upper_folders() -> list[Path]:
+    return [p for room in NO_ANY_PACKAGES_UPPER
+            for p in (sorted(PACKAGE.glob("*.py")) if not room else [PACKAGE / room])]
+
+
 def test_no_any_in_public_signatures() -> None:
-    found = any_signatures(PACKAGE, [PACKAGE / p for p in NO_ANY_PACKAGES])
-    assert [s for s in found if s not in ANY_ALLOWED] == []
-    assert [s for s in ANY_ALLOWED if s not in found] == [], "allowed but no longer there"
+    """Public signatures say what they take and give (issue 27): a ``TypedDict`` for a known
+    JSON, ``JsonValue`` for an open one, ``object`` for a value only passed on, a Protocol for
+    a duck-typed collaborator. Only the listed boundaries keep ``Any``, each with its reason."""
+    folders = [PACKAGE / p for p in NO_ANY_PACKAGES] + _upper_folders()
+    found = any_signatures(PACKAGE, folders)
+    allowed = {**ANY_ALLOWED, **ANY_ALLOWED_UPPER}
+    assert [s for s in found if s not in allowed] == []
+    assert [s for s in allowed if s not in found] == [], "allowed but no longer there"
 
 
 def test_the_any_check_bites(tmp_path: Path) -> None:
@@ -205,165 +233,5 @@ def test_the_any_check_bites(tmp_path: Path) -> None:
         f"airflow_partitions/room/m.py: {name}"
         for name in ["direct", "quoted", "aliased", "Public.field", "Public.__init__"]
     ]
-
-
-#: The packages whose public signatures ``test_no_any_in_public_signatures_upper`` holds (issue
-#: 27): the catalog, the layers above it and the top-level modules ("" is the package's own
-#: folder). The core below the catalog has its own check.
-ANY_CHECKED_UPPER = ["", "catalog", "operators", "ui", "backfill", "demo", "interop", "sensors",
-                     "cli", "hooks"]
-#: ``path: qualified name`` -> why ``Any`` stays: a boundary where Airflow itself types with
-#: ``Any``, so a narrower type would not type-check against it.
-_KWARGS = ("**kwargs forwarded to Airflow's BaseOperator.__init__, which takes **kwargs: Any "
-           "beside its typed keywords; **kwargs: object would not type-check in the forward")
-ANY_ALLOWED_UPPER: dict[str, str] = {
-    "operators/backfill.py: PartitionBackfillOperator.__init__": _KWARGS,
-    "operators/partitions.py: RegisterPartitionsOperator.__init__": _KWARGS,
-    "operators/pruned_spark.py: PrunedSparkSubmitOperator.__init__": _KWARGS,
-    "operators/spark.py: CoveredSparkSubmitOperator.__init__": _KWARGS,
-    "sensors/coverage.py: PartitionCoverageSensor.__init__": _KWARGS,
-    "hooks/catalog.py: PartitionCatalogHook.__init__": (
-        "**kwargs forwarded to Airflow's BaseHook.__init__ (untyped there)"),
-}
-#: Not a boundary: work left on issue 27 (round 2), listed so the check holds everything else
-#: now. Each entry is to be typed and removed; the test fails if one is fixed but still listed.
-ANY_PENDING_UPPER: frozenset[str] = frozenset({
-    "operators/backfill.py: PartitionBackfillOperator.execute",
-    "operators/cover_arguments.py: CoverArguments.cover_request",
-    "operators/pruned_spark.py: small_sources",
-    "ui/action_routes.py: UserDep",
-    "ui/action_routes.py: router.actions",
-    "ui/action_store.py: ActionStore.add",
-    "ui/actions.py: ViewAirflow.progress_and_runs",
-    "ui/actions.py: MayTrigger",
-    "ui/actions.py: Audit",
-    "ui/airflow_gate.py: may_not_trigger",
-    "ui/airflow_gate.py: audit_log",
-    "ui/auth.py: require_viewer",
-    "ui/link.py: PartitionsViewLink.get_link",
-    "ui/page.py: view_link",
-    "ui/page.py: lanes_svg",
-    "ui/page.py: slices_html",
-    "ui/page.py: fact_page",
-    "ui/page_actions.py: actions_html",
-    "backfill/airflow_db.py: AirflowBackfills.schedule",
-    "backfill/airflow_db.py: AirflowBackfills.create",
-    "backfill/airflow_private.py: private_functions",
-    "backfill/airflow_private.py: create_backfill",
-    "backfill/airflow_private.py: dry_run_dates",
-    "backfill/rest_api.py: RestBackfills.schedule",
-    "backfill/rest_api.py: RestBackfills.create",
-    "backfill/rest_api.py: RestBackfills.progress_and_runs",
-    "backfill/runner.py: BackfillReport.to_json",
-    "backfill/runner.py: stale_items",
-    "backfill/stages.py: Stretch.conf_value",
-    "demo/cluster/ports.py: ClusterPorts.to_json",
-    "demo/cluster/ports.py: ClusterPorts.from_json",
-    "demo/cluster/runner.py: load_state",
-    "demo/cluster/spark_standalone.py: master_state",
-    "demo/cluster/spark_standalone.py: alive_workers",
-    "demo/events.py: period_end",
-    "demo/events.py: period_value",
-    "demo/run.py: Demo.dag_test",
-    "demo/run.py: Demo.report",
-    "demo/run.py: Demo.summarise",
-    "demo/run.py: Demo.run_all",
-    "demo/services/api.py: request",
-    "demo/services/api.py: ApiClient.health",
-    "demo/services/api.py: ApiClient.call",
-    "demo/services/api.py: ApiClient.get",
-    "demo/services/processes.py: ServiceRecord.to_json",
-    "demo/services/processes.py: ServiceRecord.from_json",
-    "demo/services/runner.py: AirflowServices.wait_healthy",
-    "demo/services/runner.py: load_state",
-})
-
-
-def _mentions_any(node: ast.AST | None) -> bool:
-    """``Any`` or ``typing.Any`` anywhere in an annotation, string annotations included."""
-    if node is None:
-        return False
-    for sub in ast.walk(node):
-        if (isinstance(sub, ast.Name) and sub.id == "Any") or (
-                isinstance(sub, ast.Attribute) and sub.attr == "Any"):
-            return True
-        if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-            try:
-                if _mentions_any(ast.parse(sub.value, mode="eval")):
-                    return True
-            except SyntaxError:
-                pass
-    return False
-
-
-def any_in_public_signatures(path: Path, rel: str) -> list[str]:
-    """``rel: Class.method`` for each public function or method (or ``__init__``) of ``path``
-    whose parameters or return mention ``Any``, and each public module-level type alias that
-    does. Inside a private class or function nothing is public."""
-    found: list[str] = []
-
-    def visit(node: ast.AST, scope: list[str]) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                public = child.name == "__init__" or not child.name.startswith("_")
-                if public and not any(s.startswith("_") for s in scope):
-                    a = child.args
-                    params = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
-                    if any(_mentions_any(p.annotation) for p in params if p is not None) or (
-                            _mentions_any(child.returns)):
-                        found.append(f"{rel}: {'.'.join([*scope, child.name])}")
-                visit(child, [*scope, child.name])
-            elif isinstance(child, ast.ClassDef):
-                visit(child, [*scope, child.name])
-            elif isinstance(child, ast.AnnAssign | ast.Assign) and not scope:
-                target = child.target if isinstance(child, ast.AnnAssign) else child.targets[0]
-                alias = (isinstance(child, ast.AnnAssign) and "TypeAlias" in ast.unparse(
-                    child.annotation)) or (isinstance(child, ast.Assign) and isinstance(
-                        child.value, ast.Subscript | ast.BinOp))
-                if (isinstance(target, ast.Name) and not target.id.startswith("_") and alias
-                        and _mentions_any(child.value)):
-                    found.append(f"{rel}: {target.id}")
-            elif not scope or not isinstance(child, ast.stmt):
-                visit(child, scope)
-    visit(ast.parse(path.read_text(encoding="utf-8")), [])
-    return found
-
-
-def _upper_modules() -> list[tuple[Path, str]]:
-    out = []
-    for room in ANY_CHECKED_UPPER:
-        folder = PACKAGE / room
-        paths = sorted(folder.glob("*.py")) if not room else sorted(folder.rglob("*.py"))
-        out += [(p, p.relative_to(PACKAGE).as_posix()) for p in paths]
-    return out
-
-
-def test_no_any_in_public_signatures_upper() -> None:
-    """Public signatures say what they take and give (issue 27): a ``TypedDict`` for a known
-    JSON, ``JsonValue`` for an open one, ``object`` for a value only passed on, a Protocol for
-    a duck-typed collaborator. ``ANY_ALLOWED_UPPER`` lists the overrides Airflow types with
-    ``Any``."""
-    found = [hit for path, rel in _upper_modules() for hit in any_in_public_signatures(path, rel)]
-    assert [hit for hit in found if hit not in ANY_ALLOWED_UPPER
-            and hit not in ANY_PENDING_UPPER] == []
-    listed = [*ANY_ALLOWED_UPPER, *sorted(ANY_PENDING_UPPER)]
-    assert [entry for entry in listed if entry not in found] == [], "stale allowlist"
-
-
-def test_the_upper_any_check_bites(tmp_path: Path) -> None:
-    probe = tmp_path / "probe.py"
-    probe.write_text(
-        "from typing import Any\n"
-        "import typing\n"
-        "Row = dict[str, Any]\n"
-        "def f(x: Any) -> None: ...\n"
-        "def g() -> 'list[typing.Any]': ...\n"
-        "def _private(x: Any) -> Any: ...\n"
-        "class C:\n"
-        "    def __init__(self, **kw: Any) -> None: ...\n"
-        "    def _helper(self, x: Any) -> None: ...\n"
-        "    def ok(self, x: object) -> int: ...\n"
-        "class _Hidden:\n"
-        "    def method(self, x: Any) -> None: ...\n")
-    assert any_in_public_signatures(probe, "probe.py") == [
-        "probe.py: Row", "probe.py: f", "probe.py: g", "probe.py: C.__init__"]
+    (package / "top.py").write_text("from typing import Any\ndef top(x: Any) -> None: ...\n")
+    assert any_signatures(package, [package / "top.py"]) == ["airflow_partitions/top.py: top"]

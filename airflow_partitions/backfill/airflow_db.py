@@ -19,13 +19,16 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import func, select, update
 
 from airflow_partitions.backfill.airflow_private import create_backfill, dry_run_dates
 from airflow_partitions.defaults import airflow_home
 from airflow_partitions.errors import InvalidInput, PartitionsError
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 #: Retries of a backfill creation that the metadata DB refused with "database is locked".
 LOCK_RETRIES = 3
@@ -51,7 +54,7 @@ def _no_tables(exc: BaseException) -> bool:
 
 
 @contextlib.contextmanager
-def _session() -> Iterator[Any]:
+def _session() -> Iterator[Session]:
     """Airflow's session on its metadata DB; a DB without Airflow's tables is one typed line."""
     from airflow.utils.session import create_session
     from sqlalchemy.exc import OperationalError, ProgrammingError
@@ -140,7 +143,7 @@ class AirflowBackfills:
             return int(found) if found is not None else None
 
     def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime,
-                 conf: Mapping[str, Any] | None = None) -> list[dt.datetime]:
+                 conf: Mapping[str, object] | None = None) -> list[dt.datetime]:
         """Every logical date a backfill over ``[first, last]`` would create a run for,
         re-running completed runs (Airflow's own dry run, which also validates ``conf``
         against the DAG's params)."""
@@ -153,7 +156,7 @@ class AirflowBackfills:
             raise BackfillRefused(f"Airflow refuses a backfill of {dag_id}: {exc}") from exc
 
     def create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
-               max_active_runs: int, conf: Mapping[str, Any] | None = None) -> int:
+               max_active_runs: int, conf: Mapping[str, object] | None = None) -> int:
         """Create the backfill (re-running completed runs: the plan wants each of them), each
         run with ``conf`` as its ``dag_run_conf`` (the slices it must produce).
 
@@ -186,7 +189,7 @@ class AirflowBackfills:
             return int(found) if found is not None else None
 
     def _create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
-                max_active_runs: int, conf: Mapping[str, Any] | None = None) -> int:
+                max_active_runs: int, conf: Mapping[str, object] | None = None) -> int:
         from airflow.models.backfill import AlreadyRunningBackfill
 
         try:

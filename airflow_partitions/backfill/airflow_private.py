@@ -14,8 +14,12 @@ Cost: the imports are deferred to the first call (Airflow's models load in about
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from airflow.models.backfill import Backfill
+    from sqlalchemy.orm import Session
 
 #: The keyword arguments we pass to each private function (the contract test's subject).
 CREATE_KEYWORDS: Final = ("dag_id", "from_date", "to_date", "max_active_runs", "reverse",
@@ -24,7 +28,7 @@ DRY_RUN_KEYWORDS: Final = ("dag_id", "from_date", "to_date", "reverse", "reproce
                            "session", "dag_run_conf")
 
 
-def private_functions() -> dict[str, Callable[..., Any]]:
+def private_functions() -> dict[str, Callable[..., object]]:
     """The private functions this adapter calls, by name (for the contract test)."""
     from airflow.models.backfill import _create_backfill, _do_dry_run
 
@@ -33,7 +37,7 @@ def private_functions() -> dict[str, Callable[..., Any]]:
 
 def create_backfill(dag_id: str, first: dt.datetime, last: dt.datetime, *,
                     max_active_runs: int, triggering_user_name: str | None,
-                    conf: Mapping[str, Any] | None = None) -> Any:
+                    conf: Mapping[str, object] | None = None) -> Backfill:
     """``airflow backfill create`` over ``[first, last]``, re-running completed runs, each run
     with ``conf`` as its ``dag_run_conf`` (``--dag-run-conf``: Airflow validates it against the
     DAG's params, and a re-run's conf is replaced by it); returns Airflow's ``Backfill`` row.
@@ -47,14 +51,14 @@ def create_backfill(dag_id: str, first: dt.datetime, last: dt.datetime, *,
         reprocess_behavior=ReprocessBehavior.COMPLETED)
 
 
-def dry_run_dates(dag_id: str, first: dt.datetime, last: dt.datetime, session: Any,
-                  conf: Mapping[str, Any] | None = None) -> list[dt.datetime]:
+def dry_run_dates(dag_id: str, first: dt.datetime, last: dt.datetime, session: Session,
+                  conf: Mapping[str, object] | None = None) -> list[dt.datetime]:
     """The logical dates ``airflow backfill create --dry-run`` lists for ``[first, last]``,
     re-running completed runs; ``conf`` is validated against the DAG's params as the real
     backfill would (a refusal now, before anything is created)."""
     from airflow.models.backfill import ReprocessBehavior, _do_dry_run
 
-    infos: Iterable[Any] = _do_dry_run(
+    infos = _do_dry_run(
         dag_id=dag_id, from_date=first, to_date=last, reverse=False,
         reprocess_behavior=ReprocessBehavior.COMPLETED, session=session,
         dag_run_conf=None if conf is None else dict(conf))

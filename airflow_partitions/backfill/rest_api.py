@@ -15,7 +15,7 @@ import urllib.parse
 import urllib.request
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from airflow_partitions.backfill.airflow_db import (
     LOCK_RETRIES,
@@ -29,6 +29,15 @@ from airflow_partitions.errors import PartitionsError
 
 class ApiUnavailable(PartitionsError):
     """The api-server could not be reached or answered with a server error."""
+
+
+class DagRunJson(TypedDict):
+    """A DAG run as ``GET /api/v2/dags/{dag_id}/dagRuns`` lists it: the keys read here (the
+    answer has more, kept as Airflow gives them)."""
+
+    dag_run_id: str
+    state: str
+    logical_date: NotRequired[str | None]
 
 
 class RestBackfills:
@@ -72,7 +81,7 @@ class RestBackfills:
         return min(open_ids) if open_ids else None
 
     def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime,
-                 conf: Mapping[str, Any] | None = None) -> list[dt.datetime]:
+                 conf: Mapping[str, object] | None = None) -> list[dt.datetime]:
         body = {"dag_id": dag_id, "from_date": first.isoformat(), "to_date": last.isoformat(),
                 "reprocess_behavior": "completed",
                 **({"dag_run_conf": dict(conf)} if conf is not None else {})}
@@ -80,7 +89,7 @@ class RestBackfills:
         return [_instant(b["logical_date"]) for b in found["backfills"] if b.get("logical_date")]
 
     def create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
-               max_active_runs: int, conf: Mapping[str, Any] | None = None) -> int:
+               max_active_runs: int, conf: Mapping[str, object] | None = None) -> int:
         """``POST /api/v2/backfills``; ``conf`` is the body's ``dag_run_conf`` (the body has
         no partition key: docs/backfill.md, "Slices")."""
         body = {"dag_id": dag_id, "from_date": first.isoformat(), "to_date": last.isoformat(),
@@ -120,7 +129,7 @@ class RestBackfills:
     def progress(self, backfill_id: int) -> Progress:
         return self.progress_and_runs(backfill_id)[0]
 
-    def progress_and_runs(self, backfill_id: int) -> tuple[Progress, list[dict[str, Any]]]:
+    def progress_and_runs(self, backfill_id: int) -> tuple[Progress, list[DagRunJson]]:
         """The backfill's progress and its runs (``dag_run_id``, ``logical_date``, ``state``
         as ``/api/v2`` gives them): what the Partitions view links to. Two GETs.
         Raises :class:`UnknownBackfill` when Airflow has no such backfill (any more)."""
@@ -131,13 +140,13 @@ class RestBackfills:
                 raise UnknownBackfill(f"Airflow has no backfill {backfill_id} (any more): "
                                       f"{exc}") from exc
             raise
-        runs: list[dict[str, Any]] = self._call(
+        runs: list[DagRunJson] = self._call(
             "GET", f"/api/v2/dags/{_quote(backfill['dag_id'])}/dagRuns", query={
                 "logical_date_gte": backfill["from_date"],
                 "logical_date_lte": backfill["to_date"], "run_type": "backfill",
                 "limit": 1000})["dag_runs"]
         states = Counter(str(r["state"]) for r in runs)
-        failed = tuple(sorted(_instant(r["logical_date"]) for r in runs
+        failed = tuple(sorted(_instant(str(r["logical_date"])) for r in runs
                               if r["state"] == "failed" and r.get("logical_date")))
         return Progress(backfill_id, dict(states), backfill.get("completed_at") is not None,
                         failed), runs

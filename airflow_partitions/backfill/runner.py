@@ -18,18 +18,59 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import NotRequired, Protocol, TypedDict
 
 from airflow_partitions.backfill.airflow_db import BackfillRefused, Progress
 from airflow_partitions.backfill.stages import Stage, Stretch, stages_of, stretches
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import status_line
-from airflow_partitions.planning import Instant, Plan, conf_text, plan
+from airflow_partitions.json_value import JsonValue
+from airflow_partitions.planning import Instant, Plan, PlanJson, conf_text, plan
 
 #: Without a state change for this long while runs wait, say the scheduler may be down.
 STALL_SECONDS = 300.0
 #: How long to wait for Airflow to mark a backfill whose runs all finished as complete.
 SETTLE_SECONDS = 120.0
+
+
+#: A stale partition a restate plan re-runs: (storage, period name, time value), and for a
+#: storage with declared dimensions its slice, ``((column, value), ...)``.
+StaleItem = tuple[str, str, str] | tuple[str, str, str, tuple[tuple[str, str], ...]]
+
+
+class ConfFieldJson(TypedDict, total=False):
+    """A backfill's run conf in the report: present only when it passes slices."""
+
+    conf: dict[str, JsonValue]
+
+
+#: A planned backfill in :meth:`BackfillReport.to_json`.
+ReportBackfillJson = TypedDict("ReportBackfillJson", {
+    "dag_id": str, "from": str, "to": str, "runs": int,
+    "conf": NotRequired[dict[str, JsonValue]]})
+
+
+class ReportStageJson(TypedDict):
+    period: str
+    backfills: list[ReportBackfillJson]
+
+
+class CreatedBackfillJson(TypedDict):
+    dag_id: str
+    backfill_id: int
+    conf: NotRequired[dict[str, JsonValue]]
+
+
+class BackfillReportJson(TypedDict):
+    """:meth:`BackfillReport.to_json`: what ``airflow-partitions backfill --json`` prints."""
+
+    plan: PlanJson
+    dry_run: bool
+    stages: list[ReportStageJson]
+    created: list[CreatedBackfillJson]
+    failures: list[str]
+    missing: str | None
+    ok: bool
 
 
 class Airflow(Protocol):
@@ -73,7 +114,7 @@ class BackfillReport:
     def ok(self) -> bool:
         return not self.failures and self.missing is None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> BackfillReportJson:
         return {
             "plan": self.plan.to_json(),
             "dry_run": self.dry_run,
@@ -92,7 +133,7 @@ class BackfillReport:
         }
 
 
-def _conf_field(conf: Any) -> dict[str, Any]:
+def _conf_field(conf: dict[str, JsonValue] | None) -> ConfFieldJson:
     """``{"conf": ...}`` for a backfill that passes slices, else nothing: the report of a fact
     without dimensions keeps the fields it always had."""
     return {} if conf is None else {"conf": conf}
@@ -136,7 +177,7 @@ class BackfillRunner:
 
     # -- before anything is created -----------------------------------------------------------
 
-    def _stale(self, fact: str, start: Instant, end: Instant) -> set[tuple[Any, ...]]:
+    def _stale(self, fact: str, start: Instant, end: Instant) -> set[StaleItem]:
         """What the restate plan re-runs (:func:`stale_items`), each said."""
         items, lines = stale_items(self.catalog, fact, start, end)
         for line in lines:
@@ -275,11 +316,11 @@ class BackfillRunner:
 
 
 def stale_items(catalog: Catalog, fact: str, start: Instant, end: Instant
-                ) -> tuple[set[tuple[Any, ...]], list[str]]:
+                ) -> tuple[set[StaleItem], list[str]]:
     """(storage, period, time value) of each stale partition in the range, what a restate
     plan re-runs, and one ``stale: ...`` line each; for a storage with declared dimensions
     also the stale row's slice (only it is re-run). Cost: one :meth:`Catalog.stale`."""
-    out: set[tuple[Any, ...]] = set()
+    out: set[StaleItem] = set()
     lines: list[str] = []
     for stale in catalog.stale(fact, start, end):
         part = stale.partition
@@ -287,8 +328,8 @@ def stale_items(catalog: Catalog, fact: str, start: Instant, end: Instant
         column = sdef.time_columns[0]
         slice_ = tuple(sorted((d.column, part.values.get(d.column, ""))
                               for d in sdef.dimensions))
-        out.add((part.storage, part.period.name, part.values[column],
-                 *((slice_,) if slice_ else ())))
+        key = (part.storage, part.period.name, part.values[column])
+        out.add((*key, slice_) if slice_ else key)
         lines.append(f"stale: {stale.describe()}")
     return out, lines
 

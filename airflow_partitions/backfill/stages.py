@@ -18,9 +18,9 @@ import datetime as dt
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from airflow_partitions.errors import InvalidInput
+from airflow_partitions.json_value import JsonValue
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Stretch:
     runs: int
     conf: str | None = None
 
-    def conf_value(self) -> dict[str, Any] | None:
+    def conf_value(self) -> dict[str, JsonValue] | None:
         """The ``dag_run_conf`` to give Airflow."""
         return None if self.conf is None else dict(json.loads(self.conf))
 

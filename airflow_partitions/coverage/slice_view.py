@@ -21,8 +21,6 @@ computed in O(stretches) per slice (ranges, never one entry per partition). No A
 from __future__ import annotations
 
 import datetime as dt
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, TypedDict
@@ -36,6 +34,7 @@ from airflow_partitions.catalog import (
     undeclared_notes,
 )
 from airflow_partitions.cover import CoverRequest, Slice, clock_for, slice_text
+from airflow_partitions.coverage.recent import Recent
 from airflow_partitions.coverage.view_stretches import (
     MISSING,
     NOT_APPLICABLE,
@@ -57,8 +56,7 @@ PRESENCE_CACHE_SIZE: Final = 32
 #: How many lanes of a group the summary line names.
 SUMMARY_NAMED: Final = 3
 
-_presence: OrderedDict[tuple[object, ...], SlicePresence] = OrderedDict()
-_presence_lock = threading.Lock()
+_presence: Recent[tuple[object, ...], SlicePresence] = Recent(PRESENCE_CACHE_SIZE)
 
 
 class SliceLaneJson(TypedDict):
@@ -218,11 +216,9 @@ def read_presence(catalog: Catalog, state: FactState, sdef: StorageDef, period: 
     """
     key = (catalog.kv.url, sdef.fact, state.generation, sdef.name, sdef.dimensions, period,
            column, start.isoformat(), end.isoformat())
-    with _presence_lock:
-        hit = _presence.get(key)
-        if hit is not None:
-            _presence.move_to_end(key)
-            return hit
+    hit = _presence.get(key)
+    if hit is not None:
+        return hit
     timeline = state.storages[sdef.name].timelines[(period, column)]
     request = CoverRequest.of(sdef.fact, start, end, time_column=column)
     check = completeness(catalog.rows, sdef, period, column, timeline, request,
@@ -230,17 +226,13 @@ def read_presence(catalog: Catalog, state: FactState, sdef: StorageDef, period: 
     required = [(r.slice, r.spans) for r in
                 required_slices(sdef.dimensions, request.start, request.end)]
     found = presence_of(sdef.name, period, sdef.tz, start, end, required, check.lacking)
-    with _presence_lock:
-        _presence[key] = found
-        while len(_presence) > PRESENCE_CACHE_SIZE:
-            _presence.popitem(last=False)
+    _presence.put(key, found)
     return found
 
 
 def forget_presence() -> None:
     """Empty the presence cache (tests, benchmarks)."""
-    with _presence_lock:
-        _presence.clear()
+    _presence.clear()
 
 
 def stale_slices(stale: Iterable[StalePartition], sdef: StorageDef, period: UpdatePeriod,

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypedDict
@@ -26,6 +24,7 @@ import pendulum
 
 from airflow_partitions.catalog import FactState, StalePartition, overlap_window
 from airflow_partitions.cover import Cover, CoverRequest, status_line
+from airflow_partitions.coverage.recent import Recent
 from airflow_partitions.coverage.slice_view import (
     SlicedStorageJson,
     SlicePresence,
@@ -140,8 +139,7 @@ class FactJson(TypedDict):
 
 
 CoverEntry = tuple[Cover, str, ViewCoverJson]
-_covers: OrderedDict[tuple[str, str, int, str], CoverEntry] = OrderedDict()
-_covers_lock = threading.Lock()
+_covers: Recent[tuple[str, str, int, str], CoverEntry] = Recent(COVER_CACHE_SIZE)
 
 
 @dataclass(frozen=True)
@@ -305,24 +303,18 @@ def cached_cover(catalog: Catalog, request: CoverRequest, generation: int,
     """
     key = (catalog.kv.url, request.require_fact(), generation,
            json.dumps(request.to_json(), sort_keys=True))
-    with _covers_lock:
-        hit = _covers.get(key)
-        if hit is not None:
-            _covers.move_to_end(key)
-            return hit
+    hit = _covers.get(key)
+    if hit is not None:
+        return hit
     cover = catalog.cover_with_partitions(request, verify=False).cover
     entry = (cover, status_line(cover), cover_json(cover, tz))
-    with _covers_lock:
-        _covers[key] = entry
-        while len(_covers) > COVER_CACHE_SIZE:
-            _covers.popitem(last=False)
+    _covers.put(key, entry)
     return entry
 
 
 def forget_covers() -> None:
     """Empty the cover cache (tests, benchmarks)."""
-    with _covers_lock:
-        _covers.clear()
+    _covers.clear()
 
 
 def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *,

@@ -16,7 +16,7 @@ exist, daily ones elsewhere, and hourly ones (every region's) at the ragged edge
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Final
+from typing import Final
 
 from airflow_partitions.catalog import AlreadyExists, Catalog, Producer
 from airflow_partitions.defaults import default_data_root
@@ -81,20 +81,20 @@ def ensure_catalog(catalog: Catalog) -> None:
             catalog.set_producers(storage, dict(producers))
 
 
-def period_end(start: Any, period: str) -> str:
+def period_end(start: dt.datetime | str, period: str) -> str:
     """Jinja macro: the end of the ``period`` partition starting at ``start`` (ISO-8601)."""
     return UpdatePeriod.of(period).next(_instant(start), "UTC").isoformat()
 
 
-def period_value(instant: Any, period: str) -> str:
+def period_value(instant: dt.datetime | str, period: str) -> str:
     """Jinja macro: the partition value of ``period`` containing ``instant``."""
     return UpdatePeriod.of(period).format(_instant(instant), "UTC")
 
 
-def _instant(value: Any) -> dt.datetime:
+def _instant(value: dt.datetime | str) -> dt.datetime:
     if isinstance(value, str):
         return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 MACROS = {"period_end": period_end, "period_value": period_value}

@@ -27,7 +27,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -39,9 +39,13 @@ from airflow_partitions.cli.console import console_for
 from airflow_partitions.cli.coverage_picture import coverage_lanes, plot_coverage
 from airflow_partitions.cover import status_line
 from airflow_partitions.demo.layout import DemoLayout
+from airflow_partitions.json_value import JsonObject
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.synthetic import SLICE_REGIONS, expected_slice_totals
+
+if TYPE_CHECKING:
+    from airflow_partitions.spark.jobs.events_aggregate import Report
 
 REPO = Path(__file__).resolve().parents[2]  # airflow_partitions/demo/run.py -> the checkout
 VENV_BIN = Path(sys.executable).parent
@@ -146,7 +150,7 @@ class Demo:
         return self.run(what, [str(VENV_BIN / "airflow"), *args])
 
     def dag_test(self, what: str, dag_id: str, logical_date: dt.datetime,
-                 conf: dict[str, Any] | None = None) -> str:
+                 conf: JsonObject | None = None) -> str:
         args = ["dags", "test", dag_id, iso(logical_date)]
         if conf:
             args += ["--conf", json.dumps(conf)]
@@ -248,7 +252,7 @@ class Demo:
         self.console.print("  (a monthly rollup needs a whole month of data; this demo ingests "
                            f"{p.days} days, so events_monthly_rollup is not run)")
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> Report:
         start, end = self.plan.report_range
         self.step(6, f"report over [{iso(start)}, {iso(end)}): DAG events_report")
         output = "demo_report.json"
@@ -256,10 +260,10 @@ class Demo:
                       conf={"start": iso(start), "end": iso(end), "output": output})
         from airflow_partitions.demo.events import REPORTS
 
-        doc: dict[str, Any] = json.loads(Path(REPORTS, output).read_text())
+        doc: Report = json.loads(Path(REPORTS, output).read_text())
         return doc
 
-    def summarise(self, doc: dict[str, Any]) -> None:
+    def summarise(self, doc: Report) -> None:
         start, end = self.plan.report_range
         self.step(7, "summary")
         from airflow_partitions.demo.events import FACT
@@ -297,7 +301,7 @@ class Demo:
                            f"button in its navigation bar, or <Airflow address>{VIEW_ROUTE}"
                            f"/facts/{FACT}")
 
-    def run_all(self) -> dict[str, Any]:
+    def run_all(self) -> Report:
         self.setup()
         self.ingest()
         self.show_missing()

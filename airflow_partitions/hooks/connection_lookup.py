@@ -15,7 +15,6 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from airflow_partitions.defaults import airflow_home
 
@@ -26,7 +25,7 @@ class ConnectionFields:
 
     host: str | None
     port: int | None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 def in_task_context() -> bool:

@@ -16,9 +16,10 @@ from airflow.sdk import BaseHook, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
 from airflow_partitions.backfill.rest_api import RestBackfills
-from airflow_partitions.backfill.runner import BackfillOptions, BackfillRunner
+from airflow_partitions.backfill.runner import BackfillOptions, BackfillReportJson, BackfillRunner
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
+from airflow_partitions.planning import Instant
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -45,7 +46,8 @@ class PartitionBackfillOperator(BaseOperator):
                                       "catalog_conn_id")
     ui_color = "#c8e6c9"
 
-    def __init__(self, *, fact: str, start: Any = None, end: Any = None, restate: bool = False,
+    def __init__(self, *, fact: str, start: Instant | None = None,
+                 end: Instant | None = None, restate: bool = False,
                  max_active_runs: int = 10, unpause: bool = False, poll_interval: float = 30.0,
                  airflow_api_conn_id: str = "airflow_api_default",
                  catalog_conn_id: str = PartitionCatalogHook.default_conn_name,
@@ -67,7 +69,7 @@ class PartitionBackfillOperator(BaseOperator):
         base = f"{host}:{conn.port}" if conn.port else host
         return RestBackfills(base, conn.login or "", conn.password or "")
 
-    def execute(self, context: Context) -> dict[str, Any]:
+    def execute(self, context: Context) -> BackfillReportJson:
         start = self.start or context["data_interval_start"]
         end = self.end or context["data_interval_end"]
         if start is None or end is None:  # a run without a data interval (asset-triggered)

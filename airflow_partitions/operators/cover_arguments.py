@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final, TypedDict, Unpack
 
 from airflow_partitions.cover import CoverRequest
 
@@ -20,6 +20,18 @@ from airflow_partitions.cover import CoverRequest
 COVER_TEMPLATE_FIELDS: Final = (
     "fact", "start", "end", "time_column", "periods", "storages", "align", "where",
 )
+
+
+class CoverOverrides(TypedDict, total=False):
+    """What :meth:`CoverArguments.cover_request` may take in place of the rendered
+    arguments."""
+
+    fact: str | None
+    start: str | dt.datetime | None
+    end: str | dt.datetime | None
+    periods: Sequence[str] | str | None
+    storages: Sequence[str] | str | None
+    where: str | None
 
 
 class CoverArguments:
@@ -46,10 +58,10 @@ class CoverArguments:
         self.time_column, self.periods, self.storages = time_column, periods, storages
         self.align, self.where, self.fresh_only = align, where, fresh_only
 
-    def cover_request(self, **overrides: Any) -> CoverRequest:
+    def cover_request(self, **overrides: Unpack[CoverOverrides]) -> CoverRequest:
         """The rendered arguments as a ``CoverRequest`` (no empty range), with ``overrides``
         (``fact``, ``start``, ``end``, ``periods``, ``storages``, ``where``) in their place."""
-        given: dict[str, Any] = {
+        given: CoverOverrides = {
             "fact": self.fact, "start": self.start, "end": self.end, "periods": self.periods,
             "storages": self.storages, "where": self.where, **overrides,
         }

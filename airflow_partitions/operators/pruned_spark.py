@@ -50,13 +50,15 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
 PRUNING_KEY = "pruning"
+#: A small table of ``small_tables``: its path or table, or ``{"source", "format", "kind"}``.
+SmallTable = str | Mapping[str, str]
 
 
 @dataclass(frozen=True)
 class PrunedManifest(Manifest):
     """A version 1 manifest plus the decision record (readers ignore unknown keys)."""
 
-    pruning: Mapping[str, Any] | None = None
+    pruning: Mapping[str, object] | None = None
 
     def to_json(self) -> ManifestJson:
         out = super().to_json()
@@ -64,7 +66,7 @@ class PrunedManifest(Manifest):
         return out
 
 
-def small_sources(small_tables: Mapping[str, Any], wanted: Mapping[str, Sequence[str]]
+def small_sources(small_tables: Mapping[str, SmallTable], wanted: Mapping[str, Sequence[str]]
                   ) -> list[Source]:
     """``{"dim": "/path" | {"source", "format", "kind"}}`` -> collect_keys sources."""
     out = []
@@ -122,8 +124,8 @@ class PrunedSparkSubmitOperator(CoveredSparkSubmitOperator):
     def __init__(
         self,
         *,
-        joins: Sequence[JoinSpec | Mapping[str, Any]] | JoinSpec,
-        small_tables: Mapping[str, Any],
+        joins: Sequence[JoinSpec | Mapping[str, object]] | JoinSpec,
+        small_tables: Mapping[str, SmallTable],
         collect_in_process: bool = False,
         keys_dir: str | None = None,
         prune_storage: str | None = None,

@@ -7,7 +7,8 @@ the routes so the docs and the tests can name the shapes without starting an app
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
@@ -48,7 +49,7 @@ class PlanJson(TypedDict):
     end: str
     coverable_after: bool
     counts: dict[str, int]
-    runs: list[dict[str, Any]]
+    runs: list[dict[str, object]]  # planning's PlannedRunJson, passed on as it is
     unfillable: list[dict[str, str]]
     cover_after: list[dict[str, str]]
     restate: bool
@@ -63,12 +64,44 @@ class BackfillJson(TypedDict):
     start: str  # first logical date, included
     end: str  # last logical date, included
     runs: int
-    conf: dict[str, Any] | None
+    conf: Mapping[str, object] | None  # the run conf given to Airflow (the slices)
     backfill_id: int | None  # None until created
     state: str  # waiting | creating | queued | running | success | failed
     states: dict[str, int]  # its runs by state (empty until created)
     run_links: list[dict[str, str]]  # {"run_id", "logical_date", "state", "url"}
     link: str  # the DAG's page in Airflow's UI
+
+
+class PlannedBackfillJson(TypedDict):
+    """One backfill of an action as stored when it is prepared."""
+
+    index: int
+    dag_id: str
+    start: str
+    end: str
+    runs: int
+    conf: Mapping[str, object] | None
+
+
+class PlannedStageJson(TypedDict):
+    period: str
+    backfills: list[PlannedBackfillJson]
+
+
+class ActionDocJson(TypedDict):
+    """An action as stored (:class:`~airflow_partitions.ui.action_store.ActionStore`)."""
+
+    action_id: str
+    kind: str
+    fact: str
+    start: str
+    end: str
+    user: str
+    unpause: list[str]
+    max_active_runs: int
+    where: str | None
+    stages: list[PlannedStageJson]
+    plan: PlanJson
 
 
 class StageJson(TypedDict):

@@ -27,7 +27,7 @@ from airflow_partitions.errors import InvalidInput
 from airflow_partitions.ui.action_model import ActionBody, ActionJson, PlanBody, PlanJson
 from airflow_partitions.ui.action_store import ActionStore
 from airflow_partitions.ui.actions import Actions, NotAllowed, UnknownAction, plan_json
-from airflow_partitions.ui.auth import require_viewer
+from airflow_partitions.ui.auth import AirflowUser, require_viewer
 
 #: The boundaries, replaceable on ``app.state`` (tests): ``airflow_for(request)``,
 #: ``may_trigger(user, dags)``, ``audit(user, event, dag, extra)``.
@@ -76,14 +76,14 @@ def _catalog(request: Request) -> Catalog:
 
 
 CatalogDep = Annotated[Catalog, Depends(_catalog)]
-UserDep = Annotated[Any, Depends(require_viewer)]
+UserDep = Annotated[AirflowUser, Depends(require_viewer)]
 
 
 def router() -> APIRouter:
     """The routes; the app's ``state.open_catalog`` gives the catalog."""
     routes = APIRouter()
 
-    def actions(request: Request, catalog: Catalog, user: Any) -> Actions:
+    def actions(request: Request, catalog: Catalog, user: AirflowUser) -> Actions:
         store: ActionStore | None = getattr(request.app.state, "action_store", None)
         if store is None:
             store = request.app.state.action_store = ActionStore(catalog.kv)

@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final, cast
 
 from airflow_partitions.kv import KVStore
+from airflow_partitions.ui.action_model import ActionDocJson
 
 TABLE: Final = "partition_actions"
 DOC: Final = b"a:doc"
@@ -36,7 +37,7 @@ REFUSED: Final = b"refused: "
 class Stored:
     """One action as stored: its document, who confirmed it, and each backfill's cell."""
 
-    doc: dict[str, Any]
+    doc: ActionDocJson
     confirmed_by: str | None
     backfills: dict[int, str]  # index -> "creating" | backfill id | "refused: ..."
 
@@ -54,7 +55,7 @@ class ActionStore:
         confirming user must be the one who prepared it."""
         return secrets.token_hex(16)
 
-    def add(self, action_id: str, doc: dict[str, Any]) -> None:
+    def add(self, action_id: str, doc: ActionDocJson) -> None:
         if not self.table.check_and_put(action_id.encode(), DOC, None,
                                         json.dumps(doc, sort_keys=True).encode()):
             raise ValueError(f"action {action_id} exists")  # a 128-bit collision: a bug
@@ -68,8 +69,8 @@ class ActionStore:
         backfills = {int(k[3:]): v.decode() for k, v in cells.items()
                      if k.startswith(b"a:b") and k[3:].isdigit()}
         confirmed = cells.get(CONFIRMED)
-        return Stored(json.loads(cells[DOC]), confirmed.decode() if confirmed else None,
-                      backfills)
+        return Stored(cast(ActionDocJson, json.loads(cells[DOC])),
+                      confirmed.decode() if confirmed else None, backfills)
 
     def confirm(self, action_id: str, user: str) -> bool:
         """Whether this call confirmed the action (False: it already was)."""

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import datetime as dt
 import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 import pendulum
 
 from airflow_partitions.backfill.airflow_db import Progress, UnknownBackfill
+from airflow_partitions.backfill.rest_api import DagRunJson
 from airflow_partitions.backfill.runner import (
     Airflow,
     BackfillOptions,
@@ -34,26 +35,30 @@ from airflow_partitions.errors import PartitionsError
 from airflow_partitions.planning import plan
 from airflow_partitions.ui.action_model import (
     ActionBody,
+    ActionDocJson,
     ActionJson,
     BackfillJson,
     PlanBody,
     PlanJson,
+    PlannedBackfillJson,
+    PlannedStageJson,
     StageJson,
 )
 from airflow_partitions.ui.action_store import CREATING, REFUSED, ActionStore, Stored
+from airflow_partitions.ui.auth import AirflowUser
 
 
 class ViewAirflow(Airflow, Protocol):
     """The runner's Airflow, plus a backfill's runs to link to
     (:class:`airflow_partitions.backfill.rest_api.RestBackfills`)."""
 
-    def progress_and_runs(self, backfill_id: int) -> tuple[Progress, list[dict[str, Any]]]: ...
+    def progress_and_runs(self, backfill_id: int) -> tuple[Progress, list[DagRunJson]]: ...
 
 
 #: ``(user, dag ids) -> the dag ids the user may not trigger`` (Airflow's auth manager).
-MayTrigger = Callable[[Any, Sequence[str]], list[str]]
+MayTrigger = Callable[[AirflowUser, Sequence[str]], list[str]]
 #: ``(user name, event, dag id, extra)``: one row of Airflow's audit log.
-Audit = Callable[[str, str, str | None, dict[str, Any]], None]
+Audit = Callable[[str, str, str | None, Mapping[str, object]], None]
 
 
 class NotAllowed(PartitionsError):
@@ -89,7 +94,7 @@ class Actions:
     catalog: Catalog
     store: ActionStore
     airflow: ViewAirflow
-    user: Any  # Airflow's user object (``get_name()``)
+    user: AirflowUser  # the signed-in user, as Airflow's auth manager gives it
     may_trigger: MayTrigger
     audit: Audit
 
@@ -114,9 +119,9 @@ class Actions:
             fact, start, end, options)
         paused = [dag for dag in sorted(report.plan.by_dag()) if self.airflow.check_dag(dag)]
         index = 0
-        stages: list[dict[str, Any]] = []
+        stages: list[PlannedStageJson] = []
         for stage, parts in report.stages:
-            backfills = []
+            backfills: list[PlannedBackfillJson] = []
             for part in parts:
                 backfills.append({"index": index, "dag_id": part.dag_id,
                                   "start": part.first.isoformat(),
@@ -125,11 +130,12 @@ class Actions:
                 index += 1
             stages.append({"period": stage.period, "backfills": backfills})
         action_id = self.store.new_id()
-        doc = {"action_id": action_id, "kind": body.kind, "fact": fact,
+        doc: ActionDocJson = {"action_id": action_id, "kind": body.kind, "fact": fact,
                "start": start.isoformat(), "end": end.isoformat(), "user": self.user_name,
                "unpause": paused, "max_active_runs": body.max_active_runs,
                "where": body.where, "stages": stages,
-               "plan": {**report.plan.to_json(), "restate": restate, "stale": stale}}
+               "plan": cast(PlanJson, {**report.plan.to_json(), "restate": restate,
+                                       "stale": stale})}
         self.store.add(action_id, doc)
         return self.status(action_id)
 
@@ -242,7 +248,8 @@ class Actions:
                 return made  # the next stage reads what this one makes
         return made
 
-    def _create(self, action_id: str, doc: dict[str, Any], planned: dict[str, Any]) -> None:
+    def _create(self, action_id: str, doc: ActionDocJson, planned: PlannedBackfillJson
+                ) -> None:
         """Create one claimed backfill, record its id (or Airflow's refusal), audit it."""
         index, dag = planned["index"], planned["dag_id"]
         try:
@@ -256,7 +263,8 @@ class Actions:
                    {"action_id": action_id, "fact": doc["fact"], "start": doc["start"],
                     "end": doc["end"], "backfill_id": backfill_id, **_planned(planned)})
 
-    def _dag_busy(self, doc: dict[str, Any], stored: Stored, planned: dict[str, Any]) -> bool:
+    def _dag_busy(self, doc: ActionDocJson, stored: Stored, planned: PlannedBackfillJson
+                  ) -> bool:
         """Whether an earlier backfill of the same DAG is unfinished (Airflow runs one per
         DAG), or Airflow has not yet marked the DAG's last backfill complete."""
         for stage in doc["stages"]:
@@ -281,7 +289,7 @@ class Actions:
             return "running"
         return "failed" if progress.failed_dates else "ok"
 
-    def _row(self, planned: dict[str, Any], cell: str | None) -> BackfillJson:
+    def _row(self, planned: PlannedBackfillJson, cell: str | None) -> BackfillJson:
         dag = planned["dag_id"]
         row = BackfillJson(index=planned["index"], dag_id=dag, start=planned["start"],
                            end=planned["end"], runs=planned["runs"], conf=planned["conf"],
@@ -332,7 +340,7 @@ class Actions:
                 f"{', '.join(tasks) or 'unknown'}")
 
 
-def _planned(b: dict[str, Any]) -> dict[str, Any]:
+def _planned(b: PlannedBackfillJson) -> dict[str, object]:
     """A backfill as the audit log records it."""
     return {"dag_id": b["dag_id"], "from": b["start"], "to": b["end"], "runs": b["runs"],
             **({"conf": b["conf"]} if b["conf"] is not None else {})}

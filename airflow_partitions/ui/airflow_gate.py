@@ -14,12 +14,13 @@ plugin module is imported by every Airflow process, and only the api-server serv
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from typing import Final
 
 from fastapi import HTTPException, Request, status
 
 from airflow_partitions.backfill.rest_api import RestBackfills
+from airflow_partitions.ui.auth import AirflowUser
 
 #: The columns of Airflow's ``log`` table this module fills (the contract test's subject).
 LOG_COLUMNS: Final = ("event", "owner", "owner_display_name", "dag_id", "extra")
@@ -42,7 +43,7 @@ def rest_as_user(request: Request) -> RestBackfills:
     return RestBackfills.with_token(base, user_token(request))
 
 
-def may_not_trigger(user: Any, dag_ids: Sequence[str]) -> list[str]:
+def may_not_trigger(user: AirflowUser, dag_ids: Sequence[str]) -> list[str]:
     """The DAGs of ``dag_ids`` the auth manager does not let ``user`` run (create DAG runs,
     which is what ``POST /api/v2/backfills`` requires)."""
     from airflow.api_fastapi.app import get_auth_manager
@@ -57,7 +58,7 @@ def may_not_trigger(user: Any, dag_ids: Sequence[str]) -> list[str]:
         user=user)]
 
 
-def audit_log(user_name: str, event: str, dag_id: str | None, extra: dict[str, Any]) -> None:
+def audit_log(user_name: str, event: str, dag_id: str | None, extra: Mapping[str, object]) -> None:
     """One row of Airflow's audit log (UI: Browse > Audit Log; ``GET /api/v2/eventLogs``)."""
     from airflow.models.log import Log
     from airflow.utils.session import create_session

@@ -9,7 +9,7 @@ find it, the sensor also logs the same URL once, at its first poke (:func:`view_
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, cast
 
 from airflow.sdk import BaseOperatorLink
 from airflow.sdk.configuration import conf
@@ -17,14 +17,25 @@ from airflow.sdk.configuration import conf
 from airflow_partitions.cover import CoverRequest
 from airflow_partitions.ui.urls import fact_url
 
+if TYPE_CHECKING:
+    from airflow.sdk import BaseOperator
+    from airflow.sdk.types import TaskInstanceKey
+
+
+class _CoverOperator(Protocol):
+    """The sensor the link is on: its rendered and validated ``CoverRequest``."""
+
+    request: CoverRequest
+
 
 class PartitionsViewLink(BaseOperatorLink):
     """The fact's Partitions view over the sensor's ``[start, end)``."""
 
     name = "Partitions"
 
-    def get_link(self, operator: Any, *, ti_key: Any) -> str:
-        return view_url(operator.request)  # the sensor's rendered and validated CoverRequest
+    def get_link(self, operator: BaseOperator, *, ti_key: TaskInstanceKey) -> str:
+        # the sensor's rendered and validated CoverRequest
+        return view_url(cast(_CoverOperator, operator).request)
 
 
 def view_url(request: CoverRequest) -> str:

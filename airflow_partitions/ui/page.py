@@ -81,7 +81,8 @@ class Scale:
         return LABEL + min(max(offset, 0.0), 1.0) * WIDTH
 
 
-def view_link(root: str, fact: str, query: Mapping[str, Any], **changes: Any) -> str:
+def view_link(root: str, fact: str, query: Mapping[str, str | None], **changes: str | None
+              ) -> str:
     """The view's URL with some query parameters changed (None removes one)."""
     params = {k: v for k, v in {**query, **changes}.items() if v is not None}
     path = f"{root}/facts/{urllib.parse.quote(fact, safe='')}"
@@ -149,13 +150,13 @@ def _at(base: dt.datetime, delta: dt.timedelta) -> str:
     return min(max(moved, _FIRST), _LAST).isoformat()
 
 
-def _zoom_to(root: str, fact: str, query: Mapping[str, Any], start: dt.datetime,
+def _zoom_to(root: str, fact: str, query: Mapping[str, str | None], start: dt.datetime,
              end: dt.datetime) -> str:
     pad = (end - start) / 4
     return view_link(root, fact, query, start=_at(start, -pad), end=_at(end, pad))
 
 
-def lanes_svg(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
+def lanes_svg(view: FactViewJson, root: str, query: Mapping[str, str | None]) -> str:
     """One lane per (storage, period), the cover lane, and a time axis."""
     start, end = _instant(view["start"]), _instant(view["end"])
     scale = Scale(start, end)
@@ -209,7 +210,7 @@ def _svg(parts: list[str], start: dt.datetime, end: dt.datetime, y: int) -> str:
             f"height='{height}' role='img'>{''.join(parts)}</svg>")
 
 
-def slices_html(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
+def slices_html(view: FactViewJson, root: str, query: Mapping[str, str | None]) -> str:
     """Per dimensioned (storage, period), each dimension's group of slice lanes, collapsible
     (``<details>``, open when something is missing), the worst first.
 
@@ -253,7 +254,7 @@ def slices_html(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
         f"<ul class='notes'>{notes}</ul>" if notes else "")
 
 
-def _zoom_links(view: FactViewJson, root: str, query: Mapping[str, Any]) -> str:
+def _zoom_links(view: FactViewJson, root: str, query: Mapping[str, str | None]) -> str:
     start, end = _instant(view["start"]), _instant(view["end"])
     span, fact = end - start, view["fact"]
     mid = start + span / 2
@@ -288,7 +289,7 @@ def _range_form(view: FactViewJson) -> str:
     )
 
 
-def fact_page(view: FactViewJson, root: str, query: Mapping[str, Any],
+def fact_page(view: FactViewJson, root: str, query: Mapping[str, str | None],
               actions: str = "") -> str:
     """One fact: the range box (status line, what is missing), zoom links, lanes, totals;
     ``actions``: the "Act" section's HTML (:mod:`.page_actions`), under the lanes."""

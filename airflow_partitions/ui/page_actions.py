@@ -10,10 +10,12 @@ selection inside the shown range: a drag or two clicks on the selection bar, or 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from airflow_partitions.ui.page import LABEL, WIDTH, esc
+
+if TYPE_CHECKING:
+    from airflow_partitions.coverage import FactViewJson
 
 STYLE: Final = """
 #act{margin:1rem 0;padding:.5rem;border:1px solid #ccc}#act table{margin:.5rem 0}
@@ -156,7 +158,7 @@ SCRIPT: Final = r"""
 """
 
 
-def actions_html(view: Mapping[str, Any], root: str) -> str:
+def actions_html(view: FactViewJson, root: str) -> str:
     """The section, over the range the page shows (the selection starts as all of it)."""
     attrs = {"root": root, "fact": view["fact"], "start": view["start"], "end": view["end"],
              "label": LABEL, "width": WIDTH}

@@ -18,22 +18,41 @@ How Airflow 3.3's UI treats it (read from its bundled UI, issue 31):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from airflow.plugins_manager import AirflowPlugin
+from fastapi import FastAPI
 
 from airflow_partitions.get_provider_info import PLUGIN_NAME as NAME
 from airflow_partitions.ui.app import URL_PREFIX, create_app
+
+
+class FastApiAppEntry(TypedDict):
+    """One of a plugin's ``fastapi_apps``, as Airflow's plugin manager reads it."""
+
+    app: FastAPI
+    url_prefix: str
+    name: str
+
+
+class ExternalViewEntry(TypedDict):
+    """One of a plugin's ``external_views``, as Airflow's plugin manager reads it."""
+
+    name: str
+    href: str
+    url_route: str
+    destination: str
+    nav_top_level: bool
 
 
 class PartitionsPlugin(AirflowPlugin):
     """The Partitions view (docs/observability.md, "The Partitions view")."""
 
     name = NAME
-    fastapi_apps: list[Any] = [
+    fastapi_apps: list[FastApiAppEntry] = [
         {"app": create_app(), "url_prefix": URL_PREFIX, "name": "Partitions"},
     ]
-    external_views: list[Any] = [
+    external_views: list[ExternalViewEntry] = [
         {
             "name": "Partitions",
             "href": f"{URL_PREFIX}/",

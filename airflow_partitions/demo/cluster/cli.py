@@ -18,6 +18,7 @@ from airflow_partitions.demo.cluster.runner import (
     ENV_FILE,
     STOP_ORDER,
     Cluster,
+    ClusterStateJson,
     load_state,
     stop_cluster,
 )
@@ -92,7 +93,8 @@ def status(args: argparse.Namespace) -> int:
             continue
         alive = "running" if record.live_members() else "not running"
         print(f"{name:16} pid {record.pid:<8} {alive}  log {record.log}")
-    print(f"api: {(load_state(layout.state) or {}).get('api_url', '?')}")
+    state: ClusterStateJson = load_state(layout.state) or {}
+    print(f"api: {state.get('api_url', '?')}")
     return 0 if all(r.live_members() for r in records.values()) else 1
 
 

@@ -6,11 +6,25 @@ developer's machine or with a second cluster, and Spark's web UIs would claim 80
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
-from airflow_partitions.demo.services.environment import ServicePorts
+from airflow_partitions.demo.services.environment import ServicePorts, ServicePortsJson
 from airflow_partitions.demo.services.ports import LOOPBACK, free_port
+
+
+class ClusterPortsJson(TypedDict):
+    """:class:`ClusterPorts` as the cluster's state file records it."""
+
+    host: str
+    postgres: int
+    redis: int
+    catalog: int
+    spark_master: int
+    spark_master_ui: int
+    spark_worker_uis: Sequence[int]
+    airflow: ServicePortsJson
 
 
 @dataclass(frozen=True)
@@ -34,13 +48,14 @@ class ClusterPorts:
     def catalog_url(self) -> str:
         return f"hbase://{self.host}:{self.catalog}?table_prefix=partitions"
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_json(self) -> ClusterPortsJson:
+        return cast(ClusterPortsJson, asdict(self))
 
     @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> ClusterPorts:
-        return cls(**{**doc, "spark_worker_uis": tuple(doc["spark_worker_uis"]),
-                      "airflow": ServicePorts(**doc["airflow"])})
+    def from_json(cls, doc: ClusterPortsJson) -> ClusterPorts:
+        fields: dict[str, Any] = {**doc, "spark_worker_uis": tuple(doc["spark_worker_uis"]),
+                                  "airflow": ServicePorts(**doc["airflow"])}
+        return cls(**fields)
 
 
 def choose_cluster_ports(api_port: int = 0, workers: int = 2,

@@ -21,17 +21,17 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from airflow_partitions.demo.cluster import broker, catalog_server, postgres, spark_standalone
 from airflow_partitions.demo.cluster.layout import WORKERS, ClusterLayout
-from airflow_partitions.demo.cluster.ports import ClusterPorts
+from airflow_partitions.demo.cluster.ports import ClusterPorts, ClusterPortsJson
 from airflow_partitions.demo.cluster.settings import (
     cluster_environment,
     connections,
     worker_environment,
 )
-from airflow_partitions.demo.services.api import ApiClient, ApiError
+from airflow_partitions.demo.services.api import ApiClient, ApiError, HealthJson
 from airflow_partitions.demo.services.environment import VENV_BIN
 from airflow_partitions.demo.services.processes import ServiceRecord, spawn, stop_groups
 from airflow_partitions.demo.services.runner import (
@@ -201,7 +201,7 @@ class Cluster:
         deadline = time.monotonic() + timeout
         since = (self.started_at or dt.datetime.now(dt.UTC)) - dt.timedelta(seconds=5)
         waiting = {*HEARTBEATS, *(f"celery-worker-{n}" for n in WORKERS)}
-        last: Any = "no answer yet"
+        last: HealthJson | str = "no answer yet"
         while waiting and time.monotonic() < deadline:
             self.check_alive()
             try:
@@ -221,7 +221,7 @@ class Cluster:
             raise ServicesFailed(f"{sorted(waiting)} not ready after {timeout:.0f} s; "
                                  f"last health: {last}")
 
-    def _ready(self, name: str, health: Mapping[str, Any], since: dt.datetime) -> bool:
+    def _ready(self, name: str, health: HealthJson, since: dt.datetime) -> bool:
         if name.startswith("celery-worker-"):
             return f"worker-{name.rsplit('-', 1)[1]}@cluster ready." in log_tail(self.log(name),
                                                                                  200)
@@ -283,9 +283,18 @@ def stop_cluster(state: Path, grace: float = 30.0) -> list[str]:
     return lines
 
 
-def load_state(state: Path) -> dict[str, Any] | None:
+class ClusterStateJson(TypedDict, total=False):
+    """The cluster's state file (:data:`STATE_FILE`), as read back: any key may be missing."""
+
+    api_url: str
+    ports: ClusterPortsJson
+    root: str
+    started_at: str | None
+
+
+def load_state(state: Path) -> ClusterStateJson | None:
     try:
-        doc: dict[str, Any] = json.loads((state / STATE_FILE).read_text())
+        doc: ClusterStateJson = json.loads((state / STATE_FILE).read_text())
     except (OSError, ValueError):
         return None
     return doc

@@ -18,7 +18,7 @@ import json
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from airflow_partitions.demo.services.environment import VENV_BIN
 from airflow_partitions.demo.services.runner import ServicesFailed
@@ -70,14 +70,27 @@ def worker_argv(master: str, host: str, ui_port: int, workdir: Path) -> list[str
             str(workdir / "work"), master]
 
 
-def master_state(host: str, ui_port: int) -> dict[str, Any]:
+class SparkWorkerJson(TypedDict, total=False):
+    """A worker in the master's ``/json/`` (the keys read here; Spark gives more)."""
+
+    id: str
+    state: str  # ALIVE, DEAD, DECOMMISSIONED, ...
+
+
+class SparkMasterJson(TypedDict, total=False):
+    """The Spark master's ``/json/`` (the keys read here; Spark gives more)."""
+
+    workers: list[SparkWorkerJson]
+
+
+def master_state(host: str, ui_port: int) -> SparkMasterJson:
     """The master's own view (``/json/``): workers, applications, their states."""
     with urllib.request.urlopen(f"http://{host}:{ui_port}/json/", timeout=5) as resp:
-        doc: dict[str, Any] = json.loads(resp.read())
+        doc: SparkMasterJson = json.loads(resp.read())
     return doc
 
 
-def alive_workers(host: str, ui_port: int) -> list[dict[str, Any]]:
+def alive_workers(host: str, ui_port: int) -> list[SparkWorkerJson]:
     return [w for w in master_state(host, ui_port).get("workers", []) if w.get("state") == "ALIVE"]
 
 

@@ -11,7 +11,13 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import cast
+
+from airflow_partitions.json_value import JsonObject, JsonValue
+
+#: ``GET /api/v2/monitor/health``: each component (``metadatabase``, ``scheduler``, ``triggerer``,
+#: ``dag_processor``) -> its ``status`` and ``latest_<component>_heartbeat`` (ISO-8601 or null).
+HealthJson = dict[str, dict[str, str | None]]
 
 PASSWORD_FILE = "simple_auth_manager_passwords.json.generated"  # noqa: S105 - a file name
 ADMIN = "admin"
@@ -40,8 +46,8 @@ def admin_password(home: Path, user: str = ADMIN) -> str | None:
     return str(value) if value else None
 
 
-def request(url: str, method: str = "GET", body: Any = None, token: str | None = None,
-            timeout: float = 30) -> Any:
+def request(url: str, method: str = "GET", body: object = None, token: str | None = None,
+            timeout: float = 30) -> JsonValue:
     """One JSON request; raises ApiError with the status and the server's message on failure."""
     data = None if body is None else json.dumps(body).encode()
     headers = {"Accept": "application/json"}
@@ -70,26 +76,25 @@ class ApiClient:
         self.user = user
         self._token: str | None = None
 
-    def health(self) -> dict[str, Any]:
-        doc: dict[str, Any] = request(f"{self.base_url}/api/v2/monitor/health", timeout=10)
-        return doc
+    def health(self) -> HealthJson:
+        return cast(HealthJson, request(f"{self.base_url}/api/v2/monitor/health", timeout=10))
 
     def token(self) -> str:
         if self._token is None:
             password = admin_password(self.home, self.user)
             if password is None:
                 raise ApiError(f"no generated password yet in {password_file(self.home)}")
-            doc = request(f"{self.base_url}/auth/token", "POST",
-                          {"username": self.user, "password": password})
+            doc = cast(JsonObject, request(f"{self.base_url}/auth/token", "POST",
+                                           {"username": self.user, "password": password}))
             self._token = str(doc["access_token"])
         return self._token
 
-    def call(self, method: str, path: str, body: Any = None, **query: Any) -> Any:
+    def call(self, method: str, path: str, body: object = None, **query: object) -> JsonValue:
         """``method /api/v2/<path>`` with the admin token (path without the prefix)."""
         url = f"{self.base_url}/api/v2/{path.lstrip('/')}"
         if query:
             url += "?" + urllib.parse.urlencode(query, doseq=True)
         return request(url, method, body, token=self.token())
 
-    def get(self, path: str, **query: Any) -> Any:
+    def get(self, path: str, **query: object) -> JsonValue:
         return self.call("GET", path, **query)

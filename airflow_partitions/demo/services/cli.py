@@ -31,6 +31,7 @@ from airflow_partitions.demo.services.runner import (
     ENV_FILE,
     AirflowServices,
     ServicesFailed,
+    ServicesStateJson,
     last_api_port,
     load_state,
     recorded,
@@ -67,7 +68,7 @@ def start(args: argparse.Namespace) -> int:
     layout = DemoLayout.at(args.root, args.dags)
     running = [r.name for r in recorded(layout.services) if r.live_members()]
     if running:
-        state = load_state(layout.services) or {}
+        state: ServicesStateJson = load_state(layout.services) or {}
         print(f"already running: {', '.join(running)} at {state.get('api_url', '?')}; "
               "stop them with `make airflow-stop`")
         return 1
@@ -137,7 +138,7 @@ def stop(args: argparse.Namespace) -> int:
 def status(args: argparse.Namespace) -> int:
     layout = DemoLayout.at(args.root, args.dags)
     records = recorded(layout.services)
-    state = load_state(layout.services) or {}
+    state: ServicesStateJson = load_state(layout.services) or {}
     for record in records:
         alive = "running" if record.live_members() else "not running"
         print(f"{record.name:14} pid {record.pid:<8} {alive}  log {record.log}")

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 #: The venv's ``bin``: ``airflow`` and ``spark-submit`` live there.
 VENV_BIN = Path(sys.executable).parent
@@ -92,6 +93,15 @@ def override_notice(user: Mapping[str, str], env: Mapping[str, str]) -> str | No
             "installation's own value (docs/operations.md, \"The environment every process must "
             "share\"); your other AIRFLOW__*, AIRFLOW_CONN_* and AIRFLOW_PARTITIONS_* settings "
             "are passed through")
+
+
+class ServicePortsJson(TypedDict):
+    """:class:`ServicePorts` as the state files record it."""
+
+    host: str
+    api: int
+    worker_logs: int
+    trigger_logs: int
 
 
 @dataclass(frozen=True)

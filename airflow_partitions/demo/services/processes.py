@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 PROC = Path("/proc")
 
@@ -55,6 +55,18 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
+class ServiceRecordJson(TypedDict):
+    """A :class:`ServiceRecord` as its pid file holds it."""
+
+    name: str
+    pid: int
+    start_ticks: int
+    boot_id: str
+    argv: list[str]
+    log: str
+    stop_signal: str
+
+
 @dataclass(frozen=True)
 class ServiceRecord:
     """What is needed to find, and only find, a started service again."""
@@ -69,11 +81,11 @@ class ServiceRecord:
     #: SIGTERM waits for every client to disconnect; SIGINT is its fast shutdown).
     stop_signal: str = "SIGTERM"
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_json(self) -> ServiceRecordJson:
+        return cast(ServiceRecordJson, asdict(self))
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> ServiceRecord:
+    def from_json(cls, doc: ServiceRecordJson) -> ServiceRecord:
         return cls(name=str(doc["name"]), pid=int(doc["pid"]),
                    start_ticks=int(doc["start_ticks"]), boot_id=str(doc["boot_id"]),
                    argv=[str(a) for a in doc["argv"]], log=str(doc["log"]),

@@ -21,12 +21,13 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
-from airflow_partitions.demo.services.api import ApiClient, ApiError
+from airflow_partitions.demo.services.api import ApiClient, ApiError, HealthJson
 from airflow_partitions.demo.services.environment import (
     VENV_BIN,
     ServicePorts,
+    ServicePortsJson,
     service_settings,
 )
 from airflow_partitions.demo.services.processes import ServiceRecord, spawn, stop_groups
@@ -134,11 +135,11 @@ class AirflowServices:
         script.chmod(0o600)  # a file left by an older run keeps its mode through O_TRUNC
 
     def wait_healthy(self, timeout: float = 240, progress: Callable[[str], None] | None = None,
-                     poll: float = 1.0) -> dict[str, Any]:
+                     poll: float = 1.0) -> HealthJson:
         """Poll ``/api/v2/monitor/health`` until every heartbeat is fresh; fail fast on an exit."""
         deadline = time.monotonic() + timeout
         since = (self.started_at or dt.datetime.now(dt.UTC)) - dt.timedelta(seconds=5)
-        last: dict[str, Any] | str = "the api-server did not answer yet"
+        last: HealthJson | str = "the api-server did not answer yet"
         reported: set[str] = set()
         while time.monotonic() < deadline:
             self._check_alive()
@@ -160,7 +161,7 @@ class AirflowServices:
         raise ServicesFailed(f"services not healthy after {timeout:.0f} s; last health: {last}")
 
     @staticmethod
-    def _ready(health: Mapping[str, Any], since: dt.datetime) -> set[str]:
+    def _ready(health: HealthJson, since: dt.datetime) -> set[str]:
         ready = {"api-server"}
         for name, key in HEARTBEATS.items():
             part = health.get(key) or {}
@@ -233,9 +234,19 @@ def stop_recorded(state_dir: Path, grace: float = 30.0) -> list[str]:
     return lines
 
 
-def load_state(state_dir: Path) -> dict[str, Any] | None:
+class ServicesStateJson(TypedDict, total=False):
+    """The services' state file (:data:`STATE_FILE`), as read back: any key may be missing."""
+
+    api_url: str
+    host: str
+    ports: ServicePortsJson
+    home: str
+    started_at: str | None
+
+
+def load_state(state_dir: Path) -> ServicesStateJson | None:
     try:
-        doc: dict[str, Any] = json.loads((state_dir / STATE_FILE).read_text())
+        doc: ServicesStateJson = json.loads((state_dir / STATE_FILE).read_text())
     except (OSError, ValueError):
         return None
     return doc
@@ -243,6 +254,7 @@ def load_state(state_dir: Path) -> dict[str, Any] | None:
 
 def last_api_port(state_dir: Path) -> int | None:
     """The api-server port of the last start recorded in ``state_dir`` (None: no usable one)."""
-    ports = (load_state(state_dir) or {}).get("ports")
+    state: ServicesStateJson = load_state(state_dir) or {}
+    ports = state.get("ports")
     port = ports.get("api") if isinstance(ports, dict) else None
     return port if isinstance(port, int) and 0 < port < 65536 else None
