@@ -18,7 +18,7 @@ import datetime as dt
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypedDict
+from typing import TYPE_CHECKING, Final, TypedDict
 
 import pendulum
 
@@ -317,7 +317,8 @@ def forget_covers() -> None:
     _covers.clear()
 
 
-def fact_view(catalog: Catalog, fact: str, start: Any = None, end: Any = None, *,
+def fact_view(catalog: Catalog, fact: str, start: dt.datetime | str | None = None,
+              end: dt.datetime | str | None = None, *,
               time_column: str | None = None, with_stale: bool = True,
               align: str | None = "outer") -> FactViewJson:
     """The JSON of one fact's view over ``[start, end)`` (default: its whole extent).

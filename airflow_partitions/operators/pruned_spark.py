@@ -41,6 +41,7 @@ from airflow_partitions.pruning import (
     part_key,
     prune,
 )
+from airflow_partitions.spark import KeyDocumentJson
 from airflow_partitions.spark.jobs import job_path
 from airflow_partitions.spark.jobs.collect_keys import Source
 from airflow_partitions.spark.manifest import KEYS_SUFFIX, Manifest, ManifestJson
@@ -212,7 +213,7 @@ class PrunedSparkSubmitOperator(CoveredSparkSubmitOperator):
         finally:
             self.application_args, self.name = saved
 
-    def _collect_locally(self, sources: Sequence[Source]) -> dict[str, Any]:
+    def _collect_locally(self, sources: Sequence[Source]) -> KeyDocumentJson:
         from pyspark.sql import SparkSession
 
         from airflow_partitions.spark.jobs.collect_keys import collect

@@ -23,7 +23,7 @@ from airflow_partitions.demo.cluster.runner import (
     stop_cluster,
 )
 from airflow_partitions.demo.services.api import ADMIN, password_file
-from airflow_partitions.demo.services.cli import run_command
+from airflow_partitions.demo.services.cli import report_stopped, run_command
 from airflow_partitions.demo.services.runner import ServicesFailed, recorded
 
 
@@ -72,12 +72,8 @@ stop with: make airflow-stop""")
 
 def stop(args: argparse.Namespace) -> int:
     layout = ClusterLayout.at(args.root, args.dags)
-    lines = stop_cluster(layout.state, grace=args.grace)
-    if not lines:
-        print(f"nothing to stop (no cluster pid files in {layout.state})")
-    for line in lines:
-        print(line)
-    return 0 if not any(r.live_members() for r in recorded(layout.state)) else 1
+    return report_stopped(stop_cluster(layout.state, grace=args.grace), layout.state,
+                          "cluster pid files")
 
 
 def status(args: argparse.Namespace) -> int:

@@ -127,12 +127,18 @@ stop with: make airflow-stop""")
 
 def stop(args: argparse.Namespace) -> int:
     layout = DemoLayout.at(args.root, args.dags)
-    lines = stop_recorded(layout.services, grace=args.grace)
+    return report_stopped(stop_recorded(layout.services, grace=args.grace), layout.services,
+                          "pid files")
+
+
+def report_stopped(lines: list[str], state_dir: Path, what: str) -> int:
+    """Print what a stop did (or that ``state_dir`` recorded nothing: no ``what``); 0 when no
+    recorded process is left alive, else 1 (shared by ``make airflow-stop``'s two stops)."""
     if not lines:
-        print(f"nothing to stop (no pid files in {layout.services})")
+        print(f"nothing to stop (no {what} in {state_dir})")
     for line in lines:
         print(line)
-    return 0 if not any(r.live_members() for r in recorded(layout.services)) else 1
+    return 0 if not any(r.live_members() for r in recorded(state_dir)) else 1
 
 
 def status(args: argparse.Namespace) -> int:

@@ -20,10 +20,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final
 
 from airflow_partitions.spark.key_file import (
     ColumnEntryJson,
+    KeyDocumentJson,
     column_entry,
     key_document,
     source_entry,
@@ -98,7 +99,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def collect(spark: SparkSession, sources: Sequence[Source],
-            max_values: int = DEFAULT_MAX_VALUES) -> dict[str, Any]:
+            max_values: int = DEFAULT_MAX_VALUES) -> KeyDocumentJson:
     """The key sets document (see the module docstring); each column is its own small job."""
     out = []
     for src in sources:
@@ -120,7 +121,7 @@ def collect(spark: SparkSession, sources: Sequence[Source],
         out.append(source_entry(src.label, columns, source=src.source,
                                 kind="table" if src.is_table else "path",
                                 file_format=src.format))
-    return cast("dict[str, Any]", key_document(out, max_values))
+    return key_document(out, max_values)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
