@@ -42,8 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.spark import build_manifest, read_manifest
-from airflow_partitions.spark.synthetic import events_for_hour, expected_totals
+from airflow_partitions.spark import build_manifest, events_for_hour, expected_totals, read_manifest
 
 T0 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 SCHEMA = pa.schema([("user_id", pa.int64()), ("region", pa.string()),

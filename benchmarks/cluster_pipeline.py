@@ -41,8 +41,7 @@ from airflow_partitions.demo.services.environment import VENV_BIN, airflow_envir
 from airflow_partitions.demo.services.ports import choose_ports
 from airflow_partitions.demo.services.processes import group_members
 from airflow_partitions.demo.services.runner import AirflowServices, recorded
-from airflow_partitions.spark.jobs import job_path
-from airflow_partitions.spark.synthetic import SLICE_REGIONS, expected_slice_totals
+from airflow_partitions.spark import SLICE_REGIONS, expected_slice_totals, job_path
 
 DAY0 = dt.datetime(2015, 1, 30, tzinfo=dt.UTC)
 DAYS = 3

@@ -40,9 +40,7 @@ import pyarrow.parquet as pq
 from airflow_partitions.catalog import Catalog, TimelineCache
 from airflow_partitions.cover import CoverRequest
 from airflow_partitions.pruning import JoinSpec, key_sets_from_json, prune
-from airflow_partitions.spark.jobs.collect_keys import Source, collect
-from airflow_partitions.spark.manifest import build_manifest
-from airflow_partitions.spark.reader import read_manifest
+from airflow_partitions.spark import Source, build_manifest, collect, read_manifest
 
 DAY0 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 

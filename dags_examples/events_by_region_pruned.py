@@ -29,7 +29,7 @@ from airflow_partitions.demo.pruning import (
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.operators.partitions import RegisterPartitionsOperator
 from airflow_partitions.operators.pruned_spark import PrunedSparkSubmitOperator
-from airflow_partitions.spark.jobs import job_path
+from airflow_partitions.spark import job_path
 
 with DAG(
     dag_id="events_by_region_pruned",

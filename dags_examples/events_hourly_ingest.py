@@ -26,7 +26,7 @@ from airflow_partitions.demo.events import (
 )
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.operators.partitions import RegisterPartitionsOperator
-from airflow_partitions.spark.jobs import job_path
+from airflow_partitions.spark import job_path
 
 HOUR = "{{ period_value(logical_date, 'HOURLY') }}"
 

@@ -21,7 +21,7 @@ from airflow_partitions.demo.events import (
 from airflow_partitions.operators.partitions import RegisterPartitionsOperator
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
-from airflow_partitions.spark.jobs import job_path
+from airflow_partitions.spark import job_path
 
 MONTH = "{{ period_value(logical_date, 'MONTHLY') }}"
 OUTPUT = ROLLUP_LOCATION.format(period="MONTHLY", dt=MONTH)

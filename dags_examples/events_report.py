@@ -20,7 +20,7 @@ from airflow_partitions.demo.events import (
 )
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
-from airflow_partitions.spark.jobs import job_path
+from airflow_partitions.spark import job_path
 
 START = "{{ params.start or logical_date }}"
 END = "{{ params.end or period_end(logical_date, 'DAILY') }}"

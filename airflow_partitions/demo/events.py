@@ -21,7 +21,7 @@ from typing import Final
 from airflow_partitions.catalog import AlreadyExists, Catalog, Producer
 from airflow_partitions.defaults import default_data_root
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.spark.synthetic import SLICE_REGIONS
+from airflow_partitions.spark import SLICE_REGIONS
 
 FACT = "events"
 RAW = "events_raw"

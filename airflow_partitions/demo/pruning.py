@@ -14,7 +14,7 @@ from typing import Any, Final
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.defaults import default_data_root
 from airflow_partitions.demo.events import SPARK_CONF
-from airflow_partitions.spark.synthetic import REGIONS
+from airflow_partitions.spark import REGIONS
 
 FACT: Final = "events_regional"
 STORAGE: Final = "events_by_region"

@@ -27,7 +27,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -41,11 +41,7 @@ from airflow_partitions.cover import status_line
 from airflow_partitions.demo.layout import DemoLayout
 from airflow_partitions.json_value import JsonObject
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.spark.jobs import job_path
-from airflow_partitions.spark.synthetic import SLICE_REGIONS, expected_slice_totals
-
-if TYPE_CHECKING:
-    from airflow_partitions.spark.jobs.events_aggregate import Report
+from airflow_partitions.spark import SLICE_REGIONS, Report, expected_slice_totals, job_path
 
 REPO = Path(__file__).resolve().parents[2]  # airflow_partitions/demo/run.py -> the checkout
 VENV_BIN = Path(sys.executable).parent

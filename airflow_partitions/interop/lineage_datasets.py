@@ -39,7 +39,7 @@ from airflow_partitions.catalog import (
 )
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.spark.manifest import ManifestPartition
+from airflow_partitions.spark import ManifestPartition
 
 #: Object stores: the bucket is the namespace, the key (no leading '/') the name. Hadoop's
 #: s3a/s3n are S3, as OpenLineage's Spark integration names them.

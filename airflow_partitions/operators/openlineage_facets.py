@@ -26,7 +26,7 @@ from airflow_partitions.interop import (
     manifest_subsets,
     registered_subset,
 )
-from airflow_partitions.spark.manifest import Manifest
+from airflow_partitions.spark import Manifest
 
 if TYPE_CHECKING:
     from airflow.providers.openlineage.extractors import OperatorLineage

@@ -41,10 +41,15 @@ from airflow_partitions.pruning import (
     part_key,
     prune,
 )
-from airflow_partitions.spark import KeyDocumentJson
-from airflow_partitions.spark.jobs import job_path
-from airflow_partitions.spark.jobs.collect_keys import Source
-from airflow_partitions.spark.manifest import KEYS_SUFFIX, Manifest, ManifestJson
+from airflow_partitions.spark import (
+    KEYS_SUFFIX,
+    KeyDocumentJson,
+    Manifest,
+    ManifestJson,
+    Source,
+    collect,
+    job_path,
+)
 
 if TYPE_CHECKING:
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
@@ -215,8 +220,6 @@ class PrunedSparkSubmitOperator(CoveredSparkSubmitOperator):
 
     def _collect_locally(self, sources: Sequence[Source]) -> KeyDocumentJson:
         from pyspark.sql import SparkSession
-
-        from airflow_partitions.spark.jobs.collect_keys import collect
 
         active = SparkSession.getActiveSession()
         spark = active

@@ -7,7 +7,7 @@ partition rows right before launch (DESIGN.md invariant 1), then written as a ma
 ``--partitions-manifest PATH``: never a partition list on the command line. With
 ``manifest_conf`` (or ``AIRFLOW_PARTITIONS_MANIFEST_CONF=true`` on the worker) the path travels
 as the spark conf ``spark.airflow_partitions.manifest`` instead, which the bundled jobs read
-(:func:`airflow_partitions.spark.reader.manifest_location`).
+(:func:`airflow_partitions.spark.manifest_location`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.operators.cover_arguments import COVER_TEMPLATE_FIELDS, CoverArguments
 from airflow_partitions.operators.openlineage_facets import manifest_lineage
 from airflow_partitions.operators.spark_provider import rebuild_hook_on_execute
-from airflow_partitions.spark.manifest import (
+from airflow_partitions.spark import (
     MANIFEST_ARG,
     MANIFEST_CONF,
     Manifest,

@@ -29,7 +29,7 @@ from typing import Final, cast
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.json_value import JsonValue
 from airflow_partitions.keys import ColumnType
-from airflow_partitions.spark.key_file import column_entries, decode_value, read_key_file
+from airflow_partitions.spark import column_entries, decode_value, read_key_file
 
 DEFAULT_MAX_VALUES: Final = 10_000
 _INT_TEXT: Final = re.compile(r"\s*[-+]?\d{1,40}\s*")

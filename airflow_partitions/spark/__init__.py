@@ -1,11 +1,31 @@
 """The PySpark side: read the partitions a manifest lists (see docs/airflow.md, "The manifest").
 
 ``load_manifest`` is pure; ``read_manifest`` imports pyspark when called, so this package can be
-imported where pyspark is not installed.
+imported where pyspark is not installed. The bundled jobs (``jobs/``, files ``spark-submit`` runs
+by path: :func:`job_path`) import pyspark only when they run, so the names other packages use
+from them (``Source`` and ``collect`` of ``collect_keys``, ``join_totals``, ``Report``) are
+exported here too. Inside the room, modules import each other by module path, never through this
+``__init__``.
 """
 
-from airflow_partitions.spark.key_file import ColumnEntryJson, KeyDocumentJson, SourceEntryJson
+from airflow_partitions.spark.jobs import job_path
+from airflow_partitions.spark.jobs.collect_keys import Source, collect
+from airflow_partitions.spark.jobs.events_aggregate import Report
+from airflow_partitions.spark.jobs.regional_join import join_totals
+from airflow_partitions.spark.key_file import (
+    ColumnEntryJson,
+    KeyDocumentJson,
+    SourceEntryJson,
+    column_entries,
+    column_entry,
+    decode_value,
+    key_document,
+    read_key_file,
+    source_entry,
+    write_key_file,
+)
 from airflow_partitions.spark.manifest import (
+    KEYS_SUFFIX,
     MANIFEST_ARG,
     MANIFEST_CONF,
     MANIFEST_VERSION,
@@ -19,6 +39,7 @@ from airflow_partitions.spark.manifest import (
     UnsupportedManifestVersion,
     build_manifest,
     load_manifest,
+    prune_manifests,
     write_manifest,
 )
 from airflow_partitions.spark.reader import (
@@ -26,13 +47,29 @@ from airflow_partitions.spark.reader import (
     EmptyLocation,
     MissingLocation,
     PartitionDataError,
+    manifest_location,
     read_manifest,
 )
+from airflow_partitions.spark.synthetic import (
+    REGIONS,
+    SLICE_REGIONS,
+    events_for_hour,
+    expected_slice_totals,
+    expected_totals,
+    hours,
+    totals,
+)
+from airflow_partitions.spark.task_hold import HOLD_CONF, RELEASE
 
 __all__ = [
+    "HOLD_CONF",
+    "KEYS_SUFFIX",
     "MANIFEST_ARG",
     "MANIFEST_CONF",
     "MANIFEST_VERSION",
+    "REGIONS",
+    "RELEASE",
+    "SLICE_REGIONS",
     "SOURCE_COLUMNS",
     "ColumnEntryJson",
     "EmptyLocation",
@@ -46,10 +83,29 @@ __all__ = [
     "MissingLocation",
     "PartitionDataError",
     "PartitionRowJson",
+    "Report",
+    "Source",
     "SourceEntryJson",
     "UnsupportedManifestVersion",
     "build_manifest",
+    "collect",
+    "column_entries",
+    "column_entry",
+    "decode_value",
+    "events_for_hour",
+    "expected_slice_totals",
+    "expected_totals",
+    "hours",
+    "job_path",
+    "join_totals",
+    "key_document",
     "load_manifest",
+    "manifest_location",
+    "prune_manifests",
+    "read_key_file",
     "read_manifest",
+    "source_entry",
+    "totals",
+    "write_key_file",
     "write_manifest",
 ]

@@ -16,7 +16,7 @@ import pytest
 from airflow_partitions.catalog import Catalog, TimelineCache
 from airflow_partitions.demo.layout import DemoLayout
 from airflow_partitions.demo.services.environment import VENV_BIN
-from airflow_partitions.spark.synthetic import SLICE_REGIONS, expected_slice_totals
+from airflow_partitions.spark import SLICE_REGIONS, expected_slice_totals
 
 pytestmark = pytest.mark.e2e
 

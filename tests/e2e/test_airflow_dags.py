@@ -35,7 +35,7 @@ import pytest
 from airflow_partitions.catalog import Catalog, TimelineCache
 from airflow_partitions.cover import Cover
 from airflow_partitions.operators.openlineage_facets import openlineage_available
-from airflow_partitions.spark.jobs import job_path
+from airflow_partitions.spark import job_path
 from tests.helpers import AirflowHome
 
 pytestmark = pytest.mark.e2e

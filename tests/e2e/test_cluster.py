@@ -55,10 +55,15 @@ from airflow_partitions.demo.layout import REPO
 from airflow_partitions.demo.services.api import ApiClient
 from airflow_partitions.demo.services.environment import VENV_BIN
 from airflow_partitions.demo.services.runner import log_tail, recorded
-from airflow_partitions.spark.jobs import job_path
-from airflow_partitions.spark.manifest import MANIFEST_ARG, MANIFEST_CONF
-from airflow_partitions.spark.synthetic import SLICE_REGIONS, expected_slice_totals
-from airflow_partitions.spark.task_hold import HOLD_CONF, RELEASE
+from airflow_partitions.spark import (
+    HOLD_CONF,
+    MANIFEST_ARG,
+    MANIFEST_CONF,
+    RELEASE,
+    SLICE_REGIONS,
+    expected_slice_totals,
+    job_path,
+)
 from tests.helpers import poll
 
 # Generous: every wait below has its own deadline; on a loaded 2-core machine the pipeline

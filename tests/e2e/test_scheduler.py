@@ -62,8 +62,7 @@ from airflow_partitions.demo.services.environment import (
 )
 from airflow_partitions.demo.services.ports import choose_ports
 from airflow_partitions.demo.services.runner import AirflowServices, log_tail
-from airflow_partitions.spark.jobs import job_path
-from airflow_partitions.spark.synthetic import events_for_hour, expected_totals
+from airflow_partitions.spark import events_for_hour, expected_totals, job_path
 from tests.helpers import make_airflow_home, poll
 
 pytestmark = pytest.mark.e2e

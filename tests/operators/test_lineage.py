@@ -16,7 +16,7 @@ from airflow.sdk.execution_time.context import OutletEventAccessors
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.operators.partitions import RegisterPartitionsOperator
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator, UncoverableRange
-from airflow_partitions.spark.manifest import load_manifest
+from airflow_partitions.spark import load_manifest
 from tests.helpers import T0, FakeTI, register_hours
 
 ROLLUP = Asset(name="events_rollup", uri="file:///data/events/rollup")

@@ -26,7 +26,7 @@ from airflow_partitions.operators.openlineage_facets import operator_lineage
 from airflow_partitions.operators.partitions import RegisterPartitionsOperator
 from airflow_partitions.operators.pruned_spark import PrunedSparkSubmitOperator
 from airflow_partitions.pruning import JoinSpec
-from airflow_partitions.spark.key_file import (
+from airflow_partitions.spark import (
     column_entry,
     key_document,
     source_entry,

@@ -12,7 +12,7 @@ from airflow_partitions.catalog import Catalog
 from airflow_partitions.operators.pruned_spark import PrunedSparkSubmitOperator
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator, UncoverableRange
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
-from airflow_partitions.spark.manifest import load_manifest
+from airflow_partitions.spark import load_manifest
 from tests.helpers import T0, FakeTI, regions_fact
 
 EU_ONLY = "region = 'eu'"

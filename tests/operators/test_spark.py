@@ -15,7 +15,7 @@ from airflow.sdk.exceptions import AirflowFailException
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.operators.spark import CoveredSparkSubmitOperator, UncoverableRange
-from airflow_partitions.spark.manifest import MANIFEST_CONF, load_manifest
+from airflow_partitions.spark import MANIFEST_CONF, load_manifest
 from tests.helpers import T0, FakeTI, register_hours
 from tests.operators.covered import covered_operator
 

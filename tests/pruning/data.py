@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.spark.synthetic import REGIONS, events_for_hour, hours, totals
+from airflow_partitions.spark import REGIONS, events_for_hour, hours, totals
 
 
 def write_regional(template: str, start: dt.datetime, end: dt.datetime) -> list[dict[str, str]]:

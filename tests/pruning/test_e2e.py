@@ -17,9 +17,7 @@ import pytest
 
 from airflow_partitions.catalog import Catalog, TimelineCache
 from airflow_partitions.demo.pruning import FACT, STORAGE, ensure_catalog
-from airflow_partitions.spark.jobs import job_path
-from airflow_partitions.spark.jobs.regional_join import join_totals
-from airflow_partitions.spark.manifest import build_manifest
+from airflow_partitions.spark import build_manifest, job_path, join_totals
 from tests.helpers import AirflowHome
 from tests.pruning.data import expected, write_dimension, write_regional
 

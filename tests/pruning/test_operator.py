@@ -18,14 +18,14 @@ from airflow_partitions.demo.pruning import FACT, STORAGE, ensure_catalog
 from airflow_partitions.hooks.catalog import shared_catalog
 from airflow_partitions.operators.pruned_spark import PrunedSparkSubmitOperator
 from airflow_partitions.pruning import JoinSpec
-from airflow_partitions.spark.key_file import (
+from airflow_partitions.spark import (
+    REGIONS,
     column_entry,
     key_document,
+    load_manifest,
     source_entry,
     write_key_file,
 )
-from airflow_partitions.spark.manifest import load_manifest
-from airflow_partitions.spark.synthetic import REGIONS
 from tests.helpers import T0, FakeTI
 
 

@@ -7,28 +7,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import CoverRequest
 from airflow_partitions.demo.pruning import ensure_catalog
 from airflow_partitions.pruning import JoinSpec, prune
 from airflow_partitions.pruning.values import key_sets_from_json
-from airflow_partitions.spark.jobs.collect_keys import Source, collect, parse_args
-from airflow_partitions.spark.jobs.regional_join import join_totals
-from airflow_partitions.spark.manifest import build_manifest
+from airflow_partitions.spark import Source, build_manifest, collect, join_totals
 from tests.pruning.data import expected, write_dimension, write_regional
 
 T0 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
-
-
-def test_parse_args_groups_columns_by_source() -> None:
-    args = parse_args(["--source", "/a", "--column", "x", "--column", "y", "--source", "db.t",
-                       "--name", "t", "--column", "z", "--output", "k.json", "--format", "orc"])
-    assert [(s.source, s.columns, s.label, s.format, s.is_table) for s in args.sources] == [
-        ("/a", ["x", "y"], "/a", "parquet", False), ("db.t", ["z"], "t", "orc", True)]
-    with pytest.raises(SystemExit):
-        parse_args(["--column", "x", "--source", "/a", "--output", "k"])
 
 
 def test_collect_reads_distinct_keys_nulls_and_overflow(spark: Any, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 from airflow_partitions.keys import ColumnType
 from airflow_partitions.pruning import JoinKeyTypeError, load_key_file
 from airflow_partitions.pruning.values import convert_value, partition_value
-from airflow_partitions.spark.key_file import (
+from airflow_partitions.spark import (
     column_entry,
     key_document,
     source_entry,
