@@ -5,7 +5,9 @@ imported where pyspark is not installed. The bundled jobs (``jobs/``, files ``sp
 by path: :func:`job_path`) import pyspark only when they run, so the names other packages use
 from them (``Source`` and ``collect`` of ``collect_keys``, ``join_totals``, ``Report``) are
 exported here too. Inside the room, modules import each other by module path, never through this
-``__init__``.
+``__init__``. A Spark executor imports this package too (unpickling ``task_hold``'s functions),
+where the core's dependencies may be missing: what it imports stays on the standard library
+(``tests/spark/test_imports.py``).
 """
 
 from airflow_partitions.spark.jobs import job_path

@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 from urllib.parse import urlparse
 
-from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.spark.manifest import MANIFEST_ARG, Manifest, load_manifest
 from airflow_partitions.spark.reader import manifest_location, read_manifest
 from airflow_partitions.spark.synthetic import REGIONS, events_for_hour, hours
@@ -94,6 +93,10 @@ def write_dimension(spark: SparkSession, path: str, regions: Sequence[str]) -> b
 def write_events(spark: SparkSession, start: dt.datetime, end: dt.datetime, template: str,
                  seed: int = 7) -> list[dict[str, str]]:
     """Every (hour, region) partition of ``[start, end)``; returns their values."""
+    # Here, not at the top: ``airflow_partitions.spark`` exports ``join_totals``, and a Spark
+    # executor imports that package without the core's dependencies (pendulum).
+    from airflow_partitions.periods import UpdatePeriod
+
     hourly = UpdatePeriod.HOURLY
     written = []
     for hour in hours(start, end):
