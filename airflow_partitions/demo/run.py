@@ -35,8 +35,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from airflow_partitions.catalog import Catalog, TimelineCache
-from airflow_partitions.cli.console import console_for
-from airflow_partitions.cli.coverage_picture import coverage_lanes, plot_coverage
+from airflow_partitions.cli import console_for, coverage_lanes, plot_coverage
 from airflow_partitions.cover import status_line
 from airflow_partitions.demo.layout import DemoLayout
 from airflow_partitions.json_value import JsonObject

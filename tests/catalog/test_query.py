@@ -17,8 +17,8 @@ import pytest
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.query import explain, get_partitions_by_filter
 from airflow_partitions.catalog.rows import DROPPING, STATE
-from airflow_partitions.cli.base import Context
-from airflow_partitions.cli.filters import (
+from airflow_partitions.cli import (
+    Context,
     add_filter_arguments,
     add_filter_commands,
     filtered_partitions,

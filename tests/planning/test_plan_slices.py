@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_partitions.catalog import Catalog, NotADimension, Producer
-from airflow_partitions.cli.planning import describe
+from airflow_partitions.cli import describe
 from airflow_partitions.planning import Plan, plan
 from tests.helpers import unique
 from tests.hypothesis_budget import examples
