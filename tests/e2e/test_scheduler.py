@@ -80,7 +80,11 @@ from airflow.sdk import DAG
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
 
 for dag_id, kwargs, end in (
-    ("sched_deferred", {"deferrable": True, "poke_interval": 1}, "02:00"),
+    # retries: on a busy machine Airflow 3.3 sometimes fails the resumed task after the trigger
+    # fired and execute_complete returned ("Failed to report terminal task state to
+    # supervisor", the execution API refusing the success report); the retry finds it coverable
+    ("sched_deferred", {"deferrable": True, "poke_interval": 1, "retries": 2,
+                        "retry_delay": pendulum.duration(seconds=1)}, "02:00"),
     # retries, as docs/pipelines.md advises: a poke's late executor event can fail a re-queued
     # reschedule-mode sensor (apache/airflow#71172, open in 3.3), most often on a busy machine
     ("sched_reschedule", {"mode": "reschedule", "poke_interval": 5, "retries": 2,
