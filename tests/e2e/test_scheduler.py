@@ -484,10 +484,16 @@ def backfill_args(*extra: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def backfill(scheduler: Scheduler) -> Command:
+def backfill(scheduler: Scheduler) -> Iterator[Command]:
     """``airflow-partitions backfill`` over two days of the rollup's producer, started first so
-    its two Spark jobs overlap the sensor tests (the suite's longest wait)."""
-    return Command(scheduler, "backfill", *backfill_args())
+    its two Spark jobs overlap the sensor tests (the suite's longest wait). Stopped at the
+    module's end if no test waited for it (``-k`` picked a sensor test only): it would poll the
+    stopped api-server for ever."""
+    command = Command(scheduler, "backfill", *backfill_args())
+    yield command
+    if command.process.poll() is None:
+        command.process.kill()
+        command.process.wait(timeout=60)
 
 
 def test_the_callers_settings_reach_every_service_and_env_sh_gives_airflow(
