@@ -15,6 +15,8 @@ import ast
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from tests.import_graph import import_base
+
 
 def any_signatures(package: Path, folders: Iterable[Path]) -> list[str]:
     """``path: Qualified.name`` for each public signature under ``folders`` (a folder, or a
@@ -109,11 +111,7 @@ def _definitions(node: ast.stmt, module: str, is_package: bool
           and node.value is not None and "TypeAlias" in ast.unparse(node.annotation)):
         yield node.target.id, node.value
     elif isinstance(node, ast.ImportFrom):
-        base = node.module or ""
-        if node.level:
-            parts = module.split(".") if is_package else module.split(".")[:-1]
-            parts = parts[: len(parts) - node.level + 1]
-            base = ".".join(parts + ([node.module] if node.module else []))
+        base = import_base(node, module, is_package)
         for alias in node.names:
             yield alias.asname or alias.name, f"{base}:{alias.name}"
     elif isinstance(node, ast.If):  # TYPE_CHECKING blocks

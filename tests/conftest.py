@@ -97,6 +97,19 @@ def events(catalog: Catalog) -> Catalog:
     return catalog
 
 
+@pytest.fixture
+def produced(events: Catalog) -> Catalog:
+    """``events`` with producers (``ingest`` for raw HOURLY, ``rollup`` for DAILY) and 20 eu
+    hours of 2015-01-02 registered: what the backfill runner's and the view's tests plan."""
+    from airflow_partitions.catalog import Producer
+
+    events.set_producers("raw", {"HOURLY": Producer("ingest")})
+    events.set_producers("rollup", {"DAILY": Producer("rollup")})
+    events.register("raw", "HOURLY", [{"dt": f"2015-01-02-{h:02d}", "region": "eu"}
+                                      for h in range(20)])
+    return events
+
+
 @pytest.fixture(scope="session")
 def airflow_home(tmp_path_factory: pytest.TempPathFactory) -> AirflowHome:
     """One migrated Airflow home per session (``airflow db migrate`` takes seconds)."""

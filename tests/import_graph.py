@@ -70,6 +70,16 @@ def _name(package: Path, path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def import_base(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """The absolute module a ``from ... import`` in ``module`` names (relative ones resolved;
+    ``is_package``: ``module`` is a package's ``__init__``)."""
+    if not node.level:
+        return node.module or ""
+    parts = module.split(".") if is_package else module.split(".")[:-1]
+    parts = parts[: len(parts) - node.level + 1]
+    return ".".join(parts + ([node.module] if node.module else []))
+
+
 def _imports(body: Iterable[ast.stmt], module: str, is_package: bool
              ) -> Iterable[tuple[str, list[str]]]:
     """(module, names imported from it) for each import; ``import a.b`` is ("a.b", [])."""
@@ -78,12 +88,7 @@ def _imports(body: Iterable[ast.stmt], module: str, is_package: bool
             for alias in node.names:
                 yield alias.name.rpartition(".")[0] or alias.name, [alias.name.rpartition(".")[2]]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = module.split(".") if is_package else module.split(".")[:-1]
-                parts = parts[: len(parts) - node.level + 1]
-                base = ".".join(parts + ([node.module] if node.module else []))
-            yield base, [alias.name for alias in node.names]
+            yield import_base(node, module, is_package), [alias.name for alias in node.names]
         elif isinstance(node, ast.ClassDef):
             yield from _imports(node.body, module, is_package)
         elif isinstance(node, (ast.If, ast.Try, ast.With)):

@@ -116,17 +116,6 @@ def regions_of(conf: Any) -> list[str]:
     return list(conf["regions"])
 
 
-@pytest.fixture
-def produced(events: Catalog) -> Catalog:
-    from airflow_partitions.catalog import Producer
-
-    events.set_producers("raw", {"HOURLY": Producer("ingest")})
-    events.set_producers("rollup", {"DAILY": Producer("rollup")})
-    events.register("raw", "HOURLY", [{"dt": f"2015-01-02-{h:02d}", "region": "eu"}
-                                      for h in range(20)])
-    return events
-
-
 def run(catalog: Catalog, airflow: FakeAirflow, **options: Any) -> tuple[Any, list[str]]:
     lines: list[str] = []
     runner = BackfillRunner(catalog, airflow, lines.append, sleep=lambda s: None)

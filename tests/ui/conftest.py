@@ -24,17 +24,6 @@ def client(events: Catalog) -> Iterator[TestClient]:
 
 
 @pytest.fixture
-def produced(events: Catalog) -> Catalog:
-    from airflow_partitions.catalog import Producer
-
-    events.set_producers("raw", {"HOURLY": Producer("ingest")})
-    events.set_producers("rollup", {"DAILY": Producer("rollup")})
-    events.register("raw", "HOURLY", [{"dt": f"2015-01-02-{h:02d}", "region": "eu"}
-                                      for h in range(20)])
-    return events
-
-
-@pytest.fixture
 def view(produced: Catalog) -> Iterator[View]:
     airflow, gate, user = ViewFake(produced), Gate(), [User("ada")]
     app = create_app(lambda: produced)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import struct
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
@@ -118,12 +119,12 @@ class Comparator:
 # ----------------------------------------------------------------------------------------------
 
 
-class Filter:
+class Filter(ABC):
     """Base class: a filter evaluates one row at a time."""
 
+    @abstractmethod
     def evaluate(self, row: bytes, cells: Sequence[Cell]) -> Verdict:
         """Decide which parts of the row survive."""
-        raise NotImplementedError
 
     def transform(self, cell: Cell) -> Cell:
         """Rewrite a surviving cell (only ``KeyOnlyFilter`` does)."""
