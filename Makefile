@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed-stamp
 TEST_WORKERS ?= 2
 PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
-.PHONY: venv lint test suite check test-thorough demo demo-clean airflow airflow-cluster airflow-stop bench bench-peers peer-venvs clean
+.PHONY: venv lint test suite check test-thorough demo demo-clean airflow airflow-cluster airflow-stop hbase hbase-stop bench bench-peers peer-venvs clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -68,6 +68,16 @@ airflow-stop:
 	@test ! -x $(PY) || { $(PY) -m airflow_partitions.demo.services stop; s=$$?; \
 	  $(PY) -m airflow_partitions.demo.cluster stop && exit $$s; }
 
+# A real Apache HBase 2.6 (standalone: master, RegionServer and ZooKeeper in one JVM) and its
+# Thrift1 server on 127.0.0.1, free ports; jars from Maven Central through hbase/pom.xml, cached
+# in hbase/lib/; data and logs in .hbase/. Prints `store: hbase://...` (docs/hbase.md).
+hbase: venv
+	$(PY) -m airflow_partitions.demo.hbase start
+
+# Stops what `make hbase` started, by recorded pid; safe twice.
+hbase-stop:
+	@test ! -x $(PY) || $(PY) -m airflow_partitions.demo.hbase stop
+
 # Re-measure every benchmark (several minutes) and rebuild docs/benchmarks.md.
 bench: venv
 	$(PY) benchmarks/timelines.py --write docs/benchmarks-timelines.md
@@ -116,6 +126,6 @@ peer-venvs: $(LUIGI_STAMP) $(DAGSTER_STAMP)
 bench-peers: venv peer-venvs
 	$(PY) benchmarks/peers.py --write docs/benchmarks-peers.md $(BENCH_PEERS_ARGS)
 
-clean: demo-clean
+clean: demo-clean hbase-stop
 	@test ! -x $(PY) || $(PY) -m airflow_partitions.demo.cluster stop
-	rm -rf $(VENV) .cluster .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .cluster .hbase .pytest_cache .mypy_cache .ruff_cache .hypothesis
