@@ -29,10 +29,12 @@ lint: venv
 test: venv
 	@$(MAKE) --no-print-directory -j2 lint suite
 
-# The whole suite: every tier, Hypothesis profile ci (tests/hypothesis_budget.py); the 30
+# The whole suite: every tier, on one real HBase it starts for the run (docs/hbase.md, "A real
+# HBase here"), Hypothesis profile ci (tests/hypothesis_budget.py); the 30
 # slowest tests are listed at the end, to keep an eye on the budget (docs/testing.md).
 suite: venv
-	$(VENV)/bin/pytest $(PYTEST_PARALLEL) --durations=30
+	AIRFLOW_PARTITIONS_TEST_HBASE=$${AIRFLOW_PARTITIONS_TEST_HBASE:-start} \
+	  $(VENV)/bin/pytest $(PYTEST_PARALLEL) --durations=30
 
 # The inner loop: lint and every test that starts no Spark JVM, no Airflow service and no
 # `airflow dags test` (not marked e2e), Hypothesis profile dev.

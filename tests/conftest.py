@@ -31,8 +31,37 @@ os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSeri
 
 import tests.hypothesis_budget  # noqa: F401  (registers and loads the Hypothesis profile)
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.demo.hbase import runner as hbase_runner
+from airflow_partitions.demo.hbase.site import HBaseLayout
 from airflow_partitions.hooks.catalog import forget_catalogs, shared_catalog
 from tests.helpers import AirflowHome, make_airflow_home
+
+#: ``AIRFLOW_PARTITIONS_TEST_HBASE=start`` (what ``make test`` sets): the run starts one real
+#: HBase before the workers and points every ``hbase-real`` test at it; ``host:port`` uses a
+#: running one; unset, those tests are skipped.
+REAL_HBASE_ENV = "AIRFLOW_PARTITIONS_TEST_HBASE"
+_session_hbase: list[HBaseLayout] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Start the run's real HBase once, in the controller, before pytest-xdist's workers start
+    (they inherit its address in the environment)."""
+    if os.environ.get(REAL_HBASE_ENV, "").strip() != "start" or hasattr(config, "workerinput"):
+        return
+    layout = HBaseLayout(Path(tempfile.mkdtemp(prefix="airflow-partitions-hbase-")))
+    try:
+        hbase = hbase_runner.start(Path(__file__).resolve().parents[1], layout)
+    except Exception as exc:  # a run asked for HBase: failing to start it fails the run
+        raise pytest.UsageError(f"{REAL_HBASE_ENV}=start: HBase did not start: {exc}") from exc
+    _session_hbase.append(layout)
+    os.environ[REAL_HBASE_ENV] = hbase.thrift_address
+    print(f"real HBase for this run: {hbase.thrift_address} (under {layout.root})")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    while _session_hbase:
+        hbase_runner.stop(_session_hbase.pop(), grace=15)
+
 
 #: Fixtures that make a test end-to-end: a Spark JVM, or ``airflow`` commands in a migrated home.
 E2E_FIXTURES = frozenset({"spark", "airflow_home"})

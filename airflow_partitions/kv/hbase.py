@@ -74,6 +74,8 @@ class HBaseStore(KVStore):
         self._prefix = f"{config.table_prefix}_" if config.table_prefix else ""
         self._pool: ConnectionPool | None = None
         self._closed = False
+        #: Each table's column families as the server described them, read once per table.
+        self._families: dict[str, frozenset[bytes]] = {}
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -182,6 +184,18 @@ class HBaseStore(KVStore):
             return CorruptCell(f"store {self.url} cannot do {doing}: {message}")
         return KVError(f"store {self.url} failed {doing}: {message}")
 
+    def families(self, name: str) -> frozenset[bytes]:
+        """The column families of table ``name`` (``b"cf"``), one round trip the first time."""
+        known = self._families.get(name)
+        if known is None:
+            full = self.full_name(name)
+            described = self.call("families", f"describing table {name!r}",
+                                  lambda c: c.getColumnDescriptors(full), idempotent=True,
+                                  table=name)
+            known = frozenset(bytes(k).rstrip(b":") for k in described)
+            self._families[name] = known
+        return known
+
     # -- KVStore --------------------------------------------------------------------------------
 
     def table(self, name: str) -> HBaseTable:
@@ -209,6 +223,7 @@ class HBaseStore(KVStore):
 
     def drop_table(self, name: str, *, missing_ok: bool = False) -> None:
         check_table_name(name)
+        self._families.pop(name, None)
         full = self.full_name(name)
         try:
             self.call(

@@ -23,7 +23,12 @@ from airflow_partitions.kv.errors import (
     KVError,
     StoreUnavailable,
 )
-from airflow_partitions.kv.scan_filters import ScanFilter, render_hbase_bytes
+from airflow_partitions.kv.scan_filters import (
+    FilterList,
+    ScanFilter,
+    SingleColumnValue,
+    render_hbase_bytes,
+)
 from airflow_partitions.kv.validation import (
     ScanRange,
     check_amount,
@@ -46,9 +51,39 @@ class HBaseTableStore(Protocol):
 
     def full_name(self, name: str) -> bytes: ...
 
+    def families(self, name: str) -> frozenset[bytes]: ...
+
     def call(self, op: str, doing: str, request: Callable[[Client], T], *, idempotent: bool,
              table: str | None = None) -> T: ...
 
+
+
+def hbase_columns(specs: tuple[bytes, ...] | None) -> list[bytes] | None:
+    """``specs`` as HBase must receive them: a column whose whole family is also asked for is
+    left out. HBase's scan and get narrow a family to the columns named after it
+    (``addFamily`` then ``addColumn``), so ``[b"cf", b"cf:a"]`` would return only ``cf:a``.
+
+    >>> hbase_columns((b"cf", b"cf:a", b"m:b"))
+    [b'cf', b'm:b']
+    """
+    if specs is None:
+        return None
+    whole = {spec for spec in specs if b":" not in spec}
+    return [spec for spec in specs if b":" not in spec or spec.partition(b":")[0] not in whole]
+
+
+def needs_forward_scan(f: ScanFilter | None) -> bool:
+    """Whether a reversed scan with ``f`` must run forward and be reversed on the client.
+
+    A value test that drops rows missing its column (``filter_if_missing``) makes HBase load
+    the other families on demand, and HBase's reversed scanner refuses that ("Reverse scan with
+    loading CFs on demand is not supported"; on by default, and Thrift1 cannot turn it off).
+    """
+    if isinstance(f, SingleColumnValue):
+        return f.filter_if_missing
+    if isinstance(f, FilterList):
+        return any(needs_forward_scan(member) for member in f.filters)
+    return False
 
 
 def _cells_of(result: Any) -> Cells:
@@ -72,8 +107,7 @@ class HBaseTable(KVTable):
 
     def get(self, row: bytes, columns: Iterable[bytes] | None = None) -> Cells:
         check_row(row)
-        specs = check_column_specs(columns)
-        cols = list(specs) if specs is not None else None
+        cols = hbase_columns(check_column_specs(columns))
         results = self._call(
             "get", lambda c: c.getRowWithColumns(self._full_name, row, cols, {}), idempotent=True
         )
@@ -86,7 +120,7 @@ class HBaseTable(KVTable):
         specs = check_column_specs(columns)
         if not keys:
             return {}
-        cols = list(specs) if specs is not None else None
+        cols = hbase_columns(specs)
         results = self._call(
             "get_many",
             lambda c: c.getRowsWithColumns(self._full_name, keys, cols, {}),
@@ -107,6 +141,11 @@ class HBaseTable(KVTable):
         reverse: bool,
     ) -> Iterator[RowCells]:
         if scan_range.empty or scan_range.limit == 0:
+            return
+        if reverse and needs_forward_scan(filter):
+            forward = ScanRange(scan_range.start, scan_range.stop, None, scan_range.batch_size)
+            found = list(self._scan(forward, columns, filter, False))
+            yield from reversed(found[-scan_range.limit:] if scan_range.limit else found)
             return
         filter_string = render_hbase_bytes(filter) if filter is not None else None
         remaining = scan_range.limit
@@ -175,7 +214,7 @@ class HBaseTable(KVTable):
             return TScan(
                 startRow=start,
                 stopRow=scan_range.stop,
-                columns=list(columns) if columns is not None else None,
+                columns=hbase_columns(columns),
                 caching=scan_range.batch_size,
                 filterString=filter_string,
             )
@@ -189,7 +228,7 @@ class HBaseTable(KVTable):
         return TScan(
             startRow=top,
             stopRow=bottom or None,
-            columns=list(columns) if columns is not None else None,
+            columns=hbase_columns(columns),
             caching=scan_range.batch_size,
             filterString=filter_string,
             reversed=True,
@@ -254,6 +293,16 @@ class HBaseTable(KVTable):
     ) -> None:
         check_row(row)
         checked_puts, checked_deletes = check_mutation(puts, deletes)
+        if checked_deletes and checked_puts:
+            # The Thrift1 server applies the deletes, then the puts: a put the server refuses
+            # would leave the deletes done. Refuse an unknown family before anything is sent.
+            families = self._store.families(self.name)
+            unknown = sorted({c.partition(b":")[0] for c in checked_puts} - families)
+            if unknown:
+                raise InvalidArgument(
+                    f"mutate_row on {self.name!r}: no column family "
+                    f"{', '.join(repr(f.decode('ascii', 'replace')) for f in unknown)} "
+                    f"(the table has {', '.join(sorted(f.decode('ascii') for f in families))})")
         mutations = [Mutation(isDelete=True, column=spec) for spec in checked_deletes]
         mutations += [Mutation(column=c, value=v) for c, v in checked_puts.items()]
         if not mutations:

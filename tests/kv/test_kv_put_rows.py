@@ -26,13 +26,16 @@ def test_put_rows_equals_put_many(new_table: TableFactory, data: st.DataObject) 
     before = data.draw(st.lists(st.tuples(st.sampled_from(keys or [b"k"]),
                                           st.sampled_from(COLUMNS), values), max_size=4))
     by_rows, by_cells = new_table(), new_table()
-    for table in (by_rows, by_cells):  # some rows exist already: their other cells stay
-        for key, column, value in before:
-            table.put(key, {column: value})
-    by_rows.put_rows(columns, rows, batch_size=3)
-    by_cells.put_many([(key, dict(zip(columns, vals, strict=True))) for key, vals in rows],
-                      batch_size=3)
-    assert list(by_rows.scan()) == list(by_cells.scan())
+    try:
+        for table in (by_rows, by_cells):  # some rows exist already: their other cells stay
+            for key, column, value in before:
+                table.put(key, {column: value})
+        by_rows.put_rows(columns, rows, batch_size=3)
+        by_cells.put_many([(key, dict(zip(columns, vals, strict=True))) for key, vals in rows],
+                          batch_size=3)
+        assert list(by_rows.scan()) == list(by_cells.scan())
+    finally:
+        new_table.release_all()
 
 
 def test_put_rows_takes_batches_of_round_trips(store: KVStore, table: KVTable) -> None:
