@@ -127,8 +127,9 @@ class HBaseStore(KVStore):
                 ) from exc
             except AlreadyExists as exc:
                 raise TableExists(table or "?", self.url) from exc
-            except TApplicationException as exc:
-                raise KVError(f"store {self.url} failed {doing}: {exc}") from exc
+            except TApplicationException as exc:  # its message may be bytes: str(exc) fails
+                text = _message_text(getattr(exc, "message", None) or type(exc).__name__)
+                raise KVError(f"store {self.url} failed {doing}: {text[:300]}") from exc
             except PoolExhausted as exc:
                 raise StoreUnavailable(self.url, doing, str(exc)) from exc
             except _TRANSPORT_ERRORS as exc:

@@ -86,6 +86,20 @@ def needs_forward_scan(f: ScanFilter | None) -> bool:
     return False
 
 
+#: HBase's longest row key (a row's length is stored in a signed short).
+MAX_ROW_LENGTH = 32767
+
+
+def check_hbase_row(row: object) -> bytes:
+    """``check_row``, and a key HBase can store: one longer than ``MAX_ROW_LENGTH`` is refused
+    here with its length, instead of by the server with a Java stack trace."""
+    key = check_row(row)
+    if len(key) > MAX_ROW_LENGTH:
+        raise InvalidArgument(f"row key of {len(key)} bytes is longer than HBase's limit of "
+                              f"{MAX_ROW_LENGTH} bytes")
+    return key
+
+
 def _cells_of(result: Any) -> Cells:
     return {bytes(col): bytes(cell.value) for col, cell in (result.columns or {}).items()}
 
@@ -106,7 +120,8 @@ class HBaseTable(KVTable):
     # -- reads --------------------------------------------------------------------------------
 
     def get(self, row: bytes, columns: Iterable[bytes] | None = None) -> Cells:
-        check_row(row)
+        if len(check_row(row)) > MAX_ROW_LENGTH:
+            return {}  # HBase cannot hold such a row
         cols = hbase_columns(check_column_specs(columns))
         results = self._call(
             "get", lambda c: c.getRowWithColumns(self._full_name, row, cols, {}), idempotent=True
@@ -116,7 +131,8 @@ class HBaseTable(KVTable):
     def get_many(
         self, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
     ) -> dict[bytes, Cells]:
-        keys = sorted(dict.fromkeys(check_row(r) for r in rows))
+        keys = sorted(k for k in dict.fromkeys(check_row(r) for r in rows)
+                      if len(k) <= MAX_ROW_LENGTH)  # longer rows cannot exist in HBase
         specs = check_column_specs(columns)
         if not keys:
             return {}
@@ -243,7 +259,7 @@ class HBaseTable(KVTable):
     # -- writes -------------------------------------------------------------------------------
 
     def put(self, row: bytes, cells: Mapping[bytes, bytes]) -> None:
-        check_row(row)
+        check_hbase_row(row)
         checked = check_cells(cells)
         if not checked:
             return
@@ -262,7 +278,7 @@ class HBaseTable(KVTable):
             checked = check_cells(cells)
             if checked:
                 mutations = [Mutation(column=c, value=v) for c, v in checked.items()]
-                batch.append(BatchMutation(row=check_row(row), mutations=mutations))
+                batch.append(BatchMutation(row=check_hbase_row(row), mutations=mutations))
             if len(batch) >= batch_size:
                 self._send_batch(batch)
                 batch = []
@@ -273,7 +289,7 @@ class HBaseTable(KVTable):
         self._call("put_many", lambda c: c.mutateRows(self._full_name, batch, {}), idempotent=True)
 
     def delete(self, row: bytes, columns: Iterable[bytes] | None = None) -> None:
-        check_row(row)
+        check_hbase_row(row)
         specs = check_column_specs(columns)
         if specs is None:
             self._call(
@@ -291,7 +307,7 @@ class HBaseTable(KVTable):
         puts: Mapping[bytes, bytes] | None = None,
         deletes: Iterable[bytes] | None = None,
     ) -> None:
-        check_row(row)
+        check_hbase_row(row)
         checked_puts, checked_deletes = check_mutation(puts, deletes)
         if checked_deletes and checked_puts:
             # The Thrift1 server applies the deletes, then the puts: a put the server refuses
@@ -316,7 +332,7 @@ class HBaseTable(KVTable):
     def check_and_put(
         self, row: bytes, column: bytes, expected: bytes | None, value: bytes
     ) -> bool:
-        check_row(row)
+        check_hbase_row(row)
         check_column(column)
         if expected is not None and not isinstance(expected, bytes):
             raise InvalidArgument(f"expected must be bytes or None, got {type(expected).__name__}")
@@ -333,7 +349,7 @@ class HBaseTable(KVTable):
         )
 
     def check_and_delete(self, row: bytes, column: bytes, expected: bytes) -> bool:
-        check_row(row)
+        check_hbase_row(row)
         check_column(column)
         if not isinstance(expected, bytes):
             raise InvalidArgument(f"expected must be bytes, got {type(expected).__name__}")
@@ -354,7 +370,7 @@ class HBaseTable(KVTable):
         return True
 
     def increment(self, row: bytes, column: bytes, amount: int = 1) -> int:
-        check_row(row)
+        check_hbase_row(row)
         check_column(column)
         check_amount(amount)
         return int(

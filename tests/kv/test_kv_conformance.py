@@ -251,7 +251,9 @@ def test_each_call_counts_its_round_trips(store: KVStore, table: KVTable) -> Non
     table.increment(b"r", b"cf:n")
     table.mutate_row(b"r", puts={b"cf:b": b"1"}, deletes=[b"cf:a"])
     table.delete(b"r")
-    assert stats.round_trips == 7
+    # On HBase the first mutate_row with deletes and puts reads the table's families once.
+    assert stats.ops.get("families", 0) == (1 if store.url.startswith("hbase") else 0)
+    assert stats.round_trips == 7 + stats.ops.get("families", 0)
     assert stats.ops["get"] == 2 and stats.ops["put"] == 1 and stats.ops["increment"] == 1
     stats.reset()
     store.table_exists("t")

@@ -95,6 +95,11 @@ def site_properties(layout: HBaseLayout, zookeeper_port: int) -> dict[str, str]:
         "hbase.procedure.remote.dispatcher.delay.msec": "1",
         "hbase.client.pause": "20",
         "hbase.regionserver.msginterval": "100",
+        # Hundreds of small tables live at once in a test run. With MSLAB on, every written
+        # family of every region holds a 2 MB chunk of heap (600 families: 1.2 GB, an
+        # OutOfMemoryError in a 768 MB heap); off, an idle region costs a few kilobytes.
+        "hbase.hregion.memstore.mslab.enabled": "false",
+        "hfile.block.cache.size": "0.2",
     }
 
 
