@@ -469,20 +469,23 @@ def drifted(target: str, tmp_path: Path) -> Iterator[tuple[Catalog, str]]:
     is one mutate_row with both deletes and puts."""
     prefix = "semcat" + uuid.uuid4().hex[:8]
     cat = _fresh(target, prefix, tmp_path)
-    cat.create_fact("ev")
-    cat.create_storage("ev", "sa", ["HOURLY"], columns=["dt"],
-                       timeline_classes={"HOURLY": "StoreAll"})
-    cat.register("sa", "HOURLY", [{"dt": h} for h in HOURS])
-    cat.drop("sa", "HOURLY", {"dt": HOURS[5]})
-    gone, invented = (HOURLY.parse_ordinal(h, "UTC") for h in (HOURS[2], "2015-01-01-09"))
-    cat.rows.catalog.mutate_row(storage_row("sa"), deletes=[value_column(HOURLY, "dt", gone)])
-    cat.rows.catalog.put(storage_row("sa"), {value_column(HOURLY, "dt", invented): b"x"})
-    cat.cache.invalidate()
-    assert _advertised(cat)["timeline"] == {*HOURS[:2], *HOURS[3:5], "2015-01-01-09"}
-    yield cat, prefix
-    for name in cat.kv.list_tables():
-        cat.kv.drop_table(name, missing_ok=True)
-    cat.close()
+    try:
+        cat.create_fact("ev")
+        cat.create_storage("ev", "sa", ["HOURLY"], columns=["dt"],
+                           timeline_classes={"HOURLY": "StoreAll"})
+        cat.register("sa", "HOURLY", [{"dt": h} for h in HOURS])
+        cat.drop("sa", "HOURLY", {"dt": HOURS[5]})
+        gone, invented = (HOURLY.parse_ordinal(h, "UTC") for h in (HOURS[2], "2015-01-01-09"))
+        cat.rows.catalog.mutate_row(storage_row("sa"),
+                                    deletes=[value_column(HOURLY, "dt", gone)])
+        cat.rows.catalog.put(storage_row("sa"), {value_column(HOURLY, "dt", invented): b"x"})
+        cat.cache.invalidate()
+        assert _advertised(cat)["timeline"] == {*HOURS[:2], *HOURS[3:5], "2015-01-01-09"}
+        yield cat, prefix
+    finally:
+        for name in cat.kv.list_tables():
+            cat.kv.drop_table(name, missing_ok=True)
+        cat.close()
 
 
 def test_a_reader_between_the_deletes_and_the_puts_sees_nothing_false(
