@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.kv import KVError, open_store
 from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.kv import KVError, open_store
 from tests.helpers import unique
 from tests.kv.conftest import REAL_HBASE_ENV, REAL_HBASE_SKIP
 

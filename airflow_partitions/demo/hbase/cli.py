@@ -1,4 +1,4 @@
-"""``python -m airflow_partitions.demo.hbase start|stop|status`` (``make hbase``, ``make hbase-stop``).
+"""``python -m airflow_partitions.demo.hbase start|stop|status``: make hbase, make hbase-stop.
 
 ``start`` prints the store URL on a line of its own (``store: hbase://127.0.0.1:PORT?...``) for
 scripts to pick up; ``AIRFLOW_PARTITIONS_STORE`` set to it points the catalog at this HBase.

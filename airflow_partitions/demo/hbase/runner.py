@@ -27,14 +27,15 @@ from airflow_partitions.demo.hbase.site import (
     thrift_argv,
     write_conf,
 )
+from airflow_partitions.demo.services.ports import free_port
 from airflow_partitions.demo.services.processes import (
     ServiceRecord,
     ServiceRecordJson,
     spawn,
     stop_groups,
 )
-from airflow_partitions.demo.services.ports import free_port
 
+DEFAULT_HEAPS = JvmHeaps()
 #: The services in the order they start; they stop in the reverse order.
 SERVICES = ("master", "thrift")
 DEFAULT_PREFIX = "partitions"
@@ -121,12 +122,12 @@ def answers(port: int, timeout_ms: int = 5000) -> str | None:
             return None
         finally:
             conn.close()
-    except Exception as exc:  # noqa: BLE001 - any failure means "not yet"; the text says which
+    except Exception as exc:
         return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
 def start(project: Path, layout: HBaseLayout, *, table_prefix: str = DEFAULT_PREFIX,
-          heaps: JvmHeaps = JvmHeaps(), timeout: float = START_TIMEOUT,
+          heaps: JvmHeaps = DEFAULT_HEAPS, timeout: float = START_TIMEOUT,
           progress: Callable[[str], None] = lambda line: None) -> RunningHBase:
     """Provision, configure and start HBase under ``layout``; return it once it answers.
 

@@ -37,7 +37,8 @@ JDK17_FLAGS = (
 
 @dataclass(frozen=True)
 class JvmHeaps:
-    """Maximum heaps, as ``-Xmx`` values: bounded so a test run leaves room for Spark and Airflow."""
+    """Maximum heaps, as ``-Xmx`` values: bounded, so a test run leaves room for Spark and
+    Airflow."""
 
     master: str = "768m"
     thrift: str = "256m"
