@@ -18,6 +18,7 @@ __all__ = [
     "And",
     "Cell",
     "CellLevel",
+    "ColumnCountGet",
     "Comparator",
     "CompareOp",
     "Filter",
@@ -130,6 +131,16 @@ class Filter(ABC):
         """Rewrite a surviving cell (only ``KeyOnlyFilter`` does)."""
         return cell
 
+    def has_filter_row(self) -> bool:
+        """HBase's ``hasFilterRow``: the filter decides on whole rows, so a scan with it cannot
+        return a row in batches (``Scan.setBatch``)."""
+        return False
+
+    def is_family_essential(self, family: bytes) -> bool:
+        """HBase's ``isFamilyEssential``: whether the filter needs ``family`` to decide on a row
+        (a non-essential family is loaded on demand, which reversed scans refuse)."""
+        return True
+
 
 @dataclass(frozen=True)
 class RowLevel(Filter):
@@ -208,6 +219,24 @@ class SingleColumnValue(Filter):
     def _is_tested(self, cell: Cell) -> bool:
         return cell.family == self.family and cell.qualifier == self.qualifier
 
+    def has_filter_row(self) -> bool:
+        return True
+
+    def is_family_essential(self, family: bytes) -> bool:
+        return not self.filter_if_missing or family == self.family
+
+
+@dataclass(frozen=True)
+class ColumnCountGet(Filter):
+    """``ColumnCountGetFilter``: the first ``limit`` cells of a row; HBase ends the whole scan
+    once a row has more (its ``filterAllRemaining`` turns true), after returning that row."""
+
+    limit: int
+
+    def evaluate(self, row: bytes, cells: Sequence[Cell]) -> Verdict:
+        return Verdict(True, tuple(i < self.limit for i in range(len(cells))),
+                       len(cells) > self.limit)
+
 
 @dataclass(frozen=True)
 class And(Filter):
@@ -224,6 +253,12 @@ class And(Filter):
         for f in self.operands:
             cell = f.transform(cell)
         return cell
+
+    def has_filter_row(self) -> bool:
+        return any(f.has_filter_row() for f in self.operands)
+
+    def is_family_essential(self, family: bytes) -> bool:
+        return any(f.is_family_essential(family) for f in self.operands)
 
 
 @dataclass(frozen=True)
@@ -243,6 +278,12 @@ class Or(Filter):
             cell = f.transform(cell)
         return cell
 
+    def has_filter_row(self) -> bool:
+        return any(f.has_filter_row() for f in self.operands)
+
+    def is_family_essential(self, family: bytes) -> bool:
+        return any(f.is_family_essential(family) for f in self.operands)
+
 
 @dataclass(frozen=True)
 class Skip(Filter):
@@ -256,6 +297,12 @@ class Skip(Filter):
 
     def transform(self, cell: Cell) -> Cell:
         return self.inner.transform(cell)
+
+    def has_filter_row(self) -> bool:
+        return True
+
+    def is_family_essential(self, family: bytes) -> bool:
+        return self.inner.is_family_essential(family)
 
 
 @dataclass(frozen=True)
@@ -275,6 +322,12 @@ class While(Filter):
 
     def transform(self, cell: Cell) -> Cell:
         return self.inner.transform(cell)
+
+    def has_filter_row(self) -> bool:
+        return True
+
+    def is_family_essential(self, family: bytes) -> bool:
+        return self.inner.is_family_essential(family)
 
 
 def apply_filter(flt: Filter | None, row: bytes, cells: Sequence[Cell]) -> tuple[list[Cell], bool]:

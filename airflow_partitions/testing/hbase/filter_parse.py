@@ -16,6 +16,7 @@ from airflow_partitions.testing.hbase.filter_eval import (
     And,
     Cell,
     CellLevel,
+    ColumnCountGet,
     Comparator,
     CompareOp,
     Filter,
@@ -376,6 +377,8 @@ def _multiple_column_prefix_filter(args: _Args) -> Filter:
     if not args.tokens:
         raise args.fail("takes at least 1 argument")
     prefixes = tuple(args.string(i) for i in range(len(args.tokens)))
+    if len(set(prefixes)) != len(prefixes):
+        raise args.fail("prefixes must be distinct")  # as HBase's constructor
     return CellLevel("MultipleColumnPrefixFilter", lambda c: c.qualifier.startswith(prefixes))
 
 
@@ -420,8 +423,7 @@ def _first_key_only_filter(args: _Args) -> Filter:
 
 def _column_count_get_filter(args: _Args) -> Filter:
     args.count(1)
-    limit = args.integer(0)
-    return PositionLevel("ColumnCountGetFilter", lambda i: i < limit)
+    return ColumnCountGet(args.integer(0))
 
 
 def _column_pagination_filter(args: _Args) -> Filter:

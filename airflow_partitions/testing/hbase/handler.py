@@ -31,6 +31,7 @@ from airflow_partitions.testing.hbase.store import (
     as_bytes,
     column_name,
     illegal_argument,
+    internal_error,
     io_error,
 )
 from airflow_partitions.testing.hbase.thrift_types import (
@@ -297,24 +298,25 @@ class HBaseHandler:
     def mutateRow(
         self, tableName: bytes, row: bytes, mutations: list[Mutation], attributes: Attrs
     ) -> None:
-        self.store.mutate_rows(tableName, [(row, mutations)], None)
+        self.store.mutate_row(as_bytes(tableName), as_bytes(row), mutations, None)
 
     def mutateRowTs(
         self, tableName: bytes, row: bytes, mutations: list[Mutation], timestamp: int,
         attributes: Attrs,
     ) -> None:
-        self.store.mutate_rows(tableName, [(row, mutations)], timestamp)
+        self.store.mutate_row(as_bytes(tableName), as_bytes(row), mutations, timestamp)
 
     def mutateRows(
         self, tableName: bytes, rowBatches: list[BatchMutation], attributes: Attrs
     ) -> None:
-        self.store.mutate_rows(tableName, [(b.row, b.mutations or []) for b in rowBatches], None)
+        batches = [(b.row, b.mutations or []) for b in rowBatches]
+        self.store.mutate_batches(as_bytes(tableName), batches, None)
 
     def mutateRowsTs(
         self, tableName: bytes, rowBatches: list[BatchMutation], timestamp: int, attributes: Attrs
     ) -> None:
         batches = [(b.row, b.mutations or []) for b in rowBatches]
-        self.store.mutate_rows(tableName, batches, timestamp)
+        self.store.mutate_batches(as_bytes(tableName), batches, timestamp)
 
     def atomicIncrement(self, tableName: bytes, row: bytes, column: bytes, value: int) -> int:
         return self.store.increment(as_bytes(tableName), as_bytes(row), as_bytes(column), value)
@@ -399,7 +401,19 @@ class HBaseHandler:
         )
         with self.store.lock:
             table = self.store.table(scanner.table)
-            self.store.selection(table, scanner.columns)  # validate families up front
+            sel = self.store.selection(table, scanner.columns)  # validate families up front
+            if flt is not None and batch is not None and flt.has_filter_row():
+                raise io_error(
+                    "java.io.IOException: Cannot set batch on a scan using a filter that returns "
+                    "true for filter.hasFilterRow"
+                )
+            families = table.descriptors if sel.columns is None else {f for f, _ in sel.columns}
+            if (flt is not None and scanner.reversed
+                    and not all(flt.is_family_essential(f) for f in families)):
+                raise io_error(
+                    "org.apache.hadoop.hbase.DoNotRetryIOException: Reverse scan with loading "
+                    "CFs on demand is not supported"
+                )
             scanner_id = next(self._scanner_ids) % 2**31
             self._scanners[scanner_id] = scanner
             return scanner_id
@@ -411,8 +425,9 @@ class HBaseHandler:
         try:
             return parse_filter(text)
         except FilterLanguageError as exc:
-            raise io_error(
-                f"java.lang.IllegalArgumentException: invalid filter string: {exc}"
+            # HBase's ParseFilter throws unchecked exceptions the Thrift method does not declare.
+            raise internal_error(
+                f"Internal error processing scannerOpenWithScan: invalid filter string: {exc}"
             ) from exc
 
     def scannerOpenWithScan(self, tableName: bytes, scan: TScan, attributes: Attrs) -> int:

@@ -21,7 +21,7 @@ from airflow_partitions.testing.hbase.thrift_types import ColumnDescriptor, Muta
 logger = logging.getLogger(__name__)
 
 ColumnKey = tuple[bytes, bytes]
-ErrorKind = Literal["io", "ia", "exists"]
+ErrorKind = Literal["io", "ia", "exists", "app"]
 
 _INT64_MIN = -(2**63)
 _TABLE_NAME = re.compile(rb"(?:[A-Za-z0-9_][A-Za-z0-9_.\-]*:)?[A-Za-z0-9_][A-Za-z0-9_.\-]*")
@@ -43,6 +43,12 @@ def io_error(message: str) -> StoreError:
 
 def illegal_argument(message: str) -> StoreError:
     return StoreError("ia", message)
+
+
+def internal_error(message: str) -> StoreError:
+    """An error HBase's Thrift server does not declare (an unchecked Java exception): the client
+    sees a ``TApplicationException``."""
+    return StoreError("app", message)
 
 
 def _now_ms() -> int:
@@ -117,6 +123,30 @@ class Table:
                 f"family {as_text(family)} does not exist in region {as_text(self.name)},,"
                 f"{self.region_id} in table '{as_text(self.name)}'"
             )
+
+
+def narrowed(
+    parsed: Sequence[tuple[bytes, bytes | None]],
+) -> tuple[tuple[bytes, bytes | None], ...]:
+    """A column list as HBase's ``Get``/``Scan`` build it, in order: ``addFamily`` widens a
+    family to all its columns, a later ``addColumn`` of that family narrows it to the columns
+    named from then on (so ``[cf, cf:a]`` reads only ``cf:a``, ``[cf:a, cf]`` all of ``cf``)."""
+    families: dict[bytes, set[bytes] | None] = {}
+    for family, qualifier in parsed:
+        if qualifier is None:
+            families[family] = None
+            continue
+        wanted = families.get(family)
+        if wanted is None:
+            families[family] = wanted = set()
+        wanted.add(qualifier)
+    out: list[tuple[bytes, bytes | None]] = []
+    for family, qualifiers in families.items():
+        if qualifiers is None:
+            out.append((family, None))
+        else:
+            out.extend((family, q) for q in sorted(qualifiers))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -221,7 +251,7 @@ class Store:
         parsed = tuple(parse_column(c) for c in columns)
         for family, _ in parsed:
             table.check_family(family)
-        return Selection(parsed, max_ts, versions)
+        return Selection(narrowed(parsed), max_ts, versions)
 
     @staticmethod
     def visible(row_cells: Mapping[ColumnKey, list[Version]], sel: Selection
@@ -259,6 +289,43 @@ class Store:
             table.check_family(family)
             pending.append(PendingMutation(bool(m.isDelete), family, qualifier, as_bytes(m.value)))
         return pending
+
+    def mutate_row(self, name: bytes, row: bytes, mutations: Sequence[Mutation],
+                   ts: int | None) -> None:
+        """Thrift1 ``mutateRow``: HBase's server sends the row's deletes as one ``Delete``, then
+        its puts as one ``Put``, so deletes stay applied when the puts are refused (an unknown
+        family), and a refused delete stops the puts."""
+        deletes = [m for m in mutations if m.isDelete]
+        puts = [m for m in mutations if not m.isDelete]
+        with self.lock:
+            if deletes:
+                self.mutate_rows(name, [(row, deletes)], ts)
+            if puts:
+                self.mutate_rows(name, [(row, puts)], ts)
+
+    def mutate_batches(
+        self, name: bytes, batches: Sequence[tuple[bytes, Sequence[Mutation]]], ts: int | None
+    ) -> None:
+        """Thrift1 ``mutateRows``: HBase's server sends one ``Put`` per row as a batch, then one
+        ``Delete`` per row as another. Each row's put (or delete) applies or fails on its own;
+        after a failed put no delete is sent, and the first failure is raised at the end."""
+        with self.lock:
+            table = self.table(name)
+            for row, _ in batches:
+                if not as_bytes(row):
+                    raise illegal_argument("Row length is 0")
+            for deletes in (False, True):
+                failure: StoreError | None = None
+                for row, mutations in batches:
+                    chosen = [m for m in mutations if bool(m.isDelete) == deletes]
+                    if not chosen:
+                        continue
+                    try:
+                        self.mutate_rows(table.name, [(row, chosen)], ts)
+                    except StoreError as exc:
+                        failure = failure or exc
+                if failure is not None:
+                    raise failure
 
     def mutate_rows(
         self, name: bytes, batches: Sequence[tuple[bytes, Sequence[Mutation]]], ts: int | None
@@ -364,13 +431,17 @@ class Store:
             table.check_family(family)
             if mput is None or mput.isDelete:
                 raise illegal_argument("checkAndPut needs a put mutation (isDelete must be false)")
-            (pending,) = self.validate(table, row, [mput])
+            if not row:
+                raise illegal_argument("Row length is 0")
             current = self.latest(table, row, (family, qualifier or b""))
             if expected:
                 matches = current == expected
             else:
                 matches = not current
             if matches:
+                # HBase checks the put's family only when it applies it: a failed check with a
+                # put to an unknown family answers False.
+                (pending,) = self.validate(table, row, [mput])
                 self._apply(table, row, pending, None, _now_ms())
             return matches
 
