@@ -30,6 +30,7 @@ from airflow_partitions.kv.scan_filters import (
     SingleColumnValue,
     all_of,
     any_of,
+    apply_filter,
     render_hbase,
     render_hbase_bytes,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "TableNotFound",
     "all_of",
     "any_of",
+    "apply_filter",
     "decode_cells",
     "encode_cells",
     "forget_all",

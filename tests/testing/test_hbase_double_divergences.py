@@ -19,10 +19,10 @@ from airflow_partitions.kv import (
     KVStore,
     PrefixFilter,
     RowRange,
+    ScanFilter,
     SingleColumnValue,
     open_store,
 )
-from airflow_partitions.kv.scan_filters import ScanFilter
 from airflow_partitions.testing.hbase import filter_eval
 from airflow_partitions.testing.hbase.filter_language import Filter
 from airflow_partitions.testing.hbase.handler import HBaseHandler

@@ -32,12 +32,14 @@ from airflow_partitions.kv import (
     KVTable,
     PrefixFilter,
     RowRange,
+    ScanFilter,
     SingleColumnValue,
     StoreUnavailable,
+    all_of,
+    apply_filter,
     open_store,
+    render_hbase_bytes,
 )
-from airflow_partitions.kv.hbase_table import HBaseTable
-from airflow_partitions.kv.scan_filters import ScanFilter, all_of, apply_filter, render_hbase_bytes
 from airflow_partitions.periods import UpdatePeriod
 from tests.kv.conftest import REAL_HBASE_ENV, REAL_HBASE_SKIP
 
@@ -248,19 +250,19 @@ def test_a_put_in_the_delete_markers_millisecond_is_hidden(real: Real) -> None:
 # -- scans ---------------------------------------------------------------------------------------
 
 
-def _spy_scanners(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+def _spy_scanners(monkeypatch: pytest.MonkeyPatch, table_class: type[Any]) -> list[int]:
     """The scanner ids our scans open (to close one behind the client's back)."""
     opened: list[int] = []
-    original = HBaseTable._call
+    original = table_class._call
 
-    def spying(self: HBaseTable, op: str, request: Callable[[Any], Any], *,
+    def spying(self: Any, op: str, request: Callable[[Any], Any], *,
                idempotent: bool) -> Any:
         result = original(self, op, request, idempotent=idempotent)
         if op == "scan_open":
             opened.append(int(result))
         return result
 
-    monkeypatch.setattr(HBaseTable, "_call", spying)
+    monkeypatch.setattr(table_class, "_call", spying)
     return opened
 
 
@@ -270,7 +272,7 @@ def test_a_scan_reopens_after_its_last_row_when_the_scanner_is_gone(
 ) -> None:
     rows = [b"sc%02d" % i for i in range(10)]
     real.table.put_many((r, {b"cf:v": r}) for r in rows)
-    opened = _spy_scanners(monkeypatch)
+    opened = _spy_scanners(monkeypatch, type(real.table))
     before = real.store.stats.events["scan_restart"]
     scan = real.table.scan(start=b"sc", stop=b"sd", batch_size=3, reverse=reverse)
     first = [next(scan)[0] for _ in range(4)]
