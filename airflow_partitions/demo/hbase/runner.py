@@ -105,14 +105,14 @@ def log_tail(layout: HBaseLayout, lines: int = 30) -> str:
     return "\n".join(parts) or f"(no log in {layout.logs})"
 
 
-def answers(port: int, timeout_ms: int = 5000) -> str | None:
-    """None when a table can be created, listed and dropped through happybase on ``port``,
-    else why not (one line)."""
+def answers(port: int, host: str = LOOPBACK, timeout_ms: int = 5000) -> str | None:
+    """None when a table can be created, listed and dropped through happybase on
+    ``host:port``, else why not (one line)."""
     import happybase
 
     name = f"_ready_{port}"
     try:
-        conn = happybase.Connection(LOOPBACK, port, timeout=timeout_ms, autoconnect=True)
+        conn = happybase.Connection(host, port, timeout=timeout_ms, autoconnect=True)
         try:
             if name.encode() not in conn.tables():
                 conn.create_table(name, {"cf": {"max_versions": 1}})
