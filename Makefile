@@ -33,7 +33,7 @@ test: venv
 # HBase here"), Hypothesis profile ci (tests/hypothesis_budget.py); the 30
 # slowest tests are listed at the end, to keep an eye on the budget (docs/testing.md).
 suite: venv
-	AIRFLOW_PARTITIONS_TEST_HBASE=$${AIRFLOW_PARTITIONS_TEST_HBASE:-start} \
+	AIRFLOW_PARTITIONS_TEST_HBASE=$${AIRFLOW_PARTITIONS_TEST_HBASE-start} \
 	  $(VENV)/bin/pytest $(PYTEST_PARALLEL) --durations=30
 
 # The inner loop: lint and every test that starts no Spark JVM, no Airflow service and no
@@ -95,6 +95,7 @@ bench: venv
 	$(PY) benchmarks/bench_ui_view.py --write docs/benchmarks-ui_view.md
 	$(PY) benchmarks/poke.py --write docs/benchmarks-poke.md
 	$(PY) benchmarks/verify_memo.py --write docs/benchmarks-verify_memo.md
+	$(PY) benchmarks/hbase_real.py --write docs/benchmarks-hbase_real.md
 	$(PY) benchmarks/collect.py
 
 # Our cover beside Luigi, Dagster and an os.path.exists loop on the same data (issue 33;

@@ -11,6 +11,9 @@ them out), which modules share a pytest-xdist worker, which run first (docs/test
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,13 +57,19 @@ def pytest_configure(config: pytest.Config) -> None:
     except Exception as exc:  # a run asked for HBase: failing to start it fails the run
         raise pytest.UsageError(f"{REAL_HBASE_ENV}=start: HBase did not start: {exc}") from exc
     _session_hbase.append(layout)
+    subprocess.Popen([sys.executable, "-m", "tests.hbase_watchdog", str(os.getpid()),
+                      str(layout.root)], cwd=Path(__file__).resolve().parents[1],
+                     start_new_session=True, stdin=subprocess.DEVNULL)
     os.environ[REAL_HBASE_ENV] = hbase.thrift_address
     print(f"real HBase for this run: {hbase.thrift_address} (under {layout.root})")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the run's HBase and delete its data (a throw-away HBase: no graceful flush)."""
     while _session_hbase:
-        hbase_runner.stop(_session_hbase.pop(), grace=15)
+        layout = _session_hbase.pop()
+        hbase_runner.stop(layout, grace=5)
+        shutil.rmtree(layout.root, ignore_errors=True)  # the watchdog then ends too
 
 
 #: Fixtures that make a test end-to-end: a Spark JVM, or ``airflow`` commands in a migrated home.
