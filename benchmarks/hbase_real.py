@@ -680,29 +680,19 @@ def reading(res: Results) -> str:
 
 #: What would change the missed goals (catalog code is not changed by this benchmark).
 PROPOSALS = """\
-What would change it (not done: this benchmark only measures; the profile figures are from
-`--profile`-style runs of 87,600 partitions when it was written):
+How the goals are met, and what is left:
 
-- *Round trips per verified cover* (the missed goal). Every row is read, so with Thrift1 the
-  floor is the generation read plus open, one page and close (4, as for the month). The cover
-  knows how many rows each scan should return (the runs' partition counts), so the scan could
-  ask for that many plus one in its first page, up to a cap: a ten-year cover would be 4 round
-  trips. What that is worth in time on this loopback server is the one-page row of the cover
-  table; on a remote cluster it saves one network round trip per 5,000 rows, and it makes the
-  Thrift server hold the whole page in its heap (256 MB for the server started here).
-  Thrift2's `getScannerResults` opens, reads and closes in one call (2 round trips a cover).
-  Independent of the partitions altogether would mean not reading every row (digests of the
-  rows kept per chunk at write time, say): a change to invariant 1, not to the client.
-- *Registration* (near its goal: runs while this was written gave 0.47 and 0.48 at 8,760
-  partitions, 0.54 in each of three runs at 87,600). Beyond the bare batch it pays the re-read
-  of every written row's state after advertising (needed on HBase, see above) and two to three
-  times the client CPU. Profiled (3.1 s of CPU, cProfile's overhead included): validating the
-  partitions and building their keys and locations (`keyed_specs`) 1.4 s; on the way to
-  `mutateRows`, `KVTable.put_rows` builds a dict per row and checks its values, then
-  `HBaseTable.put_many` checks the cells again, 1.0 s, besides the Thrift `Mutation`s that
-  happybase builds too (0.7 s); decoding the re-read states about 0.7 s. An
-  `HBaseTable.put_rows` that builds the `BatchMutation`s straight from the row tuples, checked
-  once, is the cheapest of these to remove. A bulk call of more than one chunk (50,000
+- *Round trips per verified cover.* Every row is read (invariant 1), so with Thrift1 the floor
+  is the generation read plus open, one page and close. The cover knows how many rows each
+  group of runs holds, and asks for that many plus one in one page (capped at 200,000 rows:
+  `catalog/run_rows.group_page`): 4 round trips for a month and for ten years. The page is
+  held whole in the Thrift server's heap (256 MB for the server started here). Independent of
+  the partitions altogether would mean not reading every row: a change to invariant 1.
+- *Registration* (at its goal by a small margin). Beyond the bare batch it pays the re-read of
+  every written row's state after advertising (needed on HBase, see above) and about twice the
+  client CPU: validating the partitions and building their keys and locations
+  (`keyed_specs`), and the Thrift `Mutation`s, which `HBaseTable.put_rows` builds straight
+  from the row tuples, each checked once. A bulk call of more than one chunk (50,000
   partitions) also reads each chunk's states twice (for the conflict check, then to write):
   cheap over a new storage's empty range (one call a read), but one read per chunk would do.
 """

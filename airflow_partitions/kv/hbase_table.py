@@ -7,7 +7,7 @@ decides whether it may be retried.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 import happybase  # noqa: F401 - importing happybase registers the Hbase_thrift module
@@ -37,6 +37,8 @@ from airflow_partitions.kv.validation import (
     check_column_specs,
     check_mutation,
     check_row,
+    check_row_columns,
+    check_row_values,
 )
 
 T = TypeVar("T")
@@ -279,6 +281,26 @@ class HBaseTable(KVTable):
             if checked:
                 mutations = [Mutation(column=c, value=v) for c, v in checked.items()]
                 batch.append(BatchMutation(row=check_hbase_row(row), mutations=mutations))
+            if len(batch) >= batch_size:
+                self._send_batch(batch)
+                batch = []
+        if batch:
+            self._send_batch(batch)
+
+    def put_rows(
+        self, columns: Sequence[bytes], rows: Iterable[tuple[bytes, Sequence[bytes]]],
+        batch_size: int = 1000,
+    ) -> None:
+        """:meth:`put_many` of rows sharing their columns, each row checked once and turned
+        straight into its Thrift mutations: no dict per row (a bulk registration's rows)."""
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidArgument(f"batch_size must be a positive int, got {batch_size!r}")
+        names = check_row_columns(columns)
+        batch: list[Any] = []
+        for row, values in rows:
+            check_row_values(names, values)
+            mutations = [Mutation(column=c, value=v) for c, v in zip(names, values, strict=True)]
+            batch.append(BatchMutation(row=check_hbase_row(row), mutations=mutations))
             if len(batch) >= batch_size:
                 self._send_batch(batch)
                 batch = []

@@ -49,6 +49,8 @@ class HBaseFailed(RuntimeError):
 
 
 class HBaseStateJson(TypedDict):
+    """What ``start`` records in ``hbase.json`` for ``stop`` and ``status``."""
+
     thrift_port: int
     zookeeper_port: int
     table_prefix: str
