@@ -1,5 +1,6 @@
-"""Catalog tests run on every backend: sqlite, happybase against the HBase test double, and a
-real HBase Thrift server when ``AIRFLOW_PARTITIONS_TEST_HBASE=host:port`` is set."""
+"""Catalog tests run on both backends: sqlite, and happybase against a real HBase Thrift server
+when ``AIRFLOW_PARTITIONS_TEST_HBASE=host:port`` names one (``make test``), else against the
+HBase test double (``make check``)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.kv import KVError, open_store
 from tests.helpers import unique
-from tests.kv.conftest import REAL_HBASE_ENV, REAL_HBASE_SKIP
+from tests.kv.conftest import backend_kind, real_hbase_target
 
 #: The tables a catalog keeps (docs/hbase.md, "The data model").
 CATALOG_TABLES = ("catalog", "partitions")
@@ -48,15 +49,13 @@ def empty_catalog_tables(url: str) -> bool:
     return True
 
 
-@pytest.fixture(params=["sqlite", "hbase-testserver", "hbase-real"])
+@pytest.fixture(params=["sqlite", "hbase"])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path}/catalog.db"
         return
-    if request.param == "hbase-real":
-        real = os.environ.get(REAL_HBASE_ENV)
-        if not real:
-            pytest.skip(REAL_HBASE_SKIP)
+    if backend_kind(request.param) == "hbase-real":
+        real = real_hbase_target()
         prefix = (_emptied_prefixes.pop() if _emptied_prefixes
                   else unique(f"apcat{os.getpid()}x"))
         url = f"hbase://{real}?table_prefix={prefix}"

@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import multiprocessing
+import uuid
 from pathlib import Path
 
 import pytest
 
 from airflow_partitions.kv import open_store
+from tests.kv.conftest import backend_kind, real_hbase_target
 from tests.kv.kv_workers import contend, rewrite_pair
 
 WORKERS = 4
 ROUNDS = 30
 
 
-@pytest.fixture(params=["sqlite", "hbase-testserver"])
+@pytest.fixture(params=["sqlite", "hbase"])
 def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite://{tmp_path / 'shared.db'}"
+    if backend_kind(request.param) == "hbase-real":
+        return f"hbase://{real_hbase_target()}?table_prefix=race{uuid.uuid4().hex[:10]}"
     server = request.getfixturevalue("hbase_server_factory")()
     return f"{server.url}?table_prefix=race"
 
