@@ -47,11 +47,18 @@ def test_readers_never_see_half_a_row_mutation(shared_url: str) -> None:
         ctx = multiprocessing.get_context("spawn")
         writer = ctx.Process(target=rewrite_pair, args=(shared_url, 300))
         writer.start()
+        # A real HBase's Thrift1 mutateRow applies the deletes, then the puts (docs/hbase.md):
+        # a reader may see cf:gone deleted before the new values, never the reverse.
+        two_steps = bool(real_hbase_target()) and shared_url.startswith(
+            f"hbase://{real_hbase_target()}")
         seen = set()
         while writer.is_alive() or not seen:
             cells = table.get(b"pair")
             assert cells[b"cf:a"] == cells[b"cf:b"]
-            assert (b"cf:gone" in cells) == (cells[b"cf:a"] == b"0")
+            if two_steps:
+                assert b"cf:gone" not in cells or cells[b"cf:a"] == b"0"
+            else:
+                assert (b"cf:gone" in cells) == (cells[b"cf:a"] == b"0")
             seen.add(cells[b"cf:a"])
         writer.join()
         assert writer.exitcode == 0
