@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -113,7 +114,10 @@ class TableFactory:
         table = self.store.table(name)
         for row, _ in list(table.scan()):
             table.delete(row)
-        if list(table.scan(limit=1)):  # not empty after all: never hand it out again
+        left = list(table.scan(limit=1))
+        if left:  # not empty after all: say so, and never hand it out again
+            warnings.warn(f"table {name!r} kept {left!r} after its rows were deleted; dropped",
+                          stacklevel=2)
             self.store.drop_table(name, missing_ok=True)
             return
         # A put in the same millisecond as a row's delete marker is hidden by it (docs/hbase.md):
