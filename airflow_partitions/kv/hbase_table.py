@@ -273,19 +273,14 @@ class HBaseTable(KVTable):
     def put_many(
         self, items: Iterable[tuple[bytes, Mapping[bytes, bytes]]], batch_size: int = 1000
     ) -> None:
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise InvalidArgument(f"batch_size must be a positive int, got {batch_size!r}")
-        batch: list[Any] = []
-        for row, cells in items:
-            checked = check_cells(cells)
-            if checked:
-                mutations = [Mutation(column=c, value=v) for c, v in checked.items()]
-                batch.append(BatchMutation(row=check_hbase_row(row), mutations=mutations))
-            if len(batch) >= batch_size:
-                self._send_batch(batch)
-                batch = []
-        if batch:
-            self._send_batch(batch)
+        def batched() -> Iterator[Any]:
+            for row, cells in items:
+                checked = check_cells(cells)
+                if checked:
+                    mutations = [Mutation(column=c, value=v) for c, v in checked.items()]
+                    yield BatchMutation(row=check_hbase_row(row), mutations=mutations)
+
+        self._send_batches(batched(), batch_size)
 
     def put_rows(
         self, columns: Sequence[bytes], rows: Iterable[tuple[bytes, Sequence[bytes]]],
@@ -293,14 +288,24 @@ class HBaseTable(KVTable):
     ) -> None:
         """:meth:`put_many` of rows sharing their columns, each row checked once and turned
         straight into its Thrift mutations: no dict per row (a bulk registration's rows)."""
+        names = check_row_columns(columns)
+
+        def batched() -> Iterator[Any]:
+            for row, values in rows:
+                check_row_values(names, values)
+                mutations = [Mutation(column=c, value=v)
+                             for c, v in zip(names, values, strict=True)]
+                yield BatchMutation(row=check_hbase_row(row), mutations=mutations)
+
+        self._send_batches(batched(), batch_size)
+
+    def _send_batches(self, rows: Iterator[Any], batch_size: int) -> None:
+        """``mutateRows`` of ``batch_size`` rows at a time (one round trip each)."""
         if not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidArgument(f"batch_size must be a positive int, got {batch_size!r}")
-        names = check_row_columns(columns)
         batch: list[Any] = []
-        for row, values in rows:
-            check_row_values(names, values)
-            mutations = [Mutation(column=c, value=v) for c, v in zip(names, values, strict=True)]
-            batch.append(BatchMutation(row=check_hbase_row(row), mutations=mutations))
+        for row in rows:
+            batch.append(row)
             if len(batch) >= batch_size:
                 self._send_batch(batch)
                 batch = []
