@@ -148,8 +148,17 @@ def _stop(records: Sequence[ServiceRecord], grace: float) -> dict[str, str]:
             running.append(record)
         else:
             lines[record.name] = f"{record.name} (pid {record.pid}) was not running"
-    deadline = time.monotonic() + grace
+    began = time.monotonic()
+    deadline, repeat_at = began + grace, began + min(5.0, grace / 2)
     while any(r.live_members() for r in running) and time.monotonic() < deadline:
+        if repeat_at and time.monotonic() >= repeat_at:
+            # Airflow 3.3's dag-processor can lose its SIGTERM: the handler's sys.exit may fire
+            # inside logging's lock release, where Python ignores the exception, and the
+            # manager parses on. The same signal again ends it.
+            for record in running:
+                if record.live_members():
+                    _signal_group(record.pid, signal.Signals[record.stop_signal])
+            repeat_at = 0.0
         time.sleep(0.2)
     for record in running:
         if not record.live_members():
