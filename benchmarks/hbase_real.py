@@ -684,7 +684,7 @@ How the goals are met, and what is left:
 
 - *Round trips per verified cover.* Every row is read (invariant 1), so with Thrift1 the floor
   is the generation read plus open, one page and close. The cover knows how many rows each
-  group of runs holds, and asks for that many plus one in one page (capped at 200,000 rows:
+  group of runs holds, and asks for that many plus one in one page (capped at 100,000 rows:
   `catalog/run_rows.group_page`): 4 round trips for a month and for ten years. The page is
   held whole in the Thrift server's heap (256 MB for the server started here). Independent of
   the partitions altogether would mean not reading every row: a change to invariant 1.

@@ -171,9 +171,10 @@ def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
     return out
 
 
-#: The largest page a cover's scan asks for: 200,000 rows of four cells, about 40 MB in one
-#: Thrift reply; a verified cover of 22 years of hours is still one page.
-MAX_GROUP_PAGE: Final = 200_000
+#: The largest page a cover's scan asks for: 100,000 rows of four cells, about 20 MB in one
+#: Thrift reply (and several times that in the Thrift server's heap while it builds it); a
+#: verified cover of eleven years of hours is still one page.
+MAX_GROUP_PAGE: Final = 100_000
 
 
 def group_page(group: Sequence[CoverRun]) -> int:
