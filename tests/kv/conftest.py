@@ -80,6 +80,23 @@ def table(store: KVStore) -> KVTable:
     return store.table("t")
 
 
+def empty_table(table: KVTable) -> bool:
+    """Delete every row of ``table``; False (with a warning) when a rescan still finds one.
+
+    A put in the same millisecond as a row's delete marker is hidden by it (docs/hbase.md):
+    returning 2 ms after the deletes keeps the next user's puts clear of them.
+    """
+    for row, _ in list(table.scan()):
+        table.delete(row)
+    left = list(table.scan(limit=1))
+    if left:
+        warnings.warn(f"table {table.name!r} kept {left!r} after its rows were deleted",
+                      stacklevel=2)
+        return False
+    time.sleep(0.002)
+    return True
+
+
 class TableFactory:
     """Fresh tables inside one test (hypothesis examples must not share rows).
 
@@ -111,18 +128,9 @@ class TableFactory:
         if self.backend != "hbase-real":
             self.store.drop_table(name, missing_ok=True)
             return
-        table = self.store.table(name)
-        for row, _ in list(table.scan()):
-            table.delete(row)
-        left = list(table.scan(limit=1))
-        if left:  # not empty after all: say so, and never hand it out again
-            warnings.warn(f"table {name!r} kept {left!r} after its rows were deleted; dropped",
-                          stacklevel=2)
+        if not empty_table(self.store.table(name)):  # never hand it out again
             self.store.drop_table(name, missing_ok=True)
             return
-        # A put in the same millisecond as a row's delete marker is hidden by it (docs/hbase.md):
-        # the next example's puts come at least 2 ms later.
-        time.sleep(0.002)
         self.emptied.setdefault(shape, []).append(name)
 
     def release_all(self) -> None:
