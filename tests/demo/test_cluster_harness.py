@@ -47,7 +47,7 @@ def test_connections_live_in_the_metadata_db_not_in_the_environment(tmp_path: Pa
 
 def test_every_port_is_distinct_and_survives_a_json_round_trip() -> None:
     ports = choose_cluster_ports()
-    numbers = [ports.postgres, ports.redis, ports.catalog, ports.spark_master,
+    numbers = [ports.postgres, ports.redis, *ports.hbase.all(), ports.spark_master,
                ports.spark_master_ui, *ports.spark_worker_uis, ports.airflow.api,
                ports.airflow.worker_logs, ports.airflow.trigger_logs]
     assert len(set(numbers)) == len(numbers)

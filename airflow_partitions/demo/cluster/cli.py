@@ -1,8 +1,9 @@
 """``python -m airflow_partitions.demo.cluster start|stop|status`` (``make airflow-cluster``).
 
 Starts the cluster on one machine under ``--root`` (``.cluster/``): PostgreSQL, Redis, the
-catalog server, a Spark standalone master and two workers, the four Airflow services and two
-Celery workers, all on loopback; prints where everything is; ``stop`` ends exactly those.
+catalog on Apache HBase over HDFS (NameNode, DataNode, ZooKeeper, master, two RegionServers,
+Thrift1), a Spark standalone master and two workers, the four Airflow services and two Celery
+workers, all on loopback; prints where everything is; ``stop`` ends exactly those.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def report(cluster: Cluster, seconds: float) -> None:
     workers = "\n".join(
         f"  celery    worker-{n}@cluster in {layout.celery_worker(n)}" for n in WORKERS)
     spark_workers = ", ".join(f"http://{p.host}:{ui}" for ui in p.spark_worker_uis)
+    h = p.hbase
+    regionservers = ", ".join(f":{port}" for port in h.regionservers)
     print(f"""
 ready in {seconds:.0f} s: Airflow {cluster.api_url}  (UI and REST API; everything on {p.host})
   user      {ADMIN}, password in {password_file(layout.home)}
@@ -60,8 +63,10 @@ ready in {seconds:.0f} s: Airflow {cluster.api_url}  (UI and REST API; everythin
   broker    Redis {p.host}:{p.redis}
 {workers}
   spark     {p.spark_url}  (master UI http://{p.host}:{p.spark_master_ui}; workers {spark_workers})
-  catalog   {p.catalog_url}  (HBase Thrift1 test double; connection partitions_default in
-            the metadata DB)
+  catalog   {p.catalog_url}  (connection partitions_default in the metadata DB)
+  hbase     Apache HBase on HDFS: NameNode :{h.namenode}, ZooKeeper :{h.zookeeper}, master \
+:{h.master},
+            RegionServers {regionservers}, Thrift1 :{h.thrift}; data in {layout.catalog}
   data root {layout.data}
   DAGs      {layout.dags} (new DAGs start paused)
   logs      {layout.state}/<part>.log; task logs in {layout.logs}; Spark event logs in
@@ -85,10 +90,10 @@ def status(args: argparse.Namespace) -> int:
     for name in [n for group in reversed(STOP_ORDER) for n in reversed(group)]:
         record = records.get(name)
         if record is None:
-            print(f"{name:16} not recorded")
+            print(f"{name:22} not recorded")
             continue
         alive = "running" if record.live_members() else "not running"
-        print(f"{name:16} pid {record.pid:<8} {alive}  log {record.log}")
+        print(f"{name:22} pid {record.pid:<8} {alive}  log {record.log}")
     state: ClusterStateJson = load_state(layout.state) or {}
     print(f"api: {state.get('api_url', '?')}")
     return 0 if all(r.live_members() for r in records.values()) else 1
@@ -101,7 +106,8 @@ def parser() -> argparse.ArgumentParser:
                     "PostgreSQL (metadata DB), Redis (Celery broker), the api-server, "
                     "scheduler, dag-processor, triggerer and two Celery workers "
                     "(CeleryExecutor), a Spark standalone master with two workers, and the "
-                    "catalog as an HBase Thrift1 test-double server; stop them by process id. "
+                    "catalog on Apache HBase over HDFS (NameNode, DataNode, ZooKeeper, an "
+                    "HMaster, two RegionServers, the Thrift1 server); stop them by process id. "
                     "docs/operations.md, 'A cluster on one machine'.")
     p.add_argument("--root", type=Path, default=Path(".cluster"),
                    help="where every part keeps its directory, logs and pid files "

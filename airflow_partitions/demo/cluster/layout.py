@@ -43,12 +43,9 @@ class ClusterLayout:
 
     @property
     def catalog(self) -> Path:
+        """The catalog's HBase: its conf, and its data (HDFS's blocks, ZooKeeper's snapshots),
+        kept across a stop. Its parts' pid files and logs are in :attr:`state` as the others'."""
         return self.root / "catalog"
-
-    @property
-    def catalog_state(self) -> Path:
-        """The test double's tables across a stop (``--state``)."""
-        return self.catalog / "tables.pickle"
 
     @property
     def spark(self) -> Path:

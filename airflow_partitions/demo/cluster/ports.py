@@ -1,7 +1,8 @@
 """The cluster's ports: every one a free port on loopback, chosen at start and recorded.
 
-Fixed well-known ports (5432, 6379, 7077, 8080, 9090) would collide with anything else on a
-developer's machine or with a second cluster, and Spark's web UIs would claim 8080/8081.
+Fixed well-known ports (5432, 6379, 7077, 8080, 9090, 2181, 8020, 16000) would collide with
+anything else on a developer's machine or with a second cluster, and Spark's web UIs would claim
+8080/8081.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, TypedDict, cast
 
+from airflow_partitions.demo.hbase.distributed import DistributedPorts, DistributedPortsJson
 from airflow_partitions.demo.services.environment import ServicePorts, ServicePortsJson
 from airflow_partitions.demo.services.ports import LOOPBACK, free_port
 
@@ -20,7 +22,7 @@ class ClusterPortsJson(TypedDict):
     host: str
     postgres: int
     redis: int
-    catalog: int
+    hbase: DistributedPortsJson
     spark_master: int
     spark_master_ui: int
     spark_worker_uis: Sequence[int]
@@ -34,7 +36,8 @@ class ClusterPorts:
     host: str
     postgres: int
     redis: int
-    catalog: int
+    #: The catalog's HBase: HDFS, ZooKeeper, the master, the RegionServers and Thrift.
+    hbase: DistributedPorts
     spark_master: int
     spark_master_ui: int
     spark_worker_uis: tuple[int, ...]
@@ -46,15 +49,18 @@ class ClusterPorts:
 
     @property
     def catalog_url(self) -> str:
-        return f"hbase://{self.host}:{self.catalog}?table_prefix=partitions"
+        return f"hbase://{self.host}:{self.hbase.thrift}?table_prefix=partitions"
 
     def to_json(self) -> ClusterPortsJson:
-        return cast(ClusterPortsJson, asdict(self))
+        doc = cast(ClusterPortsJson, asdict(self))
+        doc["hbase"] = self.hbase.to_json()
+        return doc
 
     @classmethod
     def from_json(cls, doc: ClusterPortsJson) -> ClusterPorts:
         fields: dict[str, Any] = {**doc, "spark_worker_uis": tuple(doc["spark_worker_uis"]),
-                                  "airflow": ServicePorts(**doc["airflow"])}
+                                  "airflow": ServicePorts(**doc["airflow"]),
+                                  "hbase": DistributedPorts.from_json(doc["hbase"])}
         return cls(**fields)
 
 
@@ -72,5 +78,8 @@ def choose_cluster_ports(api_port: int = 0, workers: int = 2,
         taken.add(api_port)
     api = api_port or pick()
     airflow = ServicePorts(host, api, pick(), pick())
-    return ClusterPorts(host, pick(), pick(), pick(), pick(), pick(),
+    postgres, redis = pick(), pick()
+    hbase = DistributedPorts.choose(taken)
+    taken.update(hbase.all())
+    return ClusterPorts(host, postgres, redis, hbase, pick(), pick(),
                         tuple(pick() for _ in range(workers)), airflow)

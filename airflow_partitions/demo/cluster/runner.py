@@ -1,10 +1,13 @@
 """Start the cluster's parts in order, wait until each is ready, stop exactly them by pid.
 
-Order, and why: PostgreSQL and Redis first (everything else needs them); the catalog server
-and the Spark master and workers next (they boot while ``airflow db migrate`` runs); then the
-connections go into the metadata DB, and the Airflow services and the Celery workers start.
-Stopping goes the other way: the Airflow processes (the api-server last of them, as
-:func:`..services.processes.stop_groups` does), then Spark, the catalog, Redis and PostgreSQL.
+Order, and why: PostgreSQL and Redis first (everything else needs them); the catalog's HBase
+(HDFS, ZooKeeper, a master, two RegionServers, Thrift: :mod:`..hbase.distributed`) and the
+Spark master and workers next (they boot while ``airflow db migrate`` runs; HBase's start,
+about 20 s, runs in a thread beside it); then the connections go into the metadata DB, and the
+Airflow services and the Celery workers start. Stopping goes the other way: the Airflow
+processes (the api-server last of them, as :func:`..services.processes.stop_groups` does),
+then Spark, HBase stage by stage (:data:`..hbase.distributed.STOP_STAGES`), Redis and
+PostgreSQL.
 
 Every part is recorded as a pid file in the state directory the moment it runs, so a start
 that fails half way is stopped by ``make airflow-stop`` like a whole one.
@@ -18,12 +21,13 @@ import os
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypedDict
 
-from airflow_partitions.demo.cluster import broker, catalog_server, postgres, spark_standalone
+from airflow_partitions.demo.cluster import broker, postgres, spark_standalone
 from airflow_partitions.demo.cluster.layout import WORKERS, ClusterLayout
 from airflow_partitions.demo.cluster.ports import ClusterPorts, ClusterPortsJson
 from airflow_partitions.demo.cluster.settings import (
@@ -31,6 +35,10 @@ from airflow_partitions.demo.cluster.settings import (
     connections,
     worker_environment,
 )
+from airflow_partitions.demo.hbase import distributed
+from airflow_partitions.demo.hbase.distributed import DistributedHBase, DistributedLayout
+from airflow_partitions.demo.hbase.provision import ProvisionError
+from airflow_partitions.demo.layout import REPO
 from airflow_partitions.demo.services.api import ApiClient, ApiError, HealthJson
 from airflow_partitions.demo.services.environment import VENV_BIN
 from airflow_partitions.demo.services.processes import ServiceRecord, spawn, stop_groups
@@ -48,8 +56,9 @@ ENV_FILE = "env.sh"
 #: Stopped first to last: Airflow (which needs everything below), Spark, then the stores.
 AIRFLOW_PARTS = (*COMMANDS, *(f"celery-worker-{n}" for n in WORKERS))
 SPARK_PARTS = (*(f"spark-worker-{n}" for n in WORKERS), "spark-master")
-STORE_PARTS = ("catalog", "redis", "postgres")
-STOP_ORDER = (AIRFLOW_PARTS, SPARK_PARTS, STORE_PARTS)
+CATALOG_STAGES = distributed.STOP_STAGES
+STORE_PARTS = ("redis", "postgres")
+STOP_ORDER = (AIRFLOW_PARTS, SPARK_PARTS, *CATALOG_STAGES, STORE_PARTS)
 Progress = Callable[[str], None]
 
 
@@ -68,6 +77,8 @@ class Cluster:
             path.mkdir(parents=True, exist_ok=True)
         self.env = cluster_environment(layout, ports, dict(base) if base is not None else None)
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.hbase = DistributedHBase(DistributedLayout(layout.catalog, layout.state),
+                                      ports.hbase)
         self.started_at: dt.datetime | None = None
 
     @property
@@ -94,26 +105,32 @@ class Cluster:
                     user=postgres.run_as(), stop_signal="SIGINT")
         self._spawn("redis", broker.server_argv(self.layout.redis, host, p.redis),
                     self.layout.redis)
-        self._spawn("catalog", catalog_server.server_argv(self.layout.catalog_state, host,
-                                                          p.catalog), self.layout.catalog)
-        (self.layout.spark_conf / "spark-defaults.conf").write_text(
-            spark_standalone.defaults(self.layout.spark_events))
-        self._spawn("spark-master", spark_standalone.master_argv(host, p.spark_master,
-                                                                 p.spark_master_ui),
-                    self.layout.spark)
-        for n in WORKERS:
-            self.start_spark_worker(n)
-        postgres.wait_ready(host, p.postgres, timeout)
-        postgres.create_database(host, p.postgres)
-        progress(f"PostgreSQL ready on {host}:{p.postgres}")
-        broker.wait_ready(host, p.redis, timeout)
-        progress(f"Redis ready on {host}:{p.redis}")
-        catalog_server.wait_ready(host, p.catalog, timeout)
-        progress(f"catalog server ready on {host}:{p.catalog}")
-        self._airflow("db", "migrate")
-        progress("airflow db migrate done (PostgreSQL)")
-        self._import_connections()
-        progress("connections partitions_default, spark_default stored in the metadata DB")
+        catalog_failed: list[BaseException] = []
+        catalog = threading.Thread(target=self._start_catalog, args=(progress, timeout,
+                                                                     catalog_failed),
+                                   name="start-hbase", daemon=True)
+        catalog.start()
+        try:
+            (self.layout.spark_conf / "spark-defaults.conf").write_text(
+                spark_standalone.defaults(self.layout.spark_events))
+            self._spawn("spark-master", spark_standalone.master_argv(host, p.spark_master,
+                                                                     p.spark_master_ui),
+                        self.layout.spark)
+            for n in WORKERS:
+                self.start_spark_worker(n)
+            postgres.wait_ready(host, p.postgres, timeout)
+            postgres.create_database(host, p.postgres)
+            progress(f"PostgreSQL ready on {host}:{p.postgres}")
+            broker.wait_ready(host, p.redis, timeout)
+            progress(f"Redis ready on {host}:{p.redis}")
+            self._airflow("db", "migrate")
+            progress("airflow db migrate done (PostgreSQL)")
+            self._import_connections()
+            progress("connections partitions_default, spark_default stored in the metadata DB")
+        finally:
+            catalog.join()  # a failed start stops what was recorded: all of HBase's parts
+        if catalog_failed:
+            raise ServicesFailed(f"the catalog's HBase did not start: {catalog_failed[0]}")
         self._ensure_catalog()
         for name, args in COMMANDS.items():
             self._spawn(name, [str(VENV_BIN / "airflow"), *args], self.layout.home)
@@ -123,12 +140,19 @@ class Cluster:
         progress(f"Spark master {self.ports.spark_url} with {len(WORKERS)} workers")
         self.wait_airflow(timeout, progress)
 
-    def restart_catalog(self, timeout: float = 120) -> None:
-        """The catalog server again, on its port, with the tables it saved when stopped."""
-        host, port = self.ports.host, self.ports.catalog
-        self._spawn("catalog", catalog_server.server_argv(self.layout.catalog_state, host, port),
-                    self.layout.catalog)
-        catalog_server.wait_ready(host, port, timeout)
+    def _start_catalog(self, progress: Progress, timeout: float,
+                       failed: list[BaseException]) -> None:
+        """HBase's start, in its own thread: its failure is handed to the one that joins."""
+        try:
+            self.hbase.start(REPO, progress, timeout)
+        except (ProvisionError, distributed.DistributedFailed, OSError) as exc:
+            failed.append(exc)
+
+    def restart_catalog_part(self, part: str, timeout: float = 300) -> None:
+        """Start one part of the catalog's HBase again, on its ports, and wait until the
+        catalog answers through Thrift (and a restarted RegionServer serves)."""
+        self.hbase.start_part(part)
+        self.hbase.wait_ready(time.monotonic() + timeout, [part])
 
     def start_spark_worker(self, n: int) -> None:
         ui = self.ports.spark_worker_uis[n - 1]
@@ -233,7 +257,7 @@ class Cluster:
 
     def check_alive(self) -> None:
         """Fail with the end of its log when a part this object started has exited."""
-        for name, proc in self.procs.items():
+        for name, proc in {**self.procs, **self.hbase.procs}.items():
             code = proc.poll()
             if code is not None:
                 raise ServicesFailed(f"{name} exited with status {code}; the end of its log "
@@ -241,6 +265,7 @@ class Cluster:
 
     def forget(self, name: str) -> None:
         """Stop watching ``name`` (the tests kill parts on purpose) and reap it."""
+        self.hbase.forget(name)
         proc = self.procs.pop(name, None)
         if proc is not None:
             try:
@@ -252,7 +277,7 @@ class Cluster:
 
     def stop(self, grace: float = 30.0) -> list[str]:
         done = stop_cluster(self.layout.state, grace)
-        for name in list(self.procs):
+        for name in [*self.procs, *self.hbase.procs]:
             self.forget(name)
         return done
 
