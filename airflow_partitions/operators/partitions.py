@@ -1,17 +1,19 @@
 """``RegisterPartitionsOperator`` and ``DropPartitionsOperator``: update the catalog after a job.
 
-Both are idempotent (a retried task is harmless) and, given ``outlets=[Asset(...)]``, emit one
-asset event per partition key and asset, in time order (see :mod:`.asset_events`), so
-``PartitionedAssetTimetable`` DAGs can follow. Keys: see
+Both are idempotent (a retried task is harmless), ride out a catalog that is unreachable for up
+to ``outage_timeout`` seconds (two minutes by default) within one try, and, given
+``outlets=[Asset(...)]``, emit one asset event per partition key and asset, in time order (see
+:mod:`.asset_events`), so ``PartitionedAssetTimetable`` DAGs can follow. Keys: see
 :func:`airflow_partitions.interop.partition_values.partition_key`.
 """
 
 from __future__ import annotations
 
+import time
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
@@ -26,6 +28,7 @@ from airflow_partitions.interop import (
     key_facts,
     partition_key,
 )
+from airflow_partitions.kv import StoreUnavailable
 from airflow_partitions.operators.asset_events import emit_in_time_order, event_extra
 from airflow_partitions.operators.openlineage_facets import registration_lineage
 from airflow_partitions.periods import UpdatePeriod
@@ -35,6 +38,12 @@ if TYPE_CHECKING:
 
     from airflow_partitions.catalog import Catalog
     from airflow_partitions.operators.openlineage_facets import Lineage
+
+T = TypeVar("T")
+#: How long a register or drop waits out an unreachable catalog within one try, by default:
+#: longer than a Thrift server's restart or a RegionServer's regions moving (about 10 s here).
+OUTAGE_TIMEOUT = 120.0
+OUTAGE_MAX_PAUSE = 15.0
 
 
 class WrittenJson(TypedDict):
@@ -64,9 +73,13 @@ class _PartitionsOperator(BaseOperator):
         catalog_conn_id: str = PartitionCatalogHook.default_conn_name,
         partition_key: str = "start",
         key_segments: Sequence[str] | None = None,
+        outage_timeout: float = OUTAGE_TIMEOUT,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if not outage_timeout >= 0:
+            raise ValueError(f"outage_timeout is seconds, 0 or more, not {outage_timeout!r}")
+        self.outage_timeout = float(outage_timeout)
         if partition_key not in KEY_STYLES:
             raise ValueError(f"partition_key must be one of {KEY_STYLES}, not {partition_key!r}")
         if key_segments is not None and (partition_key != "composite" or isinstance(
@@ -92,19 +105,15 @@ class _PartitionsOperator(BaseOperator):
 
     def execute(self, context: Context) -> WrittenJson:
         self.written = None
-        catalog = self.hook.get_conn()
         try:
-            sdef = catalog.get_storage(self.storage)
-            parts = expand_values(self.values, sdef, self.period)
-            facts = key_facts(parts, sdef, self.period, self.partition_key, self.key_segments)
-            keys = list(facts)
-            if not parts:
-                self.log.info("no partitions to %s", self.action)
-                return {"storage": self.storage, "period": self.period, "changed": 0,
-                        "unchanged": 0, "keys": []}
-            result = self.write(catalog, parts)
+            sdef, parts, facts, result = self._riding_out_outages(self._read_and_write)
         except InvalidInput as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
+        keys = list(facts)
+        if result is None:
+            self.log.info("no partitions to %s", self.action)
+            return {"storage": self.storage, "period": self.period, "changed": 0,
+                    "unchanged": 0, "keys": []}
         self.written = (sdef, parts)
         self.log.info(
             "%s %s %s: %d partition(s), %d changed, %d already so (%s..%s)",
@@ -115,6 +124,40 @@ class _PartitionsOperator(BaseOperator):
         return {"storage": self.storage, "period": self.period, "changed": result.changed,
                 "unchanged": result.unchanged, "keys": keys if len(keys) <= 100 else
                 [*keys[:100], f"... {len(keys) - 100} more"]}
+
+    def _read_and_write(self) -> tuple[StorageDef, list[dict[str, str]],
+                                       dict[str, KeyFactsJson], WriteResult | None]:
+        """The storage, the partitions, their asset keys, and the write (None: nothing to do)."""
+        catalog = self.hook.get_conn()
+        sdef = catalog.get_storage(self.storage)
+        parts = expand_values(self.values, sdef, self.period)
+        facts = key_facts(parts, sdef, self.period, self.partition_key, self.key_segments)
+        return sdef, parts, facts, (self.write(catalog, parts) if parts else None)
+
+    def _riding_out_outages(self, attempt: Callable[[], T]) -> T:
+        """``attempt()``, again after a pause each time the catalog is unreachable, for up to
+        ``outage_timeout`` seconds (pauses of 1, 2, 4, 8, then 15 s), then the last error.
+
+        Why: a catalog that restarts, or an HBase that moves regions off a dead RegionServer,
+        should cost a registering task a wait, as it costs a sensor one, not its tries. Safe
+        because registering and dropping are idempotent, and a write cut off half way is
+        completed or undone by the next one (the writer's protocol), as a task retry would.
+        """
+        deadline = time.monotonic() + self.outage_timeout
+        pause = 1.0
+        while True:
+            try:
+                return attempt()
+            except StoreUnavailable as exc:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise
+                self.log.warning("partition catalog unreachable while trying to %s; trying "
+                                 "again in %.0f s (for %.0f s more): %s", self.action,
+                                 min(pause, left), left, exc)
+                self.hook.forget_cached()
+                time.sleep(min(pause, left))
+                pause = min(pause * 2, OUTAGE_MAX_PAUSE)
 
     def _emit(self, context: Context, sdef: StorageDef, facts: dict[str, KeyFactsJson],
               result: WriteResult) -> None:
@@ -150,6 +193,8 @@ class RegisterPartitionsOperator(_PartitionsOperator):
         these partitions; its XCom ``inputs`` (the manifest's partitions with versions) is
         recorded as their lineage. (templated)
     :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
+    :param outage_timeout: seconds to keep trying while the catalog is unreachable (120; 0
+        fails the try at once and leaves it to the task's retries).
     :param partition_key: asset partition key style: ``start`` (default), ``value``,
         ``columns``, or ``composite``: Airflow 3.3's composite key for a consumer whose
         ``PartitionedAssetTimetable`` maps with ``ProductMapper(...)``, one ``|``-separated

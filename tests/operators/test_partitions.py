@@ -183,3 +183,54 @@ def test_keys_in_order_behaves_as_a_set() -> None:
     keys.add("a")  # back, in its first place
     keys.remove("d")
     assert list(keys) == ["c", "a", "b"] and keys == {"a", "b", "c"} and len(keys) == 3
+
+
+def test_a_registration_rides_out_a_catalog_outage_within_one_try(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The Thrift server is down when the task starts and comes back 3 s later: the same try
+    registers everything, after logged waits; with ``outage_timeout=0`` the try fails at once
+    with the store's own error, and nothing is registered."""
+    import threading
+
+    from airflow_partitions.hooks.catalog import forget_catalogs
+    from airflow_partitions.kv import StoreUnavailable
+    from airflow_partitions.testing.hbase.server import HBaseTestServer
+
+    server = HBaseTestServer()
+    server.start()
+    url = f"hbase://127.0.0.1:{server.port}?table_prefix=outage"
+    monkeypatch.setenv("AIRFLOW_PARTITIONS_STORE", url)
+    monkeypatch.delenv("AIRFLOW_CONN_PARTITIONS_DEFAULT", raising=False)
+    forget_catalogs()
+    with Catalog(url) as setup:
+        setup.create_fact("events")
+        setup.create_storage("events", "raw", ["HOURLY"], columns=["dt", "region"])
+    values = {"range": ["2024-01-01-00", "2024-01-01-03"], "region": ["eu", "us"]}
+    try:
+        server.stop()
+        impatient = RegisterPartitionsOperator(task_id="register", storage="raw",
+                                               period="HOURLY", values=values, outage_timeout=0)
+        with pytest.raises(StoreUnavailable, match="refused|connect"):
+            run(impatient)
+        back = threading.Timer(3.0, server.start)
+        back.start()
+        patient = RegisterPartitionsOperator(task_id="register", storage="raw", period="HOURLY",
+                                             values=values)
+        capsys.readouterr()
+        result, _ = run(patient)
+        back.join()
+        assert (result["changed"], result["unchanged"]) == (6, 0)
+        log = capsys.readouterr()
+        waits = [line for line in (log.out + log.err).splitlines() if "unreachable" in line]
+        assert waits and all("trying again in" in w for w in waits), waits
+        with Catalog(url) as check:
+            assert len(check.list_partitions("raw")) == 6
+    finally:
+        server.stop()
+        forget_catalogs()
+
+
+def test_outage_timeout_must_be_seconds() -> None:
+    with pytest.raises(ValueError, match="outage_timeout"):
+        RegisterPartitionsOperator(task_id="r", storage="raw", period="HOURLY", values={},
+                                   outage_timeout=-1)
