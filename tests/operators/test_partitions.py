@@ -224,7 +224,7 @@ def test_a_registration_rides_out_a_catalog_outage_within_one_try(
         waits = [line for line in (log.out + log.err).splitlines() if "unreachable" in line]
         assert waits and all("trying again in" in w for w in waits), waits
         with Catalog(url) as check:
-            assert len(check.list_partitions("raw")) == 6
+            assert len(live(check)) == 6
     finally:
         server.stop()
         forget_catalogs()
