@@ -23,7 +23,7 @@ Round trips are counted, not estimated: every Thrift call of the process goes th
 thriftpy2's ``TClient._req`` (ours and happybase's alike), which is wrapped to count them by
 method and time them; the store's own ``stats`` are compared with the count.
 
-    python benchmarks/hbase_real.py [--store-url hbase://HOST:PORT?table_prefix=P]
+    python benchmarks/hbase_real.py [--store-url hbase://HOST:PORT?table_prefix=P | --distributed]
         [--hours 87600] [--years 10] [--holes 4] [--rounds 5] [--pokes 200] [--quick]
         [--profile] [--write docs/benchmarks-hbase_real.md]
 """
@@ -58,7 +58,7 @@ import pendulum
 from thriftpy2.thrift import TClient
 
 from airflow_partitions.catalog import Catalog, TimelineCache
-from airflow_partitions.demo.hbase import runner
+from airflow_partitions.demo.hbase import distributed, runner
 from airflow_partitions.demo.hbase.site import HBaseLayout
 from airflow_partitions.kv import HBaseConfig, forget_all, parse_store_url
 from airflow_partitions.periods import UpdatePeriod
@@ -273,8 +273,10 @@ def bundled_version() -> str:
 
 
 @contextmanager
-def hbase_server(store_url: str | None, version: str | None) -> Iterator[Server]:
-    """A running HBase: ``store_url``'s, or one started here and stopped at the end."""
+def hbase_server(store_url: str | None, version: str | None,
+                 distributed_hbase: bool = False) -> Iterator[Server]:
+    """A running HBase: ``store_url``'s, or one started here (standalone, or distributed over
+    HDFS) and stopped at the end."""
     prefix = f"hbreal{os.getpid()}"
     if store_url is not None:
         url = with_prefix(store_url, prefix)
@@ -287,6 +289,9 @@ def hbase_server(store_url: str | None, version: str | None) -> Iterator[Server]
             yield server
         finally:
             drop_tables(server)
+        return
+    if distributed_hbase:
+        yield from distributed_server(prefix, version)
         return
     root = Path(tempfile.mkdtemp(prefix="hbase-real-bench-"))
     layout = HBaseLayout(root)
@@ -302,6 +307,29 @@ def hbase_server(store_url: str | None, version: str | None) -> Iterator[Server]
                      "default heaps) and stopped at the end")
     finally:
         for line in runner.stop(layout, grace=15):
+            print(f"  {line}", file=sys.stderr, flush=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def distributed_server(prefix: str, version: str | None) -> Iterator[Server]:
+    """HBase distributed over HDFS as ``make airflow-cluster`` runs it (seven JVMs, default
+    heaps), started here under a temporary root and stopped at the end."""
+    root = Path(tempfile.mkdtemp(prefix="hbase-distributed-bench-"))
+    hbase = distributed.DistributedHBase(distributed.DistributedLayout(root, root / "run"),
+                                         distributed.DistributedPorts.choose())
+    print(f"starting HBase on HDFS under {root} ...", file=sys.stderr, flush=True)
+    try:
+        hbase.start(PROJECT, lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+        url = with_prefix(hbase.store_url, prefix)
+        config = parse_store_url(url)
+        assert isinstance(config, HBaseConfig)
+        yield Server(url, config, version or bundled_version(),
+                     "distributed over HDFS as `make airflow-cluster` runs it (NameNode, "
+                     "DataNode, ZooKeeper, HMaster, two RegionServers, Thrift1; "
+                     "`airflow_partitions.demo.hbase.distributed`, its default heaps), started "
+                     "by the benchmark and stopped at the end")
+    finally:
+        for line in distributed.stop(root / "run", grace=15):
             print(f"  {line}", file=sys.stderr, flush=True)
         shutil.rmtree(root, ignore_errors=True)
 
@@ -723,6 +751,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store-url", help="an hbase:// URL of a running HBase Thrift1 server "
                         "(default: start one here and stop it at the end)")
+    parser.add_argument("--distributed", action="store_true",
+                        help="start HBase distributed over HDFS, as `make airflow-cluster` "
+                             "runs it, instead of a standalone one")
     parser.add_argument("--hbase-version", help="the HBase version to report (default: the "
                         "bundled hbase/pom.xml's when started here)")
     parser.add_argument("--hours", type=int, default=87_600,
@@ -753,7 +784,7 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()[0]
     CALLS.install()
     try:
-        with hbase_server(args.store_url, args.hbase_version) as server:
+        with hbase_server(args.store_url, args.hbase_version, args.distributed) as server:
             catalog = Catalog(server.url, data_root=DATA_ROOT, cache=TimelineCache())
             say(f"registration: {args.hours:,} partitions x {args.rounds} rounds")
             reg = registration(server, catalog, args.hours, args.rounds)

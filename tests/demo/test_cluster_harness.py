@@ -33,7 +33,10 @@ def test_connections_live_in_the_metadata_db_not_in_the_environment(tmp_path: Pa
                 "AIRFLOW_PARTITIONS_STORE"} & set(env)
     assert env["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor"
     assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("postgresql+psycopg2://")
-    assert env["AIRFLOW__CELERY__BROKER_URL"] == f"redis://127.0.0.1:{ports.redis}/0"
+    password = json.loads((layout.state / "secrets.json").read_text())["redis_password"]
+    assert env["AIRFLOW__CELERY__BROKER_URL"] == \
+        f"redis://:{password}@127.0.0.1:{ports.redis}/0"
+    assert (layout.state / "secrets.json").stat().st_mode & 0o077 == 0
     conns = connections(ports, layout)
     assert conns["partitions_default"]["extra"] == {"store_url": ports.catalog_url,
                                                     "data_root": str(layout.data)}
@@ -81,3 +84,69 @@ def test_postgres_files_move_where_nobody_reaches_them(tmp_path: Path) -> None:
     finally:
         shutil.rmtree(pg.home)
     assert placed(tmp_path, tmp_path, None) == PostgresFiles(tmp_path, tmp_path)
+
+
+def test_the_broker_wants_its_password(tmp_path: Path) -> None:
+    """Redis as the cluster starts it: AUTH with the cluster's password and PING answer; a
+    client without it is refused; the password is in an owner-only file, not on the command
+    line."""
+    import socket
+
+    from airflow_partitions.demo.cluster import broker
+    from airflow_partitions.demo.services.ports import free_port
+
+    port, password = free_port(), "s3cret-_x"
+    argv = broker.server_argv(tmp_path, "127.0.0.1", port, password)
+    assert password not in " ".join(argv)
+    assert (tmp_path / "redis.conf").stat().st_mode & 0o077 == 0
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        broker.wait_ready("127.0.0.1", port, password, timeout=60)
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(b"PING\r\n")
+            assert sock.recv(64).startswith(b"-NOAUTH")
+        with pytest.raises(Exception, match="not ready"):
+            broker.wait_ready("127.0.0.1", port, "wrong", timeout=1)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_the_metadata_db_wants_its_password() -> None:
+    """PostgreSQL as the cluster initialises and starts it: the cluster's password connects,
+    none and a wrong one are refused, and the password file initdb read is gone."""
+    import tempfile
+
+    import psycopg2
+
+    from airflow_partitions.demo.cluster import postgres
+    from airflow_partitions.demo.services.ports import free_port
+
+    # Not under pytest's tmp_path: its root is 0700, and PostgreSQL runs as nobody under root.
+    root = Path(tempfile.mkdtemp(prefix="airflow-partitions-pg-"))
+    root.chmod(0o755)
+    port, password = free_port(), "pa55-_word"
+    pg = postgres.files(root / "postgres")
+    server = None
+    try:
+        assert postgres.initdb(pg, password)
+        assert not postgres.initdb(pg, password)  # once
+        assert not list(pg.data.parent.glob(".initdb-password"))
+        server = subprocess.Popen(postgres.server_argv(pg, "127.0.0.1", port), cwd=pg.home,
+                                  user=postgres.run_as(), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        postgres.wait_ready("127.0.0.1", port, timeout=120)
+        postgres.create_database("127.0.0.1", port, password)
+        for wrong in ("", "nope"):
+            with pytest.raises(psycopg2.OperationalError, match="password"):
+                psycopg2.connect(host="127.0.0.1", port=port, user=postgres.USER,
+                                 password=wrong, dbname=postgres.DATABASE)
+        url = postgres.sqlalchemy_url("127.0.0.1", port, password)
+        assert url == (f"postgresql+psycopg2://{postgres.USER}:{password}@127.0.0.1:{port}/"
+                       f"{postgres.DATABASE}")
+    finally:
+        if server is not None:
+            server.send_signal(2)
+            server.wait(timeout=60)
+        shutil.rmtree(pg.home, ignore_errors=True)
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,8 +1,10 @@
-"""The cluster on one machine (issue 30): ``make airflow-cluster``'s parts, with faults.
+"""The cluster on one machine: ``make airflow-cluster``'s parts, with faults.
 
 One cluster for the module (:mod:`airflow_partitions.demo.cluster`): PostgreSQL, Redis, the
 four Airflow services with CeleryExecutor and two Celery workers, a Spark standalone master
-with two workers, and the catalog as an HBase Thrift1 test-double server, all on loopback.
+with two workers, and the catalog on Apache HBase distributed over HDFS (NameNode, DataNode,
+ZooKeeper, HMaster, two RegionServers, Thrift1: :mod:`airflow_partitions.demo.hbase
+.distributed`), all on loopback.
 
 * **The pipeline.** Three days of events: the last :data:`DAG_HOURS` hours are left to the
   ``events_hourly_ingest`` DAG, the rest written by one Spark job and registered (72 hourly
@@ -19,8 +21,15 @@ with two workers, and the catalog as an HBase Thrift1 test-double server, all on
   them (``AIRFLOW_PARTITIONS_PAUSE_AT``); that worker's whole process group is then killed
   with SIGKILL. The task is failed by the heartbeat timeout and its retry runs on the other
   worker; ``reconcile`` finds nothing to repair and the rollups' cover is verified.
-* **The catalog server stopped for 20 s** while a reschedule-mode and a deferrable sensor
-  wait: neither fails nor retries; both fire after it returns and the hour is registered.
+* **The catalog's HBase, three faults**, each while a reschedule-mode and a deferrable sensor
+  wait and a ``cluster_register`` run's registration is held between its rows and its
+  timeline: the RegionServer holding most of the catalog's regions killed with SIGKILL (HBase
+  moves every region to the other one: asked through Thrift, the dead one holds none); the
+  Thrift1 server killed with SIGKILL and started again 20 s later on its port; the HMaster
+  stopped and started again. Each registration finishes in its one try (the operator rides
+  the outage out), the sensors neither fail nor retry and fire once their hour is registered,
+  and every hour registered during a fault is there once, whole (verified covers,
+  ``reconcile``).
 * **A Spark worker killed mid-task**: the report's reading tasks are held (a spark conf only
   this test sets, :mod:`airflow_partitions.spark.task_hold`) until the one on that worker's
   executor is running; the worker dies, the tasks are released. Spark's event log shows that
@@ -51,6 +60,8 @@ from airflow_partitions.demo.cluster import postgres
 from airflow_partitions.demo.cluster.layout import ClusterLayout
 from airflow_partitions.demo.cluster.ports import choose_cluster_ports
 from airflow_partitions.demo.cluster.runner import Cluster, record_of, stop_parts
+from airflow_partitions.demo.cluster.settings import shared_secrets
+from airflow_partitions.demo.hbase import distributed
 from airflow_partitions.demo.layout import REPO
 from airflow_partitions.demo.services.api import ApiClient
 from airflow_partitions.demo.services.environment import VENV_BIN
@@ -82,6 +93,23 @@ PAUSE_STEP = "register:after-rows"
 DAG_HOURS = 3
 DAG_FROM = END - dt.timedelta(hours=DAG_HOURS)
 INGEST_DAG, ROLLUP_DAG = "events_hourly_ingest", "events_daily_rollup"
+
+#: The hours ``cluster_register`` registers during the catalog faults, one a fault; an hour
+#: apart from :data:`LATE` so the sensors' hour stays missing until the test registers it.
+FAULT_HOURS = [LATE + dt.timedelta(hours=2 + n) for n in range(3)]
+
+REGISTER_DAG = '''
+import pendulum
+from airflow.sdk import DAG
+
+from airflow_partitions.operators.partitions import RegisterPartitionsOperator
+
+with DAG("cluster_register", schedule=None, start_date=pendulum.datetime(2024, 1, 1, tz="UTC")):
+    RegisterPartitionsOperator(
+        task_id="register", storage="events_raw", period="HOURLY",
+        values={"range": ["{{ dag_run.conf['start'] }}", "{{ dag_run.conf['end'] }}"],
+                "region": @REGIONS@})
+'''
 
 WAIT_DAG = '''
 import pendulum
@@ -131,7 +159,9 @@ class Run:
 
     def sql(self, query: str) -> list[tuple[Any, ...]]:
         p = self.cluster.ports
+        password = shared_secrets(self.layout.state)["postgres_password"]
         conn = psycopg2.connect(host=p.host, port=p.postgres, user=postgres.USER,
+                                password=password,
                                 dbname=postgres.DATABASE)
         try:
             with conn.cursor() as cur:
@@ -189,6 +219,8 @@ def cluster() -> Iterator[Run]:
         shutil.copy(dag_file, dags / dag_file.name)
     (dags / "cluster_waits.py").write_text(
         WAIT_DAG.replace("@START@", iso(LATE)).replace("@END@", iso(LATE + dt.timedelta(hours=1))))
+    (dags / "cluster_register.py").write_text(REGISTER_DAG.replace("@REGIONS@",
+                                                                   repr(list(SLICE_REGIONS))))
     layout = ClusterLayout.at(root / "cluster", dags)
     began = time.monotonic()
     cluster = Cluster(layout, choose_cluster_ports(),
@@ -311,8 +343,15 @@ def test_the_pipeline_on_the_cluster_survives_a_worker_killed_mid_registration(
              run.cluster.log(f"celery-worker-{victim}"), 400) else None, 300)
 
 
-def test_sensors_wait_through_a_catalog_outage_and_fire_after_it(cluster: Run) -> None:
+def test_catalog_faults_lose_nothing_while_sensors_wait_and_a_registration_runs(
+        cluster: Run) -> None:
+    """Three faults of the catalog's HBase, one after the other, each while a reschedule-mode
+    and a deferrable sensor wait for :data:`LATE` and a ``cluster_register`` run's registration
+    is held between writing its rows and advertising them: the RegionServer holding most of
+    the catalog's regions killed with SIGKILL, the Thrift1 server killed with SIGKILL and
+    started again after 20 s, the HMaster stopped and started again."""
     run = cluster
+    hbase = run.cluster.hbase
     run_id = run.trigger("cluster_waits")
 
     def waiting() -> dict[str, Any] | None:
@@ -322,27 +361,68 @@ def test_sensors_wait_through_a_catalog_outage_and_fire_after_it(cluster: Run) -
         return states if ok else None
 
     poll("both sensors to wait", waiting, 600)
-    began = time.monotonic()
-    stop_parts(run.layout.state, ["catalog"])
-    run.cluster.forget("catalog")
-    time.sleep(20)  # the outage itself (the fault), not a limit on anything
-    states = run.task_states("cluster_waits", run_id)
-    assert states["wait_reschedule"][0] in ("up_for_reschedule", "running", "queued",
-                                            "scheduled"), states
-    assert states["wait_deferrable"][0] in ("deferred", "running", "queued", "scheduled"), states
-    run.cluster.restart_catalog()
+    tables = catalog_tables(run)
+    killed: list[str] = []
+
+    def kill_regionserver() -> None:
+        held = hbase.region_servers(tables)
+        victim = max(held, key=lambda part: held[part])
+        assert held[victim] > 0, held
+        run.kill_group(victim)
+        killed.append(victim)
+
+    def kill_thrift() -> None:
+        run.kill_group(distributed.THRIFT)
+        time.sleep(20)  # the outage itself (the fault), not a limit on anything
+        run.cluster.restart_catalog_part(distributed.THRIFT)
+
+    def restart_master() -> None:
+        stop_parts(run.layout.state, [distributed.MASTER])
+        run.cluster.forget(distributed.MASTER)
+        run.cluster.restart_catalog_part(distributed.MASTER)
+
+    for n, (name, fault) in enumerate((("regionserver", kill_regionserver),
+                                       ("thrift", kill_thrift), ("master", restart_master))):
+        began = time.monotonic()
+        hour = FAULT_HOURS[n]
+        run.layout.pause_marker.unlink(missing_ok=True)  # armed: the next registration holds
+        reg_id = run.trigger("cluster_register", {"start": hourly(hour),
+                                                  "end": hourly(hour + dt.timedelta(hours=1))})
+        marker = poll(f"the registration of {hourly(hour)} to hold",
+                      lambda: _read_json(run.layout.pause_marker), 600, every=0.2)
+        assert marker["step"] == PAUSE_STEP
+        if name == "thrift":
+            # Released first, so the registration meets the dead server, then rides it out.
+            release_and_disarm(run)
+            fault()
+        else:
+            fault()
+            release_and_disarm(run)
+        run.wait_run("cluster_register", reg_id)
+        tries = run.tries("cluster_register", reg_id, "register")
+        assert [t["state"] for t in tries] == ["success"], tries  # rode it out within one try
+        states = run.task_states("cluster_waits", run_id)
+        assert states["wait_reschedule"][0] in ("up_for_reschedule", "running", "queued",
+                                                "scheduled"), states
+        assert states["wait_deferrable"][0] in ("deferred", "running", "queued",
+                                                "scheduled"), states
+        if name == "regionserver":
+            held = hbase.region_servers(tables)
+            assert held[killed[0]] == 0 and sum(held.values()) > 0, held  # HBase moved them
+            run.cluster.restart_catalog_part(killed[0])
+        run.timings[f"fault_{name}"] = round(time.monotonic() - began)
+
     with run.catalog() as catalog:
         catalog.register(RAW, "HOURLY", [{"dt": hourly(LATE), "region": r}
                                          for r in SLICE_REGIONS])
     run.wait_run("cluster_waits", run_id)
-    run.timings["outage"] = round(time.monotonic() - began)
     for task_id in ("wait_reschedule", "wait_deferrable"):
         tries = run.tries("cluster_waits", run_id, task_id)
         assert [t["state"] for t in tries] == ["success"], tries  # no failed try, no retry
     logs = "".join(p.read_text(errors="replace")
                    for p in run.layout.logs.rglob("*") if p.is_file()
-                   and "cluster_waits" in str(p))
-    assert "partition catalog unreachable" in logs or "unreachable" in logs
+                   and ("cluster_waits" in str(p) or "cluster_register" in str(p)))
+    assert "partition catalog unreachable" in logs
     assert_nothing_lost_or_falsely_advertised(run, raw_end=LATE + dt.timedelta(hours=1))
 
 
@@ -430,6 +510,37 @@ def assert_nothing_lost_or_falsely_advertised(run: Run, raw_end: dt.datetime = E
         after = catalog.cover_with_partitions(_request(raw_end, raw_end + dt.timedelta(hours=1),
                                                        RAW))
         assert after.cover.missing and not after.partitions  # nothing made up past the data
+        registered = {(p["dt"], p["region"]) for p in
+                      (dict(q.values) for q in catalog.list_partitions(RAW))
+                      if p["dt"] >= hourly(raw_end)}
+        faults = {(hourly(h), r) for h in FAULT_HOURS for r in SLICE_REGIONS}
+        assert registered in (set(), faults), registered  # each fault's hour, whole, once
+        if registered:
+            for hour in FAULT_HOURS:
+                held = catalog.cover_with_partitions(
+                    _request(hour, hour + dt.timedelta(hours=1), RAW))
+                assert not held.cover.missing and len(held.partitions) == len(SLICE_REGIONS)
+
+
+def release_and_disarm(run: Run) -> None:
+    """Let the held registration go on (its marker removed), then disarm the pause point (a
+    marker present again) so that registering again, after an error, does not hold."""
+    run.layout.pause_marker.unlink()
+    time.sleep(0.5)  # the held process looks every 0.1 s
+    run.layout.pause_marker.write_text(json.dumps({"step": "disarmed"}))
+
+
+def catalog_tables(run: Run) -> list[bytes]:
+    """The catalog's HBase tables (the store's table prefix), by HBase's own list."""
+    import happybase
+
+    conn = happybase.Connection("127.0.0.1", run.cluster.ports.hbase.thrift, timeout=30_000)
+    try:
+        tables = [t for t in conn.tables() if t.startswith(b"partitions_")]
+    finally:
+        conn.close()
+    assert tables
+    return tables
 
 
 def _instant(text: str) -> dt.datetime:

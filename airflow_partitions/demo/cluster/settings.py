@@ -22,6 +22,7 @@ Python Spark runs) and moves every shared thing where a cluster keeps it:
 from __future__ import annotations
 
 import json
+import os
 import secrets
 from pathlib import Path
 
@@ -39,19 +40,24 @@ SHADOWING = ("AIRFLOW_CONN_PARTITIONS_DEFAULT", "AIRFLOW_CONN_SPARK_DEFAULT",
 WORKER_CONCURRENCY = 2
 HEARTBEAT_TIMEOUT = 45
 SECRETS_FILE = "secrets.json"
+SECRET_NAMES = ("jwt_secret", "secret_key", "redis_password", "postgres_password")
 
 
 def shared_secrets(state: Path) -> dict[str, str]:
-    """The JWT secret and the API secret key, made once and kept owner-only in ``state``."""
+    """The JWT secret, the API secret key, the broker's and the metadata DB's passwords
+    (URL-safe), each made once and kept in an owner-only file in ``state``."""
     path = state / SECRETS_FILE
     try:
         doc: dict[str, str] = json.loads(path.read_text())
-        return doc
     except (OSError, ValueError):
-        pass
-    doc = {"jwt_secret": secrets.token_urlsafe(32), "secret_key": secrets.token_urlsafe(32)}
-    path.write_text(json.dumps(doc))
-    path.chmod(0o600)
+        doc = {}
+    missing = [k for k in SECRET_NAMES if not isinstance(doc.get(k), str)]
+    if missing:
+        doc.update({k: secrets.token_urlsafe(32) for k in missing})
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            json.dump(doc, out)
+        path.chmod(0o600)
     return doc
 
 
@@ -62,13 +68,14 @@ def cluster_environment(layout: ClusterLayout, ports: ClusterPorts,
                               spark_master=ports.spark_url, base=base)
     for name in SHADOWING:
         env.pop(name, None)
-    pg = postgres.sqlalchemy_url(ports.host, ports.postgres)
     keys = shared_secrets(layout.state)
+    pg = postgres.sqlalchemy_url(ports.host, ports.postgres, keys["postgres_password"])
     env.update(service_settings(ports.airflow, parallelism=8))
     env.update({
         "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": pg,
-        "AIRFLOW__CELERY__BROKER_URL": broker.broker_url(ports.host, ports.redis),
+        "AIRFLOW__CELERY__BROKER_URL": broker.broker_url(ports.host, ports.redis,
+                                                         keys["redis_password"]),
         "AIRFLOW__CELERY__RESULT_BACKEND": f"db+{pg}",
         "AIRFLOW__CELERY__CELERY_CONFIG_OPTIONS":
             "airflow_partitions.demo.cluster.celery_config.CELERY_CONFIG",

@@ -407,3 +407,19 @@ def tail(log: Path, lines: int = 25) -> str:
     except OSError:
         return f"--- {log}: no log"
     return f"--- {log} (last {len(text)} lines)\n" + "\n".join(text)
+
+
+def stop(records: Path, grace: float = 30.0) -> list[str]:
+    """Stop the parts recorded in ``records`` stage by stage (:data:`STOP_STAGES`), removing
+    the pid files of what is gone; a line per part. Safe to call twice."""
+    from airflow_partitions.demo.services.processes import stop_groups
+    from airflow_partitions.demo.services.runner import recorded
+
+    lines: list[str] = []
+    for stage in STOP_STAGES:
+        records_now = [r for r in recorded(records) if r.name in stage]
+        lines += stop_groups(records_now, grace)
+        for record in records_now:
+            if not record.live_members():
+                (records / f"{record.name}.pid").unlink(missing_ok=True)
+    return lines
