@@ -59,9 +59,10 @@ AIRFLOW_HOST     ?= 127.0.0.1
 airflow: venv
 	$(PY) -m airflow_partitions.demo.services start --host $(AIRFLOW_HOST) --api-port $(AIRFLOW_API_PORT)
 
-# The cluster on one machine (issue 30): PostgreSQL, Redis, CeleryExecutor with two workers,
-# Spark standalone with two workers, the catalog as an HBase Thrift server; all on loopback,
-# under .cluster/ (docs/operations.md, "A cluster on one machine").
+# The cluster on one machine: PostgreSQL, Redis, CeleryExecutor with two workers, Spark
+# standalone with two workers, the catalog on Apache HBase distributed over HDFS (NameNode,
+# DataNode, ZooKeeper, HMaster, two RegionServers, Thrift1); all on loopback, under .cluster/
+# (docs/operations.md, "A cluster on one machine").
 airflow-cluster: venv
 	$(PY) -m airflow_partitions.demo.cluster start --api-port $(AIRFLOW_API_PORT)
 

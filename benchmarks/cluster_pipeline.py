@@ -1,16 +1,17 @@
-"""The example pipeline on the cluster on one machine against ``make airflow`` (issue 30).
+"""The example pipeline on the cluster on one machine against ``make airflow``.
 
 The same work on each topology, one run each, on the same machine:
 
-* start-up: every part until ready (the cluster: PostgreSQL, Redis, the catalog server, Spark
-  master and workers, ``airflow db migrate``, the four Airflow services, two Celery workers;
+* start-up: every part until ready (the cluster: PostgreSQL, Redis, the catalog's HBase over
+  HDFS (seven JVMs), Spark master and workers, ``airflow db migrate``, the four Airflow
+  services, two Celery workers;
   single machine: ``airflow db migrate`` on sqlite and the four services, LocalExecutor);
 * the pipeline: three days of events written by one Spark job and registered, the three
   daily rollups through ``airflow-partitions backfill --max-active-runs 3``, then the report
   over the three days (``events_report``); the report is checked against the raw events;
 * memory: the proportional set size (PSS, so shared pages count once) of every process of
   every part, sampled each second during the pipeline; the peak, and the idle figure after
-  start-up.
+  start-up; and each part's resident (RSS) and proportional set size, idle and at its peak.
 
 Nothing is faulted here (tests/e2e/test_cluster.py does that).
 
@@ -48,31 +49,50 @@ DAYS = 3
 END = DAY0 + dt.timedelta(days=DAYS)
 
 
-def pss_kib(pid: int) -> int:
+def rss_pss_kib(pid: int) -> tuple[int, int]:
+    """Resident and proportional set size of one process (``smaps_rollup``), in KiB."""
+    rss = pss = 0
     try:
         for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1])
+            if line.startswith("Rss:"):
+                rss = int(line.split()[1])
+            elif line.startswith("Pss:"):
+                pss = int(line.split()[1])
     except (OSError, ValueError):
         pass
-    return 0
+    return rss, pss
+
+
+def memory_by_part(state: Path) -> dict[str, tuple[float, float]]:
+    """RSS and PSS of every recorded part (all processes of its group), in MiB."""
+    parts: dict[str, tuple[float, float]] = {}
+    for record in recorded(state):
+        sizes = [rss_pss_kib(pid) for pid in group_members(record.pid)]
+        parts[record.name] = (sum(r for r, _ in sizes) / 1024, sum(p for _, p in sizes) / 1024)
+    return parts
 
 
 def memory_mib(state: Path) -> float:
     """PSS of every process in every recorded part's process group, in MiB."""
-    return sum(pss_kib(pid) for r in recorded(state) for pid in group_members(r.pid)) / 1024
+    return sum(pss for _, pss in memory_by_part(state).values())
 
 
 class Sampler:
-    """The peak of :func:`memory_mib` while running, sampled each second on a thread."""
+    """The peak of :func:`memory_mib` while running, and of each part's RSS and PSS, sampled
+    each second on a thread."""
 
     def __init__(self, state: Path) -> None:
         self.state, self.peak, self._stop = state, 0.0, threading.Event()
+        self.part_peaks: dict[str, tuple[float, float]] = {}
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.wait(1.0):
-            self.peak = max(self.peak, memory_mib(self.state))
+            parts = memory_by_part(self.state)
+            self.peak = max(self.peak, sum(pss for _, pss in parts.values()))
+            for name, (rss, pss) in parts.items():
+                old = self.part_peaks.get(name, (0.0, 0.0))
+                self.part_peaks[name] = (max(old[0], rss), max(old[1], pss))
 
     def __enter__(self) -> Sampler:
         self._thread.start()
@@ -132,13 +152,27 @@ def measure(start: Callable[[], None], state: Path, go: Callable[[], None]) -> d
     start()
     started = time.monotonic() - began
     time.sleep(5)
-    idle = memory_mib(state)
+    idle_parts = memory_by_part(state)
+    idle = sum(pss for _, pss in idle_parts.values())
     with Sampler(state) as sampler:
         began = time.monotonic()
         go()
         took = time.monotonic() - began
+    parts = {name: {"idle_rss": round(rss), "idle_pss": round(pss),
+                    "peak_rss": round(sampler.part_peaks.get(name, (0, 0))[0]),
+                    "peak_pss": round(sampler.part_peaks.get(name, (0, 0))[1])}
+             for name, (rss, pss) in idle_parts.items()}
     return {"startup_s": round(started, 1), "pipeline_s": round(took, 1),
-            "idle_mib": round(idle), "peak_mib": round(sampler.peak)}
+            "idle_mib": round(idle), "peak_mib": round(sampler.peak), "parts": parts}
+
+
+def part_table(parts: dict[str, dict[str, int]]) -> str:
+    """Each part's memory as a markdown table (MiB)."""
+    rows = ["| part | RSS idle | PSS idle | RSS peak | PSS peak |",
+            "| --- | --: | --: | --: | --: |"]
+    rows += [f"| `{name}` | {m['idle_rss']} | {m['idle_pss']} | {m['peak_rss']} | "
+             f"{m['peak_pss']} |" for name, m in sorted(parts.items())]
+    return "\n".join(rows)
 
 
 def on_cluster(root: Path) -> dict[str, Any]:
@@ -190,7 +224,9 @@ def main() -> None:
                 results[name] = fn(root)
             finally:
                 shutil.rmtree(root, ignore_errors=True)
-            print(name, results[name], flush=True)
+            print(name, json.dumps({k: v for k, v in results[name].items() if k != "parts"}),
+                  flush=True)
+            print(part_table(results[name]["parts"]), flush=True)
     if "local" in results and "cluster" in results:
         ratio = results["cluster"]["pipeline_s"] / results["local"]["pipeline_s"]
         print(f"pipeline time, cluster / single machine: {ratio:.2f}")
