@@ -236,6 +236,8 @@ def jvm(java: str, layout: DistributedLayout, lib: Path, heap: str) -> list[str]
 def part_argv(part: str, java: str, layout: DistributedLayout, lib: Path,
               heaps: DistributedHeaps, ports: DistributedPorts) -> list[str]:
     """The command line of one part."""
+    if part not in PARTS:
+        raise ValueError(f"no such part {part!r}; the parts are {', '.join(PARTS)}")
     base = jvm(java, layout, lib, heaps.of(part))
     if part == NAMENODE:
         return hdfs.namenode_argv(base)
@@ -251,10 +253,8 @@ def part_argv(part: str, java: str, layout: DistributedLayout, lib: Path,
         return [*base, REGIONSERVER_CLASS,
                 "-D", f"hbase.regionserver.port={ports.regionservers[n]}",
                 "-D", f"hbase.tmp.dir={tmp}", "start"]
-    if part == THRIFT:
-        return [*base, THRIFT_CLASS, "-b", LOOPBACK, "-p", str(ports.thrift),
-                "--infoport", "-1", "start"]
-    raise ValueError(f"no such part {part!r}; the parts are {', '.join(PARTS)}")
+    return [*base, THRIFT_CLASS, "-b", LOOPBACK, "-p", str(ports.thrift),
+            "--infoport", "-1", "start"]
 
 
 def java_env(base: dict[str, str] | None = None) -> dict[str, str]:
