@@ -23,8 +23,9 @@ ZooKeeper, HMaster, two RegionServers, Thrift1: :mod:`airflow_partitions.demo.hb
   worker; ``reconcile`` finds nothing to repair and the rollups' cover is verified.
 * **The catalog's HBase, three faults**, each while a reschedule-mode and a deferrable sensor
   wait and a ``cluster_register`` run's registration is held between its rows and its
-  timeline: the RegionServer holding most of the catalog's regions killed with SIGKILL (HBase
-  moves every region to the other one: asked through Thrift, the dead one holds none); the
+  timeline: the RegionServer holding the partition rows' table killed with SIGKILL (HBase
+  moves every region to the other one: asked through Thrift, the dead one holds none; the
+  held rows, only in its memory and its write-ahead log, are found afterwards); the
   Thrift1 server killed with SIGKILL and started again 20 s later on its port; the HMaster
   stopped and started again. Each registration finishes in its one try (the operator rides
   the outage out), the sensors neither fail nor retry and fire once their hour is registered,
@@ -56,6 +57,7 @@ import psycopg2
 import pytest
 
 from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.rows import PARTITIONS_TABLE
 from airflow_partitions.demo.cluster import postgres
 from airflow_partitions.demo.cluster.layout import ClusterLayout
 from airflow_partitions.demo.cluster.ports import choose_cluster_ports
@@ -347,8 +349,8 @@ def test_catalog_faults_lose_nothing_while_sensors_wait_and_a_registration_runs(
         cluster: Run) -> None:
     """Three faults of the catalog's HBase, one after the other, each while a reschedule-mode
     and a deferrable sensor wait for :data:`LATE` and a ``cluster_register`` run's registration
-    is held between writing its rows and advertising them: the RegionServer holding most of
-    the catalog's regions killed with SIGKILL, the Thrift1 server killed with SIGKILL and
+    is held between writing its rows and advertising them: the RegionServer holding the
+    partition rows' table killed with SIGKILL, the Thrift1 server killed with SIGKILL and
     started again after 20 s, the HMaster stopped and started again."""
     run = cluster
     hbase = run.cluster.hbase
@@ -367,9 +369,12 @@ def test_catalog_faults_lose_nothing_while_sensors_wait_and_a_registration_runs(
     # Each fault lands while the registration is held, and lets it go on (``release``) while
     # the fault lasts, so that its remaining calls meet it.
     def kill_regionserver(release: Callable[[], None]) -> None:
+        # The one holding the partition rows' table: the held registration's rows are in its
+        # memory and its write-ahead log only, so finding them afterwards proves the replay.
+        rows = hbase.region_servers([b"partitions_" + PARTITIONS_TABLE.encode()])
+        victim = max(rows, key=lambda part: rows[part])
+        assert rows[victim] > 0, rows
         held = hbase.region_servers(tables)
-        victim = max(held, key=lambda part: held[part])
-        assert held[victim] > 0, held
         began = time.monotonic()
         run.kill_group(victim)
         killed.append(victim)
