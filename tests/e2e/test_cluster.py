@@ -428,6 +428,7 @@ def test_catalog_faults_lose_nothing_while_sensors_wait_and_a_registration_runs(
                                                 "scheduled"), states
         if name == "regionserver":
             run.cluster.restart_catalog_part(killed[0])
+        assert_nothing_lost_or_falsely_advertised(run, fault_hours=FAULT_HOURS[:n + 1])
         run.timings[f"fault_{name}"] = round(time.monotonic() - began)
 
     with run.catalog() as catalog:
@@ -510,9 +511,12 @@ def test_a_spark_worker_killed_mid_task_loses_nothing(cluster: Run) -> None:
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def assert_nothing_lost_or_falsely_advertised(run: Run, raw_end: dt.datetime = END) -> None:
+def assert_nothing_lost_or_falsely_advertised(
+        run: Run, raw_end: dt.datetime = END,
+        fault_hours: list[dt.datetime] | None = None) -> None:
     """``reconcile`` finds both storages as their rows say, and the verified covers are whole:
-    every raw hour and every daily rollup registered, nothing more."""
+    every raw hour and every daily rollup registered, nothing more; past ``raw_end``, exactly
+    the ``fault_hours`` registered during the catalog faults (default: all or none of them)."""
     with run.catalog() as catalog:
         for storage in (RAW, ROLLUP):
             report = catalog.reconcile(storage)
@@ -528,13 +532,17 @@ def assert_nothing_lost_or_falsely_advertised(run: Run, raw_end: dt.datetime = E
         after = catalog.cover_with_partitions(_request(raw_end, raw_end + dt.timedelta(hours=1),
                                                        RAW))
         assert after.cover.missing and not after.partitions  # nothing made up past the data
-        registered = {(p["dt"], p["region"]) for p in
-                      (dict(q.values) for q in catalog.list_partitions(RAW))
-                      if p["dt"] >= hourly(raw_end)}
+        listed = [(p["dt"], p["region"]) for p in
+                  (dict(q.values) for q in catalog.list_partitions(RAW))
+                  if p["dt"] >= hourly(raw_end)]
+        registered = set(listed)
+        assert len(listed) == len(registered), listed  # none listed twice
         faults = {(hourly(h), r) for h in FAULT_HOURS for r in SLICE_REGIONS}
-        assert registered in (set(), faults), registered  # each fault's hour, whole, once
+        expected = [faults, set()] if fault_hours is None else [
+            {(hourly(h), r) for h in fault_hours for r in SLICE_REGIONS}]
+        assert registered in expected, registered  # each fault's hour, whole, once
         if registered:
-            for hour in FAULT_HOURS:
+            for hour in (FAULT_HOURS if fault_hours is None else fault_hours):
                 held = catalog.cover_with_partitions(
                     _request(hour, hour + dt.timedelta(hours=1), RAW))
                 assert not held.cover.missing and len(held.partitions) == len(SLICE_REGIONS)
