@@ -57,7 +57,6 @@ import psycopg2
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.rows import PARTITIONS_TABLE
 from airflow_partitions.demo.cluster import postgres
 from airflow_partitions.demo.cluster.layout import ClusterLayout
 from airflow_partitions.demo.cluster.ports import choose_cluster_ports
@@ -96,6 +95,8 @@ DAG_HOURS = 3
 DAG_FROM = END - dt.timedelta(hours=DAG_HOURS)
 INGEST_DAG, ROLLUP_DAG = "events_hourly_ingest", "events_daily_rollup"
 
+#: The HBase table of the catalog's partition rows: the store's table prefix, then the table.
+PARTITION_ROWS_TABLE = b"partitions_partitions"
 #: The hours ``cluster_register`` registers during the catalog faults, one a fault; an hour
 #: apart from :data:`LATE` so the sensors' hour stays missing until the test registers it.
 FAULT_HOURS = [LATE + dt.timedelta(hours=2 + n) for n in range(3)]
@@ -371,7 +372,7 @@ def test_catalog_faults_lose_nothing_while_sensors_wait_and_a_registration_runs(
     def kill_regionserver(release: Callable[[], None]) -> None:
         # The one holding the partition rows' table: the held registration's rows are in its
         # memory and its write-ahead log only, so finding them afterwards proves the replay.
-        rows = hbase.region_servers([b"partitions_" + PARTITIONS_TABLE.encode()])
+        rows = hbase.region_servers([PARTITION_ROWS_TABLE])
         victim = max(rows, key=lambda part: rows[part])
         assert rows[victim] > 0, rows
         held = hbase.region_servers(tables)

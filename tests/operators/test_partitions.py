@@ -210,7 +210,7 @@ def test_a_registration_rides_out_a_catalog_outage_within_one_try(
         server.stop()
         impatient = RegisterPartitionsOperator(task_id="register", storage="raw",
                                                period="HOURLY", values=values, outage_timeout=0)
-        with pytest.raises(StoreUnavailable, match="refused|connect"):
+        with pytest.raises(StoreUnavailable, match=r"refused|connect"):
             run(impatient)
         back = threading.Timer(3.0, server.start)
         back.start()
