@@ -131,15 +131,16 @@ class Cluster:
             progress("airflow db migrate done (PostgreSQL)")
             self._import_connections()
             progress("connections partitions_default, spark_default stored in the metadata DB")
+            # Airflow boots while HBase does: nothing in it reads the catalog before a task.
+            for name, args in COMMANDS.items():
+                self._spawn(name, [str(VENV_BIN / "airflow"), *args], self.layout.home)
+            for n in WORKERS:
+                self.start_celery_worker(n)
         finally:
             catalog.join()  # a failed start stops what was recorded: all of HBase's parts
         if catalog_failed:
             raise ServicesFailed(f"the catalog's HBase did not start: {catalog_failed[0]}")
         self._ensure_catalog()
-        for name, args in COMMANDS.items():
-            self._spawn(name, [str(VENV_BIN / "airflow"), *args], self.layout.home)
-        for n in WORKERS:
-            self.start_celery_worker(n)
         spark_standalone.wait_ready(host, p.spark_master_ui, len(WORKERS), timeout)
         progress(f"Spark master {self.ports.spark_url} with {len(WORKERS)} workers")
         self.wait_airflow(timeout, progress)

@@ -18,7 +18,7 @@ from pathlib import Path
 POM = Path("hbase/pom.xml")
 STAMP = ".complete"
 #: Classes that must be on the class path, one per jar we start from.
-NEEDED_JARS = ("hbase-server-", "hbase-thrift-", "hbase-zookeeper-", "zookeeper-3")
+NEEDED_JARS = ("hbase-server-", "hbase-thrift-", "hbase-zookeeper-", "zookeeper-3", "hadoop-hdfs-3")
 
 
 class ProvisionError(RuntimeError):
