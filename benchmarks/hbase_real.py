@@ -244,6 +244,8 @@ class Server:
     config: HBaseConfig
     version: str
     origin: str
+    topology: str = ("standalone (master, RegionServer and ZooKeeper in one JVM) with its "
+                     "Thrift1 server")
 
     def connect(self) -> happybase.Connection:
         return happybase.Connection(self.config.host, self.config.port,
@@ -324,10 +326,11 @@ def distributed_server(prefix: str, version: str | None) -> Iterator[Server]:
         config = parse_store_url(url)
         assert isinstance(config, HBaseConfig)
         yield Server(url, config, version or bundled_version(),
-                     "distributed over HDFS as `make airflow-cluster` runs it (NameNode, "
-                     "DataNode, ZooKeeper, HMaster, two RegionServers, Thrift1; "
-                     "`airflow_partitions.demo.hbase.distributed`, its default heaps), started "
-                     "by the benchmark and stopped at the end")
+                     "started by the benchmark as `make airflow-cluster` runs it "
+                     "(`airflow_partitions.demo.hbase.distributed`, its default heaps) and "
+                     "stopped at the end",
+                     "distributed over HDFS (a NameNode, a DataNode, ZooKeeper, an HMaster and "
+                     "two RegionServers, each a JVM of its own) with its Thrift1 server")
     finally:
         for line in distributed.stop(root / "run", grace=15):
             print(f"  {line}", file=sys.stderr, flush=True)
@@ -631,13 +634,15 @@ def render(res: Results, argv: list[str]) -> str:
     agree = all(c.stats_agree for c in cases)
     stable = all(c.stable_calls for c in cases)
     lines = [
-        "## Real HBase (`benchmarks/hbase_real.py`)", "",
+        "## Real HBase (`benchmarks/hbase_real.py`)" if "distributed" not in res.server.topology
+        else "## Real HBase distributed over HDFS (`benchmarks/hbase_real.py --distributed`)",
+        "",
         f"Command: `{command}`", "",
-        f"Date: {dt.date.today().isoformat()}. HBase {res.server.version}, standalone (master, "
-        f"RegionServer and ZooKeeper in one JVM) with its Thrift1 server on 127.0.0.1, "
-        f"{res.server.origin}. Client: happybase {happybase.__version__}, Python "
+        f"Date: {dt.date.today().isoformat()}. HBase {res.server.version}, "
+        f"{res.server.topology} on 127.0.0.1, {res.server.origin}. Client: happybase "
+        f"{happybase.__version__}, Python "
         f"{platform.python_version()}. Machine: {platform.machine()}, {os.cpu_count()} cores "
-        f"shared by the client, both JVMs and other jobs (load average {res.load[0]:.1f} at the "
+        f"shared by the client, the JVMs and other jobs (load average {res.load[0]:.1f} at the "
         f"start, {res.load[1]:.1f} at the end); the run took {res.seconds:.0f} s.", "",
         "Every ratio is against happybase's own bare operation on the same server in the same "
         "run, as the median over the rounds of each round's ratio (the cases of a round side by "
