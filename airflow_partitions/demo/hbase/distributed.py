@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterable
@@ -49,8 +50,8 @@ from airflow_partitions.demo.services.processes import ServiceRecord, spawn
 NAMENODE, DATANODE, ZOOKEEPER = "hdfs-namenode", "hdfs-datanode", "zookeeper"
 MASTER, THRIFT = "hbase-master", "hbase-thrift"
 REGIONSERVERS = ("hbase-regionserver-1", "hbase-regionserver-2")
-#: Start order: HDFS, ZooKeeper, the master, the RegionServers, Thrift (each retries until
-#: what it needs answers, so they are started one after the other without waiting).
+#: Start order: HDFS and ZooKeeper; once the NameNode listens, the master, the RegionServers
+#: and Thrift (each of those retries until what it needs answers).
 PARTS = (NAMENODE, DATANODE, ZOOKEEPER, MASTER, *REGIONSERVERS, THRIFT)
 #: Stop order, a tuple per stage stopped together: Thrift first (nothing new comes in), the
 #: RegionServers (they flush their memstores to HDFS, so the next start replays no log), the
@@ -297,7 +298,12 @@ class DistributedHBase:
         if not hdfs.formatted(self.layout.data.resolve()):
             self._format(java)
             progress(f"HDFS formatted in {self.layout.data}")
-        for part in PARTS:
+        for part in (NAMENODE, DATANODE, ZOOKEEPER):
+            self.start_part(part)
+        # The master gives up (and exits) when HDFS does not answer within its client's
+        # retries; on a loaded machine a NameNode can take longer than that to listen.
+        self.wait_listening(NAMENODE, self.ports.namenode, began + timeout)
+        for part in (MASTER, *REGIONSERVERS, THRIFT):
             self.start_part(part)
         self.wait_ready(began + timeout)
         progress(f"HBase on HDFS (NameNode {LOOPBACK}:{self.ports.namenode}, ZooKeeper "
@@ -362,6 +368,19 @@ class DistributedHBase:
         raise DistributedFailed(
             f"HBase not ready before the deadline (waiting for {', '.join(waiting) or 'Thrift'}"
             f"; last: {why})\n" + "\n".join(tail(self.layout.log(p)) for p in PARTS))
+
+    def wait_listening(self, part: str, port: int, deadline: float) -> None:
+        """Until ``part`` accepts connections on ``port``; DistributedFailed if it exits or
+        the deadline passes."""
+        while time.monotonic() < deadline:
+            self.check_alive()
+            try:
+                with socket.create_connection((LOOPBACK, port), timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        raise DistributedFailed(f"{part} is not listening on {LOOPBACK}:{port} before the "
+                                f"deadline\n{tail(self.layout.log(part))}")
 
     def check_alive(self) -> None:
         """DistributedFailed naming the first part started here that has exited."""

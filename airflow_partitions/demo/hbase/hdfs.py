@@ -32,6 +32,10 @@ def core_properties(namenode_port: int, data: Path) -> dict[str, str]:
     return {
         "fs.defaultFS": f"hdfs://{LOOPBACK}:{namenode_port}",
         "hadoop.tmp.dir": str(data / "hadoop-tmp"),
+        # An HDFS client (the master, a RegionServer) tries to connect 10 times, a second
+        # apart, by default, and a master that cannot reach HDFS exits: a NameNode restarting
+        # on a loaded machine may take longer.
+        "ipc.client.connect.max.retries": "60",
     }
 
 
