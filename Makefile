@@ -97,6 +97,7 @@ bench: venv
 	$(PY) benchmarks/poke.py --write docs/benchmarks-poke.md
 	$(PY) benchmarks/verify_memo.py --write docs/benchmarks-verify_memo.md
 	$(PY) benchmarks/hbase_real.py --write docs/benchmarks-hbase_real.md
+	$(PY) benchmarks/hbase_real.py --distributed --write docs/benchmarks-hbase_distributed.md
 	$(PY) benchmarks/collect.py
 
 # Our cover beside Luigi, Dagster and an os.path.exists loop on the same data (issue 33;

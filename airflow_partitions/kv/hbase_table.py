@@ -24,6 +24,7 @@ from airflow_partitions.kv.errors import (
     StoreUnavailable,
 )
 from airflow_partitions.kv.scan_filters import (
+    ColumnRange,
     FilterList,
     ScanFilter,
     SingleColumnValue,
@@ -74,17 +75,29 @@ def hbase_columns(specs: tuple[bytes, ...] | None) -> list[bytes] | None:
     return [spec for spec in specs if b":" not in spec or spec.partition(b":")[0] not in whole]
 
 
-def needs_forward_scan(f: ScanFilter | None) -> bool:
+def needs_forward_scan(f: ScanFilter | None, under_or: bool = False) -> bool:
     """Whether a reversed scan with ``f`` must run forward and be reversed on the client.
 
-    A value test that drops rows missing its column (``filter_if_missing``) makes HBase load
-    the other families on demand, and HBase's reversed scanner refuses that ("Reverse scan with
-    loading CFs on demand is not supported"; on by default, and Thrift1 cannot turn it off).
+    Two cases HBase 2.6's reversed scanner gets wrong or refuses, both seen on a real server:
+
+    * a value test that drops rows missing its column (``filter_if_missing``) makes HBase load
+      the other families on demand, and the reversed scanner refuses that ("Reverse scan with
+      loading CFs on demand is not supported"; on by default, and Thrift1 cannot turn it off);
+    * a ``ColumnRange`` inside an OR list: the list's seek hints, followed backwards, skip
+      cells and whole rows that a forward scan returns.
+
+    >>> from airflow_partitions.kv.scan_filters import ColumnRange, PrefixFilter
+    >>> cr = ColumnRange(b"b", False, None, False)
+    >>> needs_forward_scan(cr), needs_forward_scan(FilterList("OR", (PrefixFilter(b"x"), cr)))
+    (False, True)
     """
     if isinstance(f, SingleColumnValue):
         return f.filter_if_missing
+    if isinstance(f, ColumnRange):
+        return under_or
     if isinstance(f, FilterList):
-        return any(needs_forward_scan(member) for member in f.filters)
+        inner = under_or or f.op == "OR"
+        return any(needs_forward_scan(member, inner) for member in f.filters)
     return False
 
 

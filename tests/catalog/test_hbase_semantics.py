@@ -13,6 +13,7 @@ import os
 import socket
 import struct
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -245,6 +246,31 @@ def test_a_put_in_the_delete_markers_millisecond_is_hidden(real: Real) -> None:
     assert real.row(b"msrow") == {}
     c.mutateRowTs(name, b"msrow", [Mutation(column=b"meta:m", value=b"2")], base + 1)
     assert real.row(b"msrow") == {b"meta:m": b"2"}
+
+
+def test_a_seeking_filter_can_step_over_a_whole_row_delete(real: Real) -> None:
+    """A whole-row delete is one family marker at the empty qualifier. A later put to that
+    empty qualifier sorts before the marker; a filter that seeks past it (``ColumnRange`` from
+    ``a``) then never meets the marker, and the deleted cells show again. Deleting the columns
+    one by one leaves a marker at each, which a seek lands on: nothing shows."""
+    t = real.table
+    whole, by_column = b"seek-row", b"seek-col"
+    for row in (whole, by_column):
+        t.put(row, {b"cf:b": b"1", b"cf:c": b"2"})
+    t.delete(whole)
+    t.delete(by_column, columns=[b"cf:b", b"cf:c"])
+
+    def scan(row: bytes, flt: ScanFilter | None = None) -> list[Any]:
+        return list(t.scan(start=row, stop=row + b"\x00", filter=flt))
+
+    assert scan(whole) == scan(by_column) == []
+    time.sleep(0.01)  # past the markers' millisecond
+    for row in (whole, by_column):
+        t.put(row, {b"cf:": b""})
+    seek = ColumnRange(b"a", False, None, False)
+    assert scan(whole, seek) == [(whole, {b"cf:b": b"1", b"cf:c": b"2"})]  # deleted, shown
+    assert scan(by_column, seek) == []
+    assert scan(whole) == [(whole, {b"cf:": b""})]  # without the seek: as deleted
 
 
 # -- scans ---------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import happybase
 import Hbase_thrift
@@ -73,6 +74,19 @@ def _walk(f: Filter) -> Iterator[tuple[Filter, bool]]:
             stack.append((node.inner, in_list))
 
 
+def _walk_or(f: Filter) -> Iterator[tuple[Filter, bool]]:
+    """Every filter of a parsed tree, with whether an OR list holds it (at any depth)."""
+    stack: list[tuple[Filter, bool]] = [(f, False)]
+    while stack:
+        node, in_or = stack.pop()
+        yield node, in_or
+        if isinstance(node, filter_eval.And | filter_eval.Or):
+            inner = in_or or isinstance(node, filter_eval.Or)
+            stack.extend((child, inner) for child in node.operands)
+        elif isinstance(node, filter_eval.Skip | filter_eval.While):
+            stack.append((node.inner, in_or))
+
+
 @settings(max_examples=examples(60), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(flt=trees, reverse=st.booleans())
@@ -89,9 +103,21 @@ def test_client_scans_avoid_the_divergent_filters(
         return parsed
 
     monkeypatch.setattr(HBaseHandler, "_parse_filter", staticmethod(recording))
+    opened: list[bool] = []
+    open_scan = HBaseHandler.scannerOpenWithScan
+
+    def recording_open(self: HBaseHandler, name: bytes, scan: Any, attributes: Any) -> int:
+        opened.append(bool(scan.reversed))
+        return open_scan(self, name, scan, attributes)
+
+    monkeypatch.setattr(HBaseHandler, "scannerOpenWithScan", recording_open)
     table = store.table("t")
     table.put(b"r", {b"cf:a": b"a", b"meta:b": b"\xff"})
     list(table.scan(filter=flt, reverse=reverse))
+    if any(opened):  # a reversed scan on the server: no ColumnRangeFilter under an OR list
+        for parsed in seen:
+            assert not any(getattr(node, "name", "") == "ColumnRangeFilter" and in_or
+                           for node, in_or in _walk_or(parsed)), parsed
     for parsed in seen:
         for node, in_list in _walk(parsed):
             assert not isinstance(node, filter_eval.Skip | filter_eval.While)

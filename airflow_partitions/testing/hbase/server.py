@@ -21,6 +21,9 @@ two; none of these is something ``airflow_partitions.kv`` sends, which
   ``AND`` list HBase lets a column seek (``ColumnRangeFilter``) skip the column a value test
   reads (docs/hbase.md).
 - ``InclusiveStopFilter`` has its forward meaning on reversed scans too.
+- A reversed scan with a ``ColumnRangeFilter`` inside an ``OR`` list returns here what the
+  forward scan returns, reversed; HBase's reversed scanner follows the list's seek hints
+  backwards and skips cells and whole rows.
 - No tombstones: a delete removes cells at once, so a put in the same millisecond as a delete
   of its cell shows here and is hidden on HBase.
 
