@@ -13,8 +13,8 @@ start after a stop serves the same catalog.
 Faults it is built to survive (``tests/e2e/test_cluster.py``): a RegionServer killed with
 ``kill -9`` is declared dead when its ZooKeeper session expires (:data:`SESSION_TIMEOUT_MS`,
 5 s here against HBase's 90 s default), the master splits its write-ahead log from HDFS and
-reopens its regions on the other RegionServer: a client's call waits about 10 s and then
-succeeds, with every acknowledged write there. The Thrift server and the master can stop and
+reopens its regions on the other RegionServer: a client's call waits 10 to 20 s (the longer
+when ``hbase:meta`` moves too) and then succeeds, with every acknowledged write there. The Thrift server and the master can stop and
 start again on their ports; reads and writes go on without the master.
 
 Memory, by default heaps (:class:`DistributedHeaps`): about 1.7 GB resident for the seven
@@ -60,8 +60,8 @@ STOP_STAGES = ((THRIFT,), REGIONSERVERS, (MASTER,), (ZOOKEEPER,), (DATANODE,), (
 REGIONSERVER_CLASS = "org.apache.hadoop.hbase.regionserver.HRegionServer"
 ZOOKEEPER_CLASS = "org.apache.hadoop.hbase.zookeeper.HQuorumPeer"
 #: How long a RegionServer may be silent before ZooKeeper ends its session and the master
-#: reassigns its regions. HBase's default is 90 s; 5 s makes a killed RegionServer cost about
-#: 10 s of waiting. Shorter risks a RegionServer starved of CPU for that long being declared
+#: reassigns its regions. HBase's default is 90 s; 5 s makes a killed RegionServer cost 10 to
+#: 20 s of waiting. Shorter risks a RegionServer starved of CPU for that long being declared
 #: dead (it then aborts; its regions move, nothing is lost).
 SESSION_TIMEOUT_MS = 5000
 START_TIMEOUT = 300.0
