@@ -2,12 +2,12 @@
 
 Order, and why: PostgreSQL and Redis first (everything else needs them); the catalog's HBase
 (HDFS, ZooKeeper, a master, two RegionServers, Thrift: :mod:`..hbase.distributed`) and the
-Spark master and workers next (they boot while ``airflow db migrate`` runs; HBase's start,
-about 20 s, runs in a thread beside it); then the connections go into the metadata DB, and the
-Airflow services and the Celery workers start. Stopping goes the other way: the Airflow
-processes (the api-server last of them, as :func:`..services.processes.stop_groups` does),
-then Spark, HBase stage by stage (:data:`..hbase.distributed.STOP_STAGES`), Redis and
-PostgreSQL.
+Spark master and workers next. HBase's start, 20 to 40 s, runs in a thread beside
+``airflow db migrate``, the connections going into the metadata DB, and the Airflow services
+and Celery workers booting (none of them reads the catalog before a task runs); the example
+fact is created once HBase answers. Stopping goes the other way: the Airflow processes (the
+api-server last of them, as :func:`..services.processes.stop_groups` does), then Spark, HBase
+stage by stage (:data:`..hbase.distributed.STOP_STAGES`), Redis and PostgreSQL.
 
 Every part is recorded as a pid file in the state directory the moment it runs, so a start
 that fails half way is stopped by ``make airflow-stop`` like a whole one.
@@ -38,7 +38,6 @@ from airflow_partitions.demo.cluster.settings import (
 )
 from airflow_partitions.demo.hbase import distributed
 from airflow_partitions.demo.hbase.distributed import DistributedHBase, DistributedLayout
-from airflow_partitions.demo.hbase.provision import ProvisionError
 from airflow_partitions.demo.layout import REPO
 from airflow_partitions.demo.services.api import ApiClient, ApiError, HealthJson
 from airflow_partitions.demo.services.environment import VENV_BIN
@@ -150,7 +149,7 @@ class Cluster:
         """HBase's start, in its own thread: its failure is handed to the one that joins."""
         try:
             self.hbase.start(REPO, progress, timeout)
-        except (ProvisionError, distributed.DistributedFailed, OSError) as exc:
+        except Exception as exc:  # ProvisionError, DistributedFailed, OSError, ...
             failed.append(exc)
 
     def restart_catalog_part(self, part: str, timeout: float = 300) -> None:

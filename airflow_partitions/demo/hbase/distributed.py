@@ -14,8 +14,9 @@ Faults it is built to survive (``tests/e2e/test_cluster.py``): a RegionServer ki
 ``kill -9`` is declared dead when its ZooKeeper session expires (:data:`SESSION_TIMEOUT_MS`,
 5 s here against HBase's 90 s default), the master splits its write-ahead log from HDFS and
 reopens its regions on the other RegionServer: a client's call waits 10 to 20 s (the longer
-when ``hbase:meta`` moves too) and then succeeds, with every acknowledged write there. The Thrift server and the master can stop and
-start again on their ports; reads and writes go on without the master.
+when ``hbase:meta`` moves too) and then succeeds, with every acknowledged write there. The
+Thrift server and the master can stop and start again on their ports; reads and writes go on
+without the master.
 
 Memory, by default heaps (:class:`DistributedHeaps`): about 1.7 GB resident for the seven
 JVMs right after start.
