@@ -83,10 +83,12 @@ def test_ports_survive_a_json_round_trip() -> None:
     assert DistributedPorts.from_json(json.loads(json.dumps(ports.to_json()))) == ports
 
 
-def test_stop_stages_cover_every_part_once_thrift_first_hdfs_last() -> None:
+def test_stop_stages_cover_every_part_once_hdfs_and_zookeeper_last() -> None:
     flat = [part for stage in distributed.STOP_STAGES for part in stage]
     assert sorted(flat) == sorted(PARTS)
-    assert flat[0] == distributed.THRIFT and flat[-1] == distributed.NAMENODE
+    assert set(distributed.STOP_STAGES[-1]) == {distributed.ZOOKEEPER, distributed.DATANODE,
+                                                distributed.NAMENODE}
+    assert distributed.THRIFT in distributed.STOP_STAGES[0]
 
 
 def test_a_regionserver_serves_only_once_its_new_log_says_so(layout: DistributedLayout) -> None:

@@ -54,10 +54,10 @@ REGIONSERVERS = ("hbase-regionserver-1", "hbase-regionserver-2")
 #: Start order: HDFS and ZooKeeper; once the NameNode listens, the master, the RegionServers
 #: and Thrift (each of those retries until what it needs answers).
 PARTS = (NAMENODE, DATANODE, ZOOKEEPER, MASTER, *REGIONSERVERS, THRIFT)
-#: Stop order, a tuple per stage stopped together: Thrift first (nothing new comes in), the
-#: RegionServers (they flush their memstores to HDFS, so the next start replays no log), the
-#: master, then ZooKeeper and HDFS.
-STOP_STAGES = ((THRIFT,), REGIONSERVERS, (MASTER,), (ZOOKEEPER,), (DATANODE,), (NAMENODE,))
+#: Stop order, a tuple per stage stopped together: Thrift and the RegionServers (they flush
+#: their memstores to HDFS, so the next start replays no log), the master, then ZooKeeper and
+#: HDFS, which nothing needs any more.
+STOP_STAGES = ((THRIFT, *REGIONSERVERS), (MASTER,), (ZOOKEEPER, DATANODE, NAMENODE))
 REGIONSERVER_CLASS = "org.apache.hadoop.hbase.regionserver.HRegionServer"
 ZOOKEEPER_CLASS = "org.apache.hadoop.hbase.zookeeper.HQuorumPeer"
 #: How long a RegionServer may be silent before ZooKeeper ends its session and the master
