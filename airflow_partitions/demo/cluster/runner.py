@@ -196,7 +196,7 @@ class Cluster:
         self._airflow("connections", "import", "--overwrite", str(path))
 
     def _ensure_catalog(self) -> None:
-        """The example fact on the catalog server (idempotent), as ``make airflow`` does.
+        """The example fact in the catalog (idempotent), as ``make airflow`` does.
 
         In a fresh interpreter with the cluster's environment: the example's location templates
         are built from the data root when :mod:`airflow_partitions.demo.events` is imported,

@@ -1,9 +1,9 @@
-"""The test double's tables on disk, so a stopped server comes back with its data (issue 30).
+"""The test double's tables on disk, so a stopped server comes back with its data.
 
-Why: a real HBase keeps its data across a restart, and the cluster on one machine
-(``make airflow-cluster``) stops the catalog server for a while to prove that sensors wait
-through an outage. Without a snapshot the double would come back empty, which is a lost
-catalog, not an outage.
+Why: a real HBase keeps its data across a restart, and a user's DAG tests may stop the double
+for a while to prove that sensors wait through an outage (``--state``). Without a snapshot the
+double would come back empty, which is a lost catalog, not an outage. (The cluster on one
+machine runs a real HBase over HDFS instead: :mod:`airflow_partitions.demo.hbase.distributed`.)
 
 What it costs: one pickle of every table, written on a clean stop (SIGTERM, SIGINT) and read
 once at start; a ``kill -9`` loses what changed since the last start, as the docstring of
