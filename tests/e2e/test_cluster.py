@@ -378,9 +378,9 @@ def test_catalog_faults_lose_nothing_while_sensors_wait_and_a_registration_runs(
         began = time.monotonic()
         run.kill_group(victim)
         release()
-        # HBase's own answer: every region of the catalog on the other RegionServer.
 
         def all_moved() -> dict[str, int] | None:
+            """HBase's own answer: every region of the catalog on the other RegionServer."""
             try:
                 now = hbase.region_servers(tables)
             except Exception:
