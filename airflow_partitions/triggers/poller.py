@@ -244,6 +244,10 @@ class Poller:
                         same, error = False, exc
                     if same:  # idle: no wake-up, the next read one interval from now
                         heapq.heappush(heap, (clock() + watch.interval, token, watch))
+                        if self._leader != me:
+                            # Another thread took the lead during this slow read and may be
+                            # waiting on an empty heap, or for a later entry: tell it.
+                            cond.notify_all()
                         continue
                 loop, future = watch._loop, watch._future
                 watch._token, watch._loop, watch._future, watch._last = 0, None, None, None

@@ -166,6 +166,35 @@ def test_a_hanging_read_does_not_hold_the_other_watches(poller: Poller) -> None:
     assert asyncio.run(scenario()) == 1
 
 
+def test_a_slow_idle_read_is_read_again_after_another_thread_took_the_lead(
+        poller: Poller) -> None:
+    """One watch, its read slower than ``slow`` once (an HBase call while a RegionServer's
+    regions move): a standby thread takes the lead and waits on the empty heap; when the slow
+    read returns the same answer, its watch goes back on the heap and must be read again."""
+    slow_once = threading.Event()
+    calls = [0]
+
+    def read() -> int:
+        calls[0] += 1
+        if not slow_once.is_set():
+            slow_once.set()
+            time.sleep(0.4)  # four times the poller's ``slow``
+        return 0
+
+    async def scenario() -> int:
+        with poller.watch(read, 0.01) as watch:
+            waiting = asyncio.ensure_future(watch.changed(0))
+            deadline = time.monotonic() + 30
+            while calls[0] < 5 and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+        return calls[0]
+
+    assert asyncio.run(scenario()) >= 5  # it kept being read after the slow one
+
+
 # -- the trigger on the process's poller ------------------------------------------------------
 
 
