@@ -144,7 +144,9 @@ def _combine(children: st.SearchStrategy[bytes]) -> st.SearchStrategy[bytes]:
     return lists
 
 
-LIST_MEMBERS = tuple(k for k in range(16) if k not in ALONE_ONLY)
+#: Not in lists either: a ``SingleColumnValueFilter`` (kind 8) in an OR list, where HBase keeps
+#: the row whenever another member does not drop rows (a documented divergence).
+LIST_MEMBERS = tuple(k for k in range(16) if k not in (*ALONE_ONLY, 8))
 filters = leaf_filters() | st.recursive(leaf_filters(LIST_MEMBERS), _combine, max_leaves=4)
 bad_filters = st.sampled_from([
     b"PrefixFilter (", b"NoSuchFilter ('a')", b"RowFilter (=, 'nope:a')",
@@ -305,7 +307,11 @@ def scan_ops(draw: st.DrawFn) -> Op:
         # HBase refuses batching with such a filter only after 16 client retries (about 25 s):
         # the double's refusal is tested on its own (test_hbase_server.py).
         args["scan_batching"] = None
-    args["reverse"] = draw(st.booleans()) and b"InclusiveStopFilter" not in (args["filter"] or b"")
+    text = args["filter"] or b""
+    # Reversed: not with InclusiveStopFilter, nor a ColumnRangeFilter in an OR list (HBase's
+    # reversed scanner skips cells there; both documented divergences, avoided by our client).
+    args["reverse"] = draw(st.booleans()) and b"InclusiveStopFilter" not in text and not (
+        b"ColumnRangeFilter" in text and b" OR " in text)
     args["sorted_columns"] = draw(st.booleans())
 
     def run(c: happybase.Connection, prefix: str) -> list[Any]:

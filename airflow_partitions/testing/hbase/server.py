@@ -19,7 +19,9 @@ two; none of these is something ``airflow_partitions.kv`` sends, which
   ``ColumnPaginationFilter``, ``InclusiveStopFilter`` and ``SingleColumnValueExcludeFilter``
   follow the double's simplified row model, not HBase's cell-by-cell return codes; and in one
   ``AND`` list HBase lets a column seek (``ColumnRangeFilter``) skip the column a value test
-  reads (docs/hbase.md).
+  reads (docs/hbase.md). In an ``OR`` list, HBase's ``SingleColumnValueFilter`` drops no row
+  as soon as another member (a ``FamilyFilter``, say) drops none: the list drops a row only
+  when every member does; the double applies the value test to the row.
 - ``InclusiveStopFilter`` has its forward meaning on reversed scans too.
 - A reversed scan with a ``ColumnRangeFilter`` inside an ``OR`` list returns here what the
   forward scan returns, reversed; HBase's reversed scanner follows the list's seek hints
