@@ -47,6 +47,7 @@ from airflow_partitions.demo.hbase.site import (
 from airflow_partitions.demo.layout import REPO
 from airflow_partitions.demo.services.ports import free_port
 from airflow_partitions.demo.services.processes import ServiceRecord, spawn
+from airflow_partitions.demo.services.runner import log_tail, recorded
 
 NAMENODE, DATANODE, ZOOKEEPER = "hdfs-namenode", "hdfs-datanode", "zookeeper"
 MASTER, THRIFT = "hbase-master", "hbase-thrift"
@@ -422,18 +423,14 @@ class DistributedHBase:
 
 
 def tail(log: Path, lines: int = 25) -> str:
-    try:
-        text = log.read_text(errors="replace").splitlines()[-lines:]
-    except OSError:
-        return f"--- {log}: no log"
-    return f"--- {log} (last {len(text)} lines)\n" + "\n".join(text)
+    """The end of one part's log, under a line naming the file (a failure shows several)."""
+    return f"--- {log}\n{log_tail(log, lines)}"
 
 
 def stop(records: Path, grace: float = 30.0) -> list[str]:
     """Stop the parts recorded in ``records`` stage by stage (:data:`STOP_STAGES`), removing
     the pid files of what is gone; a line per part. Safe to call twice."""
     from airflow_partitions.demo.services.processes import stop_groups
-    from airflow_partitions.demo.services.runner import recorded
 
     lines: list[str] = []
     for stage in STOP_STAGES:
