@@ -120,7 +120,7 @@ def test_the_private_name_check_bites(tmp_path: Path) -> None:
 #: files spark-submit runs by path; ``spark`` exports what others use of them. Not here: the
 #: Airflow layer's rooms, which DAG files import by module.
 THROUGH_INIT = ["periods", "keys", "kv", "timelines", "cover", "filters", "catalog", "pruning",
-                "planning", "coverage", "interop", "spark", "cli"]
+                "planning", "coverage", "coverage_events", "interop", "spark", "cli"]
 #: Where the package is used: itself, the tests, the benchmarks and the example DAGs.
 USERS = [PACKAGE, ROOT / "tests", ROOT / "benchmarks", ROOT / "dags_examples"]
 

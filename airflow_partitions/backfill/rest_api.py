@@ -15,7 +15,7 @@ import urllib.parse
 import urllib.request
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, Self, TypedDict
 
 from airflow_partitions.backfill.airflow_db import (
     LOCK_RETRIES,
@@ -40,11 +40,9 @@ class DagRunJson(TypedDict):
     logical_date: NotRequired[str | None]
 
 
-class RestBackfills:
-    """Create and watch backfills through ``base_url`` (``http://host:port``) as ``user``."""
-
-    #: Seconds before the first retry of a create the metadata DB refused as locked.
-    lock_backoff: float = 2.0
+class AirflowRest:
+    """Calls to the api-server at ``base_url`` (``http://host:port``) as ``user``, with a JWT
+    fetched once from ``/auth/token``."""
 
     def __init__(self, base_url: str, user: str, password: str, timeout: float = 30) -> None:
         if urllib.parse.urlsplit(base_url).scheme not in {"http", "https"}:
@@ -54,130 +52,28 @@ class RestBackfills:
         self._token: str | None = None
 
     @classmethod
-    def with_token(cls, base_url: str, token: str, timeout: float = 30) -> RestBackfills:
+    def with_token(cls, base_url: str, token: str, timeout: float = 30) -> Self:
         """As the holder of ``token`` (an Airflow JWT): the Partitions view forwards its
         signed-in user's, so Airflow's own authorization decides every call."""
         client = cls(base_url, "", "", timeout)
         client._token = token
         return client
 
-    def check_dag(self, dag_id: str) -> bool:
-        try:
-            dag = self._call("GET", f"/api/v2/dags/{_quote(dag_id)}")
-        except BackfillRefused as exc:
-            if "HTTP 404" in str(exc):
-                raise UnknownDag(f"Airflow knows no DAG {dag_id!r}: is it in the DAG folder, "
-                                 "and has the dag-processor parsed it?") from exc
-            raise
-        return bool(dag["is_paused"])
-
-    def unpause(self, dag_id: str) -> None:
-        self._call("PATCH", f"/api/v2/dags/{_quote(dag_id)}", {"is_paused": False})
-
-    def running_backfill(self, dag_id: str) -> int | None:
-        found = self._call("GET", "/api/v2/backfills", query={"dag_id": dag_id, "limit": 100,
-                                                              "order_by": "-id"})
-        open_ids = [int(b["id"]) for b in found["backfills"] if b.get("completed_at") is None]
-        return min(open_ids) if open_ids else None
-
-    def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime,
-                 conf: Mapping[str, object] | None = None) -> list[dt.datetime]:
-        body = {"dag_id": dag_id, "from_date": first.isoformat(), "to_date": last.isoformat(),
-                "reprocess_behavior": "completed",
-                **({"dag_run_conf": dict(conf)} if conf is not None else {})}
-        found = self._call("POST", "/api/v2/backfills/dry_run", body)
-        return [_instant(b["logical_date"]) for b in found["backfills"] if b.get("logical_date")]
-
-    def create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
-               max_active_runs: int, conf: Mapping[str, object] | None = None) -> int:
-        """``POST /api/v2/backfills``; ``conf`` is the body's ``dag_run_conf`` (the body has
-        no partition key: docs/backfill.md, "Slices")."""
-        body = {"dag_id": dag_id, "from_date": first.isoformat(), "to_date": last.isoformat(),
-                "reprocess_behavior": "completed", "max_active_runs": max_active_runs,
-                **({"dag_run_conf": dict(conf)} if conf is not None else {})}
-        for attempt in range(LOCK_RETRIES + 1):
-            started = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)
-            try:
-                made = self._call("POST", "/api/v2/backfills", body)
-            except BackfillRefused as exc:
-                if "HTTP 409" in str(exc):
-                    raise BackfillRefused(
-                        f"another backfill of {dag_id} is running, and Airflow runs one per "
-                        "DAG: wait for it, or cancel it in the UI (Browse > Backfills)") from exc
-                raise
-            except ApiUnavailable as exc:
-                # A SQLite metadata DB under load answers 503 "Database is locked", maybe
-                # after committing the backfill row: adopt what it left, else try again.
-                if "database is locked" not in str(exc).lower() or attempt == LOCK_RETRIES:
-                    raise
-                left = self.created_since(dag_id, started)
-                if left is not None:
-                    return left
-                time.sleep(self.lock_backoff * (attempt + 1))
-                continue
-            return int(made["id"])
-        raise AssertionError("unreachable")  # the loop returns or raises
-
-    def created_since(self, dag_id: str, since: dt.datetime) -> int | None:
-        """The id of an unfinished backfill of the DAG created after ``since``, if any."""
-        found = self._call("GET", "/api/v2/backfills", query={"dag_id": dag_id, "limit": 100,
-                                                              "order_by": "-id"})
-        ids = [int(b["id"]) for b in found["backfills"] if b.get("completed_at") is None
-               and b.get("created_at") and _instant(b["created_at"]) >= since]
-        return max(ids) if ids else None
-
-    def progress(self, backfill_id: int) -> Progress:
-        return self.progress_and_runs(backfill_id)[0]
-
-    def progress_and_runs(self, backfill_id: int) -> tuple[Progress, list[DagRunJson]]:
-        """The backfill's progress and its runs (``dag_run_id``, ``logical_date``, ``state``
-        as ``/api/v2`` gives them): what the Partitions view links to. Two GETs.
-        Raises :class:`UnknownBackfill` when Airflow has no such backfill (any more)."""
-        try:
-            backfill = self._call("GET", f"/api/v2/backfills/{backfill_id}")
-        except BackfillRefused as exc:
-            if "HTTP 404" in str(exc):
-                raise UnknownBackfill(f"Airflow has no backfill {backfill_id} (any more): "
-                                      f"{exc}") from exc
-            raise
-        runs: list[DagRunJson] = self._call(
-            "GET", f"/api/v2/dags/{_quote(backfill['dag_id'])}/dagRuns", query={
-                "logical_date_gte": backfill["from_date"],
-                "logical_date_lte": backfill["to_date"], "run_type": "backfill",
-                "limit": 1000})["dag_runs"]
-        states = Counter(str(r["state"]) for r in runs)
-        failed = tuple(sorted(_instant(str(r["logical_date"])) for r in runs
-                              if r["state"] == "failed" and r.get("logical_date")))
-        return Progress(backfill_id, dict(states), backfill.get("completed_at") is not None,
-                        failed), runs
-
-    def failed_tasks(self, dag_id: str, logical_dates: Sequence[dt.datetime]) -> list[str]:
-        tasks: set[str] = set()
-        for date in logical_dates[:5]:
-            runs = self._call("GET", f"/api/v2/dags/{_quote(dag_id)}/dagRuns", query={
-                "logical_date_gte": date.isoformat(), "logical_date_lte": date.isoformat()})
-            for run in runs["dag_runs"]:
-                tis = self._call("GET", f"/api/v2/dags/{_quote(dag_id)}/dagRuns/"
-                                 f"{_quote(run['dag_run_id'])}/taskInstances")
-                tasks |= {t["task_id"] for t in tis["task_instances"]
-                          if t["state"] in {"failed", "upstream_failed"}}
-        return sorted(tasks)
-
-    # -- HTTP --------------------------------------------------------------------------------
-
     def _token_value(self) -> str:
         if self._token is None:
-            got = self._request("POST", "/auth/token",
+            got = self.request("POST", "/auth/token",
                                 {"username": self.user, "password": self.password}, token=None)
             self._token = str(got["access_token"])
         return self._token
 
-    def _call(self, method: str, path: str, body: Any = None,
-              query: dict[str, Any] | None = None) -> Any:
-        return self._request(method, path, body, token=self._token_value(), query=query)
+    def call(self, method: str, path: str, body: Any = None,
+             query: dict[str, Any] | None = None) -> Any:
+        """One authenticated call; the JSON answer (None when empty). ``ApiUnavailable`` for
+        an unreachable server or a 5xx, ``BackfillRefused`` for a 4xx (its text says which)."""
+        return self.request(method, path, body, token=self._token_value(), query=query)
 
-    def _request(self, method: str, path: str, body: Any, *, token: str | None,
-                 query: dict[str, Any] | None = None) -> Any:
+    def request(self, method: str, path: str, body: Any, *, token: str | None,
+                query: dict[str, Any] | None = None) -> Any:
         url = self.base_url + path
         if query:
             url += "?" + urllib.parse.urlencode(query)
@@ -200,6 +96,115 @@ class RestBackfills:
         except (urllib.error.URLError, OSError) as exc:
             raise ApiUnavailable(f"{method} {url}: {exc}") from exc
         return json.loads(raw) if raw.strip() else None
+
+
+class RestBackfills(AirflowRest):
+    """Create and watch backfills through the api-server's REST API."""
+
+    #: Seconds before the first retry of a create the metadata DB refused as locked.
+    lock_backoff: float = 2.0
+
+    def check_dag(self, dag_id: str) -> bool:
+        try:
+            dag = self.call("GET", f"/api/v2/dags/{_quote(dag_id)}")
+        except BackfillRefused as exc:
+            if "HTTP 404" in str(exc):
+                raise UnknownDag(f"Airflow knows no DAG {dag_id!r}: is it in the DAG folder, "
+                                 "and has the dag-processor parsed it?") from exc
+            raise
+        return bool(dag["is_paused"])
+
+    def unpause(self, dag_id: str) -> None:
+        self.call("PATCH", f"/api/v2/dags/{_quote(dag_id)}", {"is_paused": False})
+
+    def running_backfill(self, dag_id: str) -> int | None:
+        found = self.call("GET", "/api/v2/backfills", query={"dag_id": dag_id, "limit": 100,
+                                                              "order_by": "-id"})
+        open_ids = [int(b["id"]) for b in found["backfills"] if b.get("completed_at") is None]
+        return min(open_ids) if open_ids else None
+
+    def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime,
+                 conf: Mapping[str, object] | None = None) -> list[dt.datetime]:
+        body = {"dag_id": dag_id, "from_date": first.isoformat(), "to_date": last.isoformat(),
+                "reprocess_behavior": "completed",
+                **({"dag_run_conf": dict(conf)} if conf is not None else {})}
+        found = self.call("POST", "/api/v2/backfills/dry_run", body)
+        return [_instant(b["logical_date"]) for b in found["backfills"] if b.get("logical_date")]
+
+    def create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
+               max_active_runs: int, conf: Mapping[str, object] | None = None) -> int:
+        """``POST /api/v2/backfills``; ``conf`` is the body's ``dag_run_conf`` (the body has
+        no partition key: docs/backfill.md, "Slices")."""
+        body = {"dag_id": dag_id, "from_date": first.isoformat(), "to_date": last.isoformat(),
+                "reprocess_behavior": "completed", "max_active_runs": max_active_runs,
+                **({"dag_run_conf": dict(conf)} if conf is not None else {})}
+        for attempt in range(LOCK_RETRIES + 1):
+            started = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)
+            try:
+                made = self.call("POST", "/api/v2/backfills", body)
+            except BackfillRefused as exc:
+                if "HTTP 409" in str(exc):
+                    raise BackfillRefused(
+                        f"another backfill of {dag_id} is running, and Airflow runs one per "
+                        "DAG: wait for it, or cancel it in the UI (Browse > Backfills)") from exc
+                raise
+            except ApiUnavailable as exc:
+                # A SQLite metadata DB under load answers 503 "Database is locked", maybe
+                # after committing the backfill row: adopt what it left, else try again.
+                if "database is locked" not in str(exc).lower() or attempt == LOCK_RETRIES:
+                    raise
+                left = self.created_since(dag_id, started)
+                if left is not None:
+                    return left
+                time.sleep(self.lock_backoff * (attempt + 1))
+                continue
+            return int(made["id"])
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def created_since(self, dag_id: str, since: dt.datetime) -> int | None:
+        """The id of an unfinished backfill of the DAG created after ``since``, if any."""
+        found = self.call("GET", "/api/v2/backfills", query={"dag_id": dag_id, "limit": 100,
+                                                              "order_by": "-id"})
+        ids = [int(b["id"]) for b in found["backfills"] if b.get("completed_at") is None
+               and b.get("created_at") and _instant(b["created_at"]) >= since]
+        return max(ids) if ids else None
+
+    def progress(self, backfill_id: int) -> Progress:
+        return self.progress_and_runs(backfill_id)[0]
+
+    def progress_and_runs(self, backfill_id: int) -> tuple[Progress, list[DagRunJson]]:
+        """The backfill's progress and its runs (``dag_run_id``, ``logical_date``, ``state``
+        as ``/api/v2`` gives them): what the Partitions view links to. Two GETs.
+        Raises :class:`UnknownBackfill` when Airflow has no such backfill (any more)."""
+        try:
+            backfill = self.call("GET", f"/api/v2/backfills/{backfill_id}")
+        except BackfillRefused as exc:
+            if "HTTP 404" in str(exc):
+                raise UnknownBackfill(f"Airflow has no backfill {backfill_id} (any more): "
+                                      f"{exc}") from exc
+            raise
+        runs: list[DagRunJson] = self.call(
+            "GET", f"/api/v2/dags/{_quote(backfill['dag_id'])}/dagRuns", query={
+                "logical_date_gte": backfill["from_date"],
+                "logical_date_lte": backfill["to_date"], "run_type": "backfill",
+                "limit": 1000})["dag_runs"]
+        states = Counter(str(r["state"]) for r in runs)
+        failed = tuple(sorted(_instant(str(r["logical_date"])) for r in runs
+                              if r["state"] == "failed" and r.get("logical_date")))
+        return Progress(backfill_id, dict(states), backfill.get("completed_at") is not None,
+                        failed), runs
+
+    def failed_tasks(self, dag_id: str, logical_dates: Sequence[dt.datetime]) -> list[str]:
+        tasks: set[str] = set()
+        for date in logical_dates[:5]:
+            runs = self.call("GET", f"/api/v2/dags/{_quote(dag_id)}/dagRuns", query={
+                "logical_date_gte": date.isoformat(), "logical_date_lte": date.isoformat()})
+            for run in runs["dag_runs"]:
+                tis = self.call("GET", f"/api/v2/dags/{_quote(dag_id)}/dagRuns/"
+                                 f"{_quote(run['dag_run_id'])}/taskInstances")
+                tasks |= {t["task_id"] for t in tis["task_instances"]
+                          if t["state"] in {"failed", "upstream_failed"}}
+        return sorted(tasks)
 
 
 def _quote(text: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from airflow_partitions.cli import (
+    assets,
     backfill,
     coverage,
     definitions,
@@ -26,7 +27,7 @@ from airflow_partitions.cli import (
 #: In the order their commands appear in ``airflow-partitions --help``.
 COMMAND_MODULES: tuple[ModuleType, ...] = (
     definitions, partitions, timelines, coverage, metrics, staleness, planning, backfill,
-    filters,
+    filters, assets,
 )
 
 __all__ = ["COMMAND_MODULES"]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
+from airflow_partitions.assets.in_task import API_CONN_ID, announce_after_write
 from airflow_partitions.catalog import StorageDef, WriteResult
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
@@ -74,9 +75,12 @@ class _PartitionsOperator(BaseOperator):
         partition_key: str = "start",
         key_segments: Sequence[str] | None = None,
         outage_timeout: float = OUTAGE_TIMEOUT,
+        airflow_api_conn_id: str = API_CONN_ID,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        #: Where this task announces the coverage events its write made due (docs/airflow.md).
+        self.airflow_api_conn_id = airflow_api_conn_id
         if not outage_timeout >= 0:
             raise ValueError(f"outage_timeout is seconds, 0 or more, not {outage_timeout!r}")
         self.outage_timeout = float(outage_timeout)
@@ -121,6 +125,8 @@ class _PartitionsOperator(BaseOperator):
             result.unchanged, keys[0], keys[-1],
         )
         self._emit(context, sdef, facts, result)
+        if result.changed:
+            announce_after_write(self.hook.get_conn(), sdef.fact, self.airflow_api_conn_id)
         return {"storage": self.storage, "period": self.period, "changed": result.changed,
                 "unchanged": result.unchanged, "keys": keys if len(keys) <= 100 else
                 [*keys[:100], f"... {len(keys) - 100} more"]}
@@ -195,6 +201,9 @@ class RegisterPartitionsOperator(_PartitionsOperator):
     :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
     :param outage_timeout: seconds to keep trying while the catalog is unreachable (120; 0
         fails the try at once and leaves it to the task's retries).
+    :param airflow_api_conn_id: the ``http`` connection to the api-server through which the
+        task announces the coverage asset windows its write completed, right after the write
+        (``airflow_api_default``; without it the follower announces them).
     :param partition_key: asset partition key style: ``start`` (default), ``value``,
         ``columns``, or ``composite``: Airflow 3.3's composite key for a consumer whose
         ``PartitionedAssetTimetable`` maps with ``ProductMapper(...)``, one ``|``-separated

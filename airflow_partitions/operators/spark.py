@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
+from airflow_partitions.assets.run_window import run_partition_key, run_window
 from airflow_partitions.catalog import StorageDef
 from airflow_partitions.cover import Cover, CoverRequest, missing_list, skipped_text, status_line
 from airflow_partitions.defaults import (
@@ -131,6 +132,8 @@ class CoveredSparkSubmitOperator(CoverArguments, SparkSubmitOperator):
         if cover_from is None and fact is None:
             raise ValueError("CoveredSparkSubmitOperator needs cover_from= or fact=")
         self.cover_from = cover_from
+        #: A coverage asset's consumer covers its run's window (docs/airflow.md).
+        self.window_from_run = cover_from is None and start is None and end is None
         if cover_from is None:
             start = "{{ data_interval_start }}" if start is None else start
             end = "{{ data_interval_end }}" if end is None else end
@@ -175,6 +178,15 @@ class CoveredSparkSubmitOperator(CoverArguments, SparkSubmitOperator):
                 storages = sorted({p.storage for p in upstream.partitions})
             if where is None:  # the slices the sensor waited for (its XCom says which)
                 where = pushed.get("where")
+        elif self.window_from_run:
+            window = run_window(context, self.catalog_hook.get_conn())
+            if window is not None:
+                self.log.info("window of partition key %s: [%s, %s)%s",
+                              run_partition_key(context), window.start, window.end,
+                              f" where {window.where}" if window.where else "")
+                fact = fact or window.spec.fact
+                start, end = window.start, window.end
+                where = window.where if where is None else f"({where}) AND ({window.where})"
         return self.cover_request(fact=fact or "", start=start, end=end, periods=periods,
                                   storages=storages, where=where)
 

@@ -1,0 +1,114 @@
+"""The follower: announces coverage events for writes Airflow never sees.
+
+``airflow-partitions assets follow`` runs it beside the scheduler (``make airflow`` and
+``make airflow-cluster`` start it). Every ``poll`` seconds it reads each followed fact's
+generation, one store round trip per fact, and only when one moved does it ask which windows
+are due (:class:`~airflow_partitions.coverage_events.CoverageEmitter`); every ``refresh``
+seconds it asks Airflow which coverage assets exist (a DAG scheduled on a new one is followed
+from then on). Writes through the provider's operators are announced by the writing task
+itself (:mod:`.in_task`); both go through the same markers, so each window is announced once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from airflow_partitions.assets.rest import CoverageEventsApi
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.coverage_events import (
+    CLAIM_TIMEOUT,
+    CoverageAssetSpec,
+    CoverageEmitter,
+    Emission,
+)
+from airflow_partitions.errors import PartitionsError
+
+log = logging.getLogger(__name__)
+
+#: Seconds between generation reads: an announcement within a second of a write.
+DEFAULT_POLL = 0.5
+#: Seconds between asking Airflow for its coverage assets.
+DEFAULT_REFRESH = 10.0
+
+
+class Follower:
+    """Follows ``catalog`` for the coverage assets ``api`` lists."""
+
+    def __init__(self, catalog: Catalog, api: CoverageEventsApi, *,
+                 poll: float = DEFAULT_POLL, refresh: float = DEFAULT_REFRESH,
+                 emitter: CoverageEmitter | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.catalog, self.api = catalog, api
+        self.poll, self.refresh = poll, refresh
+        self.emitter = emitter or CoverageEmitter(catalog)
+        self.clock = clock
+        self.assets: dict[CoverageAssetSpec, int] = {}
+        self._generations: dict[str, int] = {}
+        self._listed_at = float("-inf")
+        self._swept_at = float("-inf")
+
+    def poll_once(self) -> list[Emission]:
+        """One round: the asset list when due, one generation read per followed fact, and the
+        due windows of each fact whose generation moved (of every fact, every half claim
+        timeout, to take over claims of processes that died)."""
+        now = self.clock()
+        if now - self._listed_at >= self.refresh:
+            self._list_assets()
+            self._listed_at = now
+        sweep = now - self._swept_at >= CLAIM_TIMEOUT / 2
+        if sweep:
+            self._swept_at = now
+        out: list[Emission] = []
+        for fact in sorted({spec.fact for spec in self.assets}):
+            try:
+                generation = self.catalog.fact_state(fact).generation
+            except PartitionsError as exc:
+                log.warning("fact %s: %s", fact, exc)
+                continue
+            if not sweep and self._generations.get(fact) == generation:
+                continue
+            self._generations[fact] = generation
+            for spec in [s for s in self.assets if s.fact == fact]:
+                out.extend(self._emit(spec))
+        return out
+
+    def run(self, stop: threading.Event) -> None:
+        """Poll until ``stop`` is set; a failing round is logged and retried next poll."""
+        log.info("following the catalog %s every %.1f s", self.catalog.rows.kv.url, self.poll)
+        while not stop.is_set():
+            try:
+                self.poll_once()
+            except PartitionsError as exc:
+                log.warning("will retry: %s", exc)
+                self._generations.clear()
+            stop.wait(self.poll)
+
+    def _list_assets(self) -> None:
+        listed = self.api.coverage_assets()
+        for spec in listed.keys() - self.assets.keys():
+            try:
+                if self.emitter.follow(spec):
+                    log.info("following %s (%s)", spec.name, spec.uri)
+            except PartitionsError as exc:
+                log.warning("%s is not followed: %s", spec.name, exc)
+                continue
+        self.assets = listed
+
+    def _emit(self, spec: CoverageAssetSpec) -> list[Emission]:
+        asset_id = self.assets[spec]
+
+        def post(emission: Emission) -> None:
+            self.api.post(asset_id, emission)
+            log.info("announced %s %s%s (version %d, %d partitions)", spec.name, emission.key,
+                     " restated" if emission.restated else "", emission.version,
+                     len(emission.inputs))
+
+        try:
+            return self.emitter.emit(spec, post)
+        except PartitionsError as exc:
+            log.warning("%s: %s", spec.name, exc)
+            self._generations.pop(spec.fact, None)
+            return []
