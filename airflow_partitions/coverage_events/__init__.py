@@ -4,7 +4,8 @@ each, without Airflow (the Airflow layer posts them: :mod:`airflow_partitions.as
 * :mod:`.spec`: :class:`CoverageAssetSpec`, what an asset names, its URI and its keys;
 * :mod:`.windows`: a window's fresh cover, verified, and which windows are worth asking about;
 * :mod:`.markers`: what was announced, claimed by check-and-put in the catalog's store;
-* :mod:`.emitter`: :class:`CoverageEmitter`, which windows are due and announcing each once.
+* :mod:`.emitter`: :class:`CoverageEmitter`, which windows are due and announcing each once;
+* :mod:`.status`: per window of a range, what was announced and what the others lack (the view).
 """
 
 from airflow_partitions.coverage_events.emitter import (
@@ -31,6 +32,16 @@ from airflow_partitions.coverage_events.spec import (
     InvalidCoverageAsset,
     InvalidWindowKey,
 )
+from airflow_partitions.coverage_events.status import (
+    DEFAULT_WINDOW_LIMIT,
+    AssetWindows,
+    AssetWindowsJson,
+    WindowStatus,
+    WindowStatusJson,
+    WindowStatusName,
+    asset_windows,
+    followed_assets,
+)
 from airflow_partitions.coverage_events.windows import (
     InputRef,
     Window,
@@ -45,9 +56,12 @@ from airflow_partitions.coverage_events.windows import (
 __all__ = [
     "CLAIM_TIMEOUT",
     "DEFAULT_HORIZON",
+    "DEFAULT_WINDOW_LIMIT",
     "KEY_FORMAT",
     "SCHEME",
     "TABLE",
+    "AssetWindows",
+    "AssetWindowsJson",
     "CoverageAssetSpec",
     "CoverageEmitter",
     "Emission",
@@ -62,9 +76,14 @@ __all__ = [
     "Post",
     "Window",
     "WindowState",
+    "WindowStatus",
+    "WindowStatusJson",
+    "WindowStatusName",
+    "asset_windows",
     "candidate_windows",
     "emit_all",
     "extent",
+    "followed_assets",
     "restatement_of",
     "slice_columns",
     "window_state",
