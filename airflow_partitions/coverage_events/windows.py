@@ -11,13 +11,19 @@ would hide. The whole history is read once, to find the windows worth asking abo
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import pendulum
 
-from airflow_partitions.catalog import Catalog, Partition, required_slices, select_slices
-from airflow_partitions.cover import CoverRequest, missing_list
+from airflow_partitions.catalog import (
+    Catalog,
+    Dimension,
+    Partition,
+    required_slices,
+    select_slices,
+)
+from airflow_partitions.cover import CoverRequest, NeededPartitions, missing_list
 from airflow_partitions.coverage_events.spec import CoverageAssetSpec, Slice
 
 #: What a window was made of: (storage, period, values, version) per partition, sorted.
@@ -95,8 +101,9 @@ def slice_columns(catalog: Catalog, fact: str) -> tuple[str, ...]:
     return tuple(sorted({d.column for d in _dimensions(catalog, fact)}))
 
 
-def _dimensions(catalog: Catalog, fact: str) -> list:  # type: ignore[type-arg]
-    seen: dict[str, object] = {}
+def _dimensions(catalog: Catalog, fact: str) -> list[Dimension]:
+    """The fact's declared dimensions, one per column (the first storage declaring it)."""
+    seen: dict[str, Dimension] = {}
     for sdef in catalog.list_storages(fact):
         for d in sdef.dimensions:
             seen.setdefault(d.column, d)
@@ -145,8 +152,14 @@ def candidate_windows(catalog: Catalog, spec: CoverageAssetSpec, tz: str,
         lacking = [m for m in cover.missing if m.start < window.end and window.start < m.end]
         if not lacking:
             out.append(window)
-        elif window.slice and all(
-                m.needed and all(n.dimensions and n.dimensions != window.slice
-                                 for n in m.needed) for m in lacking):
+        elif window.slice and not any(_lacks(m.needed, window.slice) for m in lacking):
             out.append(window)  # only other slices lack partitions there
     return out
+
+
+def _lacks(needed: Sequence[NeededPartitions], slice_: Slice) -> bool:
+    """Whether a missing range's needed partitions say ``slice_`` lacks some: one names it,
+    or none names any slice (a gap of every slice). The window's own cover has the last word;
+    this only spares the covers of windows surely incomplete."""
+    named = [n.dimensions for n in needed if n.dimensions]
+    return not named or slice_ in named

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import pendulum
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
@@ -54,6 +54,10 @@ DEFAULT_START = "{{ data_interval_start }}"
 DEFAULT_END = "{{ data_interval_end }}"
 
 
+#: Seconds between a deferred sensor's checks in the triggerer: one round trip each while
+#: nothing changed, so a second costs little and starts the work a second after the write.
+TRIGGER_POLL_SECONDS: Final = 1.0
+
 class PartitionCoverageSensor(CoverArguments, BaseSensorOperator):
     """Wait until the catalog can cover ``[start, end)`` of ``fact`` with registered partitions.
 
@@ -74,6 +78,10 @@ class PartitionCoverageSensor(CoverArguments, BaseSensorOperator):
         (templated)
     :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
     :param deferrable: wait in the triggerer (no worker slot) between the first and last check.
+    :param trigger_poll_interval: seconds between the trigger's checks while deferred (default
+        1: the sensor fires about a second after the completing write; while nothing changed
+        a check is one store round trip, on the triggerer's shared poller thread).
+        ``poke_interval`` paces the checks of a sensor that does not defer.
     """
 
     template_fields: Sequence[str] = (*COVER_TEMPLATE_FIELDS, "catalog_conn_id")
@@ -96,6 +104,7 @@ class PartitionCoverageSensor(CoverArguments, BaseSensorOperator):
         where: str | None = None,
         catalog_conn_id: str = PartitionCatalogHook.default_conn_name,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        trigger_poll_interval: float = TRIGGER_POLL_SECONDS,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -105,6 +114,10 @@ class PartitionCoverageSensor(CoverArguments, BaseSensorOperator):
         )
         self.catalog_conn_id = catalog_conn_id
         self.deferrable = deferrable
+        if not trigger_poll_interval > 0:
+            raise ValueError(f"trigger_poll_interval is seconds above 0, not "
+                             f"{trigger_poll_interval!r}")
+        self.trigger_poll_interval = float(trigger_poll_interval)
         self._watch: CoverageWatch | None = None
         self._range_from_interval = start == DEFAULT_START and end == DEFAULT_END
 
@@ -208,7 +221,7 @@ class PartitionCoverageSensor(CoverArguments, BaseSensorOperator):
             trigger=PartitionCoverageTrigger(
                 request=self.request.to_json(),
                 catalog_conn_id=self.catalog_conn_id,
-                poke_interval=self.poke_interval,
+                poke_interval=self.trigger_poll_interval,
                 deadline=deadline.isoformat(),
             ),
             method_name="execute_complete",

@@ -175,7 +175,12 @@ def test_deferrable_defers_with_the_trigger(events: Catalog) -> None:
     assert deferred.value.timeout is not None and deferred.value.timeout.total_seconds() > 600
     path, kwargs = trigger.serialize()
     assert path == "airflow_partitions.triggers.coverage.PartitionCoverageTrigger"
-    assert kwargs["request"]["fact"] == "events" and kwargs["poke_interval"] == 5
+    # deferred, the checks are paced by trigger_poll_interval (1 s), not poke_interval
+    assert kwargs["request"]["fact"] == "events" and kwargs["poke_interval"] == 1.0
+    slower = sensor(deferrable=True, trigger_poll_interval=5, timeout=600)
+    with pytest.raises(TaskDeferred) as deferred:
+        slower.execute({})
+    assert deferred.value.trigger.serialize()[1]["poke_interval"] == 5
     register_hours(events, 2, 3)  # coverable at once: no deferral at all
     assert sensor(deferrable=True).execute({})["coverable"] is True
 
