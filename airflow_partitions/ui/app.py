@@ -6,6 +6,9 @@ Routes (every one behind :func:`.auth.require_viewer`):
 * ``GET /api/facts/{fact}?start=&end=&time_column=&stale=``: the stretches of every
   (storage, period) lane over the range (default: the fact's whole history), the cover and its
   status line (:func:`airflow_partitions.coverage.view.fact_view`);
+* ``GET /api/facts/{fact}/coverage-assets?start=&end=``: each followed coverage asset of the
+  fact with its windows in the range, announced or pending and what they lack
+  (:mod:`.coverage_assets`);
 * ``GET /`` and ``GET /facts/{fact}``: the same as HTML pages;
 * the actions (plan, fill missing, re-run stale, progress): :mod:`.action_routes`.
 
@@ -30,9 +33,11 @@ from airflow_partitions.coverage import (
     fact_view,
     facts_json,
 )
+from airflow_partitions.coverage_events import AssetWindowsJson
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.ui.action_routes import router as action_router
 from airflow_partitions.ui.auth import require_viewer
+from airflow_partitions.ui.coverage_assets import coverage_assets_html, coverage_assets_json
 from airflow_partitions.ui.page import fact_page, facts_page
 from airflow_partitions.ui.page_actions import actions_html
 from airflow_partitions.ui.urls import URL_PREFIX
@@ -69,6 +74,16 @@ def _view(catalog: Catalog, fact: str, start: str | None, end: str | None,
         raise HTTPException(400, str(exc)) from exc
 
 
+def _assets(catalog: Catalog, fact: str, start: str | None, end: str | None
+            ) -> list[AssetWindowsJson]:
+    try:
+        return coverage_assets_json(catalog, fact, start or None, end or None)
+    except UnknownFact as exc:
+        raise HTTPException(404, str(exc)) from exc
+    except InvalidInput as exc:
+        raise HTTPException(400, str(exc)) from exc
+
+
 def create_app(open_catalog: CatalogOpener = hook_catalog) -> FastAPI:
     """The app; ``open_catalog`` is the catalog's source (tests pass their own)."""
     app = FastAPI(title="Airflow Partitions", dependencies=[Depends(require_viewer)],
@@ -85,6 +100,11 @@ def create_app(open_catalog: CatalogOpener = hook_catalog) -> FastAPI:
         # a JSONResponse as it is: FastAPI's encoder would walk every stretch again
         return JSONResponse(_view(catalog, fact, start, end, time_column, stale))
 
+    @app.get("/api/facts/{fact}/coverage-assets", response_model=None)
+    def get_coverage_assets(catalog: CatalogDep, fact: str, start: StartQuery = None,
+                            end: EndQuery = None) -> list[AssetWindowsJson]:
+        return _assets(catalog, fact, start, end)
+
     @app.get("/", response_class=HTMLResponse)
     def facts_html(request: Request, catalog: CatalogDep) -> str:
         return facts_page(facts_json(catalog), request.scope.get("root_path", ""))
@@ -96,7 +116,8 @@ def create_app(open_catalog: CatalogOpener = hook_catalog) -> FastAPI:
         view = _view(catalog, fact, start, end, time_column, stale)
         query = {k: v for k, v in request.query_params.items() if k not in ("start", "end")}
         root = request.scope.get("root_path", "")
-        return fact_page(view, root, query, actions_html(view, root))
+        assets = coverage_assets_html(_assets(catalog, fact, view["start"], view["end"]))
+        return fact_page(view, root, query, actions_html(view, root) + assets)
 
     app.include_router(action_router())
     return app
