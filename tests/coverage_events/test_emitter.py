@@ -314,3 +314,17 @@ def test_announcements_follow_completeness(tmp_path_factory: pytest.TempPathFact
                 assert [e for e in new if e.key == key] == []  # never a window that is not whole
             if complete:
                 was_complete.add(d)
+
+
+def test_a_damaged_row_costs_its_window_only(catalog: Catalog,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    """A partition row that is not whole is never used: its day is not announced (the cover
+    that leaves the row out logs it by name), and the other day is."""
+    emitter, post = started(catalog, DAILY), Recorder()
+    catalog.register("raw", "HOURLY", hours(1) + hours(2))
+    [(_, key)] = catalog.keyed_specs(catalog.get_storage("raw"), "HOURLY",
+                                     {"dt": "2024-01-01-05", "region": "eu"})
+    catalog.rows.partitions.delete(key, [b"p:state"])
+    emitter.emit(DAILY, post)
+    assert post.keys == [("2024-01-02T00:00:00", False, 1)]
+    assert "2024-01-01-05" in caplog.text
