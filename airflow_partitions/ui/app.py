@@ -37,7 +37,7 @@ from airflow_partitions.coverage_events import AssetWindowsJson
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.ui.action_routes import router as action_router
 from airflow_partitions.ui.auth import require_viewer
-from airflow_partitions.ui.coverage_assets import coverage_assets_html, coverage_assets_json
+from airflow_partitions.ui.coverage_assets import coverage_assets_json, coverage_assets_section
 from airflow_partitions.ui.page import fact_page, facts_page
 from airflow_partitions.ui.page_actions import actions_html
 from airflow_partitions.ui.urls import URL_PREFIX
@@ -116,7 +116,7 @@ def create_app(open_catalog: CatalogOpener = hook_catalog) -> FastAPI:
         view = _view(catalog, fact, start, end, time_column, stale)
         query = {k: v for k, v in request.query_params.items() if k not in ("start", "end")}
         root = request.scope.get("root_path", "")
-        assets = coverage_assets_html(_assets(catalog, fact, view["start"], view["end"]))
+        assets = coverage_assets_section(catalog, fact, view["start"], view["end"])
         return fact_page(view, root, query, actions_html(view, root) + assets)
 
     app.include_router(action_router())

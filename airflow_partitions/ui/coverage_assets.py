@@ -51,15 +51,18 @@ def coverage_assets_json(catalog: Catalog, fact: str, start: str | None, end: st
     :class:`~airflow_partitions.catalog.UnknownFact`; a bad instant or a reversed range is
     :class:`~airflow_partitions.errors.InvalidInput`."""
     tz = catalog.get_fact(fact).tz
+    markers = EmissionMarkers(catalog.rows.kv)
+    specs = followed_assets(catalog, fact, markers)
+    if not specs:
+        return []
     span = extent(catalog, fact)
     default = span or (pendulum.from_timestamp(0, tz), pendulum.from_timestamp(0, tz))
     start_ = zoned_instant(start, tz, "start") if start else default[0]
     end_ = zoned_instant(end, tz, "end") if end else default[1]
     if end_ < start_:
         raise InvalidInput(f"end {end_.isoformat()} is before start {start_.isoformat()}")
-    markers = EmissionMarkers(catalog.rows.kv)
     return [asset_windows(catalog, spec, start_, end_, limit=limit, markers=markers).to_json()
-            for spec in followed_assets(catalog, fact, markers)]
+            for spec in specs]
 
 
 def _when(text: str | None) -> str:
@@ -90,6 +93,17 @@ def _asset_html(asset: AssetWindowsJson) -> str:
     return (head + f"<p>{esc(counts)}</p>" + cut
             + "<table class='coverage-windows'><tr><th>window</th><th>status</th>"
             f"<th>version</th><th>restated</th><th>when</th><th>lacks</th></tr>{rows}</table>")
+
+
+def coverage_assets_section(catalog: Catalog, fact: str, start: str, end: str) -> str:
+    """The page's section for the range the page shows; a range the windows cannot be listed
+    over (the calendar's last day) says so in the section rather than failing the page."""
+    try:
+        assets = coverage_assets_json(catalog, fact, start, end)
+    except (InvalidInput, OverflowError) as exc:
+        return ("<section id='coverage-assets'><h2>Coverage assets</h2>"
+                f"<p class='status'>{esc(exc)}</p></section>")
+    return coverage_assets_html(assets)
 
 
 def coverage_assets_html(assets: list[AssetWindowsJson]) -> str:
