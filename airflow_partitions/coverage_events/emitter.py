@@ -123,10 +123,9 @@ class CoverageEmitter:
     def follow(self, spec: CoverageAssetSpec) -> bool:
         """Start following ``spec``: the windows coverable now are recorded as known, not
         announced (a new consumer does not re-run the past). True when this call started it."""
-        spec.check(self.catalog)
+        tz = spec.check(self.catalog)
         if not self.markers.first_seen(spec.uri, self.clock()):
             return False
-        tz = spec.check(self.catalog)
         for window in candidate_windows(self.catalog, spec, tz):
             state = window_state(self.catalog, spec, window)
             if state.coverable:

@@ -21,7 +21,7 @@ from typing import Final
 
 import pendulum
 
-from airflow_partitions.catalog import Catalog, UnknownFact
+from airflow_partitions.catalog import Catalog, UnknownFact, select_slices
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod, zone
 
@@ -116,7 +116,9 @@ class CoverageAssetSpec:
 
     def check(self, catalog: Catalog) -> str:
         """The fact's zone, after checking that some storage period nests in the window
-        period; :class:`InvalidCoverageAsset` names the fact's periods otherwise."""
+        period (:class:`InvalidCoverageAsset` names the fact's periods otherwise) and that
+        ``where`` names only declared dimensions (``NotADimension``). Cost: the fact's and
+        its storages' definitions (cached)."""
         try:
             fdef = catalog.get_fact(self.fact)
         except UnknownFact as exc:
@@ -124,13 +126,16 @@ class CoverageAssetSpec:
             raise InvalidCoverageAsset(
                 f"coverage asset: the catalog has no fact {self.fact!r} (facts: {known})"
             ) from exc
-        periods = sorted({p for s in catalog.list_storages(self.fact) for p in s.periods},
-                         key=lambda p: p.approx_seconds)
+        storages = catalog.list_storages(self.fact)
+        periods = sorted({p for s in storages for p in s.periods}, key=lambda p: p.approx_seconds)
         if not any(p.nests_in(self.period) for p in periods):
             have = ", ".join(p.name for p in periods) or "no storage"
             raise InvalidCoverageAsset(
                 f"coverage asset: fact {self.fact!r} cannot make {self.period.name} windows "
                 f"from its periods ({have}); pick a period they nest in")
+        if self.where is not None:  # parsed, and only dimension columns: NotADimension
+            dimensions = {d.column: d for s in storages for d in s.dimensions}
+            select_slices([], list(dimensions.values()), self.where)
         return fdef.tz
 
     def key(self, start: dt.datetime, tz: str, slice_: Slice = ()) -> str:

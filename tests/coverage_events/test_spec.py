@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog import Catalog, NotADimension
 from airflow_partitions.coverage_events import (
     CoverageAssetSpec,
     InvalidCoverageAsset,
@@ -100,3 +100,13 @@ def test_an_unknown_fact_or_a_period_it_cannot_make_is_refused(tmp_path: Path) -
     with pytest.raises(InvalidCoverageAsset, match="not an update period"):
         CoverageAssetSpec.of("events", "FORTNIGHTLY")
     assert CoverageAssetSpec.of("events", "monthly").check(catalog) == "UTC"
+
+
+def test_a_where_over_a_column_that_is_no_dimension_is_refused(tmp_path: Path) -> None:
+    catalog = Catalog(f"sqlite:///{tmp_path}/c.db")
+    catalog.create_fact("events", time_columns=["dt"])
+    catalog.create_storage("events", "raw", ["HOURLY"], columns=["region"],
+                           location=f"{tmp_path}/{{dt}}/{{region}}", dimensions=["region=eu"])
+    assert CoverageAssetSpec.of("events", "DAILY", "region = 'eu'").check(catalog) == "UTC"
+    with pytest.raises(NotADimension, match="regoin is not a declared dimension"):
+        CoverageAssetSpec.of("events", "DAILY", "regoin = 'eu'").check(catalog)
