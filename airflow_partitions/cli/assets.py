@@ -20,7 +20,7 @@ from airflow_partitions.coverage_events import CoverageAssetSpec, EmissionMarker
 
 API_URL_ENV = "AIRFLOW_PARTITIONS_API_URL"
 API_USER_ENV = "AIRFLOW_PARTITIONS_API_USER"
-API_PASSWORD_ENV = "AIRFLOW_PARTITIONS_API_PASSWORD"
+API_PASSWORD_ENV = "AIRFLOW_PARTITIONS_API_PASSWORD"  # noqa: S105 - a variable's name
 
 
 def register(sub: SubParsers) -> None:

@@ -1,6 +1,7 @@
 """Under the real services: api-server, scheduler, dag-processor and triggerer on loopback.
 
-The services start once for the module, through the harness ``make airflow`` uses
+The services start once for this module and test_coverage_assets.py (the package-scoped
+``scheduler`` fixture of tests/e2e/conftest.py), through the harness ``make airflow`` uses
 (:mod:`airflow_partitions.demo.services`), in a temporary ``AIRFLOW_HOME`` whose DAG folder holds
 the small DAGs below; they are stopped by process group at the end, even on failure. States are
 read through the REST API (a JWT from the simple auth manager), and only polled, with deadlines.
@@ -44,7 +45,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,11 +62,12 @@ from airflow_partitions.demo.services.environment import (
     overridden,
 )
 from airflow_partitions.demo.services.ports import choose_ports
-from airflow_partitions.demo.services.runner import AirflowServices, log_tail
+from airflow_partitions.demo.services.runner import FOLLOWER, AirflowServices, log_tail
 from airflow_partitions.spark import events_for_hour, expected_totals, job_path
-from tests.helpers import make_airflow_home, poll
+from tests.helpers import AirflowHome, make_airflow_home, poll
 
-pytestmark = pytest.mark.e2e
+#: One group with test_coverage_assets.py: one worker, one start of the services for both.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("scheduler")]
 
 DAY0 = dt.datetime(2015, 1, 30, tzinfo=dt.UTC)
 DAYS = [DAY0, DAY0 + dt.timedelta(days=1)]
@@ -373,16 +375,15 @@ class StatsdSink:
         self.sock.close()
 
 
-@pytest.fixture(scope="module")
-def statsd() -> Iterator[StatsdSink]:
-    sink = StatsdSink()
-    yield sink
-    sink.close()
+#: Adds DAG files and catalog entries of another module sharing these services (before they
+#: start): returns the DAG ids to wait for.
+Setup = Callable[[AirflowHome, Catalog], list[str]]
 
 
-@pytest.fixture(scope="module")
-def scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
-              ) -> Iterator[Scheduler]:
+def start_scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink,
+                    setups: Sequence[Setup] = ()) -> Iterator[Scheduler]:
+    """The services with this module's DAGs and catalog, and ``setups``' (the ``scheduler``
+    fixture of tests/e2e/conftest.py: shared by this module and test_coverage_assets.py)."""
     home = make_airflow_home(tmp_path_factory.mktemp("scheduler_home"))
     data = home.home / "sevents"
     (home.dags / "sched_waits.py").write_text(WAIT_DAGS)
@@ -410,6 +411,7 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
     catalog.set_producers("sevents_rollup", {"DAILY": Producer("sched_rollup")})
     write_hours(catalog, data)
     add_vfact(catalog)
+    more_dags = [dag_id for setup in setups for dag_id in setup(home, catalog)]
     # built as `make airflow` builds it, from a caller who exported settings of their own
     env = airflow_environment(home.home, home.dags, home.store_url, home.home / "data",
                               spark_master="local[1]",
@@ -421,8 +423,8 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
         services.wait_healthy(timeout=300)
         services.wait_for_dags(["sched_deferred", "sched_reschedule", "sched_rollup",
                                 "sched_rollup_consumer", "sched_restate", "sched_regions_wait",
-                                "sched_regions_produce", "sched_regions_daily", "sched_view_fill"],
-                               timeout=180)
+                                "sched_regions_produce", "sched_regions_daily", "sched_view_fill",
+                                *more_dags], timeout=180)
         scheduler = Scheduler(services, catalog, data)
         api = urllib.parse.urlsplit(services.api_url)
         scheduler.airflow("connections", "add", "airflow_api_e2e", "--conn-type", "http",
@@ -431,7 +433,7 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
                           "--conn-password", admin_password(home.home) or "")
         yield scheduler
     except BaseException:
-        for name in ("scheduler", "triggerer", "dag-processor", "api-server"):
+        for name in ("scheduler", "triggerer", "dag-processor", "api-server", FOLLOWER):
             print(f"--- {name}.log\n{log_tail(services.state_dir / f'{name}.log', 40)}")
         raise
     finally:

@@ -39,11 +39,18 @@ from airflow_partitions.demo.cluster.settings import (
 from airflow_partitions.demo.hbase import distributed
 from airflow_partitions.demo.hbase.distributed import DistributedHBase, DistributedLayout
 from airflow_partitions.demo.layout import REPO
-from airflow_partitions.demo.services.api import ApiClient, ApiError, HealthJson
-from airflow_partitions.demo.services.environment import VENV_BIN
+from airflow_partitions.demo.services.api import (
+    ADMIN,
+    ApiClient,
+    ApiError,
+    HealthJson,
+    ensure_admin_password,
+)
+from airflow_partitions.demo.services.environment import VENV_BIN, api_settings, follower_argv
 from airflow_partitions.demo.services.processes import ServiceRecord, spawn, stop_groups
 from airflow_partitions.demo.services.runner import (
     COMMANDS,
+    FOLLOWER,
     HEARTBEATS,
     ServicesFailed,
     env_script,
@@ -54,7 +61,7 @@ from airflow_partitions.demo.services.runner import (
 STATE_FILE = "cluster.json"
 ENV_FILE = "env.sh"
 #: Stopped first to last: Airflow (which needs everything below), Spark, then the stores.
-AIRFLOW_PARTS = (*COMMANDS, *(f"celery-worker-{n}" for n in WORKERS))
+AIRFLOW_PARTS = (FOLLOWER, *COMMANDS, *(f"celery-worker-{n}" for n in WORKERS))
 SPARK_PARTS = (*(f"spark-worker-{n}" for n in WORKERS), "spark-master")
 CATALOG_STAGES = distributed.STOP_STAGES
 STORE_PARTS = ("redis", "postgres")
@@ -96,6 +103,7 @@ class Cluster:
     def start(self, progress: Progress = print, timeout: float = 600) -> None:
         """Every part, in order, each ready before what needs it starts."""
         self.started_at = dt.datetime.now(dt.UTC)
+        self.env.update(api_settings(self.api_url, ADMIN, ensure_admin_password(self.layout.home)))
         self._write_state()
         host, p = self.ports.host, self.ports
         keys = shared_secrets(self.layout.state)
@@ -140,6 +148,10 @@ class Cluster:
         if catalog_failed:
             raise ServicesFailed(f"the catalog's HBase did not start: {catalog_failed[0]}")
         self._ensure_catalog()
+        # once the catalog answers; named, as its connection is in the metadata DB only
+        self._spawn(FOLLOWER, follower_argv("--store", p.catalog_url,
+                                            "--data-root", str(self.layout.data)),
+                    self.layout.home)
         spark_standalone.wait_ready(host, p.spark_master_ui, len(WORKERS), timeout)
         progress(f"Spark master {self.ports.spark_url} with {len(WORKERS)} workers")
         self.wait_airflow(timeout, progress)

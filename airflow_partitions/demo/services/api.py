@@ -7,6 +7,8 @@ generated into ``$AIRFLOW_HOME/simple_auth_manager_passwords.json.generated``.
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -44,6 +46,28 @@ def admin_password(home: Path, user: str = ADMIN) -> str | None:
         return None
     value = passwords.get(user)
     return str(value) if value else None
+
+
+def ensure_admin_password(home: Path, user: str = ADMIN) -> str:
+    """``user``'s password, written into the password file first when it has none yet.
+
+    Why before the api-server starts: the simple auth manager keeps a password it finds in
+    that file and generates only the missing ones, so the services (the follower, the tasks'
+    ``airflow_api_default`` connection) can be given the password in their environment.
+    """
+    known = admin_password(home, user)
+    if known is not None:
+        return known
+    path = password_file(home)
+    try:
+        passwords = json.loads(path.read_text() or "{}")
+    except (OSError, ValueError):
+        passwords = {}
+    passwords[user] = secrets.token_urlsafe(12)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+        f.write(json.dumps(passwords) + "\n")
+    return str(passwords[user])
 
 
 def request(url: str, method: str = "GET", body: object = None, token: str | None = None,

@@ -29,6 +29,7 @@ from airflow_partitions.demo.services.ports import (
 from airflow_partitions.demo.services.runner import (
     COMMANDS,
     ENV_FILE,
+    FOLLOWER,
     AirflowServices,
     ServicesFailed,
     ServicesStateJson,
@@ -91,7 +92,8 @@ def start(args: argparse.Namespace) -> int:
     notice = override_notice(user, services.env)
     if notice:
         print(f"note: {notice}")
-    print(f"starting {', '.join(COMMANDS)} (logs in {layout.services}) ...", flush=True)
+    print(f"starting {', '.join([*COMMANDS, FOLLOWER])} (logs in {layout.services}) ...",
+          flush=True)
     services.start()
     try:
         services.wait_healthy(args.timeout, progress=lambda name: print(f"  ✓ {name} healthy",

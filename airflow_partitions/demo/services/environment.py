@@ -41,6 +41,31 @@ def catalog_connection(store_url: str, data_root: Path) -> str:
                        "extra": {"store_url": store_url, "data_root": str(data_root)}})
 
 
+#: The REST API connection the provider's writing operators announce coverage events through.
+API_CONNECTION = "AIRFLOW_CONN_AIRFLOW_API_DEFAULT"
+
+
+def api_settings(api_url: str, user: str, password: str) -> dict[str, str]:
+    """The api-server's address and a user, for the coverage-event announcers: the follower
+    (``AIRFLOW_PARTITIONS_API_*``) and every task (the ``airflow_api_default`` connection)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(api_url)
+    connection = {"conn_type": "http", "host": f"{parts.scheme}://{parts.hostname}",
+                  "port": parts.port, "login": user, "password": password}
+    return {
+        "AIRFLOW_PARTITIONS_API_URL": api_url,
+        "AIRFLOW_PARTITIONS_API_USER": user,
+        "AIRFLOW_PARTITIONS_API_PASSWORD": password,
+        API_CONNECTION: json.dumps(connection),
+    }
+
+
+def follower_argv(*options: str) -> list[str]:
+    """``airflow-partitions assets follow`` (the address and user from the environment)."""
+    return [str(VENV_BIN / "airflow-partitions"), *options, "assets", "follow"]
+
+
 def airflow_environment(home: Path, dags: Path, store_url: str, data_root: Path, *,
                         spark_master: str = "local[*]",
                         base: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -3,7 +3,14 @@
 * **api-server**: the UI, the REST API, and the execution API that every task process calls;
 * **scheduler**: creates DAG runs and runs tasks (LocalExecutor: as its own child processes);
 * **dag-processor**: parses the DAG files into the metadata DB (nothing runs without it);
-* **triggerer**: runs deferred tasks' triggers (the deferrable coverage sensor waits there).
+* **triggerer**: runs deferred tasks' triggers (the deferrable coverage sensor waits there);
+
+and one of the provider's: the **assets-follower** (``airflow-partitions assets follow``), which
+announces coverage assets' windows for writes Airflow never sees, through the REST API as the
+admin user. The admin's password is written into the simple auth manager's password file
+before the api-server starts (it keeps a password it finds there), so the follower and every
+task (the ``airflow_api_default`` connection the writing operators announce through) are given
+it in their environment.
 
 Each service is the leader of its own process group, recorded in ``<state dir>/<name>.pid``, so
 :meth:`AirflowServices.stop` ends exactly what was started, children included (LocalExecutor
@@ -23,11 +30,19 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypedDict
 
-from airflow_partitions.demo.services.api import ApiClient, ApiError, HealthJson
+from airflow_partitions.demo.services.api import (
+    ADMIN,
+    ApiClient,
+    ApiError,
+    HealthJson,
+    ensure_admin_password,
+)
 from airflow_partitions.demo.services.environment import (
     VENV_BIN,
     ServicePorts,
     ServicePortsJson,
+    api_settings,
+    follower_argv,
     service_settings,
 )
 from airflow_partitions.demo.services.processes import ServiceRecord, spawn, stop_groups
@@ -40,6 +55,8 @@ COMMANDS: dict[str, list[str]] = {
     "dag-processor": ["dag-processor"],
     "triggerer": ["triggerer", "--skip-serve-logs"],
 }
+#: The provider's coverage-event follower, started after the Airflow services.
+FOLLOWER = "assets-follower"
 #: The heartbeats ``/api/v2/monitor/health`` reports, by service.
 HEARTBEATS = {"scheduler": "scheduler", "dag-processor": "dag_processor",
               "triggerer": "triggerer"}
@@ -114,13 +131,18 @@ class AirflowServices:
         if self.sqlite_db is not None and self.sqlite_db.exists():
             use_wal(self.sqlite_db)
         self.started_at = dt.datetime.now(dt.UTC)
+        self.env.update(api_settings(self.api_url, ADMIN, ensure_admin_password(self.home)))
         self.write_state()
         for name, args in COMMANDS.items():
-            proc, record = spawn(name, [str(VENV_BIN / "airflow"), *args], self.env,
-                                 self.state_dir / f"{name}.log", cwd=self.home)
-            self.procs[name] = proc
-            self.records.append(record)
-            (self.state_dir / f"{name}.pid").write_text(json.dumps(record.to_json()) + "\n")
+            self._spawn(name, [str(VENV_BIN / "airflow"), *args])
+        # it retries until the api-server answers, and follows the catalog the tasks use
+        self._spawn(FOLLOWER, follower_argv())
+
+    def _spawn(self, name: str, argv: list[str]) -> None:
+        proc, record = spawn(name, argv, self.env, self.state_dir / f"{name}.log", cwd=self.home)
+        self.procs[name] = proc
+        self.records.append(record)
+        (self.state_dir / f"{name}.pid").write_text(json.dumps(record.to_json()) + "\n")
 
     def write_state(self) -> None:
         """``services.json`` (the ports, also for the next start) and ``env.sh``."""
