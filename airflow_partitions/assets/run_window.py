@@ -8,10 +8,8 @@ hand may pass the key as ``conf={"partition_key": ...}``, as ``airflow dags test
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
-
 import pendulum
 
 from airflow_partitions.catalog import Catalog
@@ -28,7 +26,7 @@ class RunWindow:
     where: str | None
 
 
-def run_partition_key(context: Any) -> str | None:
+def run_partition_key(context: Mapping[str, object]) -> str | None:
     """The run's partition key, or the one its conf names."""
     run = context.get("dag_run")
     key = getattr(run, "partition_key", None)
@@ -38,14 +36,14 @@ def run_partition_key(context: Any) -> str | None:
     return str(key) if key else None
 
 
-def coverage_specs(dag: Any) -> list[CoverageAssetSpec]:
+def coverage_specs(dag: object) -> list[CoverageAssetSpec]:
     """The coverage assets a DAG is scheduled on (none for any other schedule)."""
     condition = getattr(getattr(dag, "timetable", None), "asset_condition", None)
     return [spec for uri in _uris(condition)
             if (spec := CoverageAssetSpec.from_uri(uri)) is not None]
 
 
-def _uris(node: Any) -> Iterator[str]:
+def _uris(node: object) -> Iterator[str]:
     if node is None:
         return
     uri = getattr(node, "uri", None)
@@ -55,7 +53,7 @@ def _uris(node: Any) -> Iterator[str]:
         yield from _uris(child)
 
 
-def run_window(context: Any, catalog: Catalog) -> RunWindow | None:
+def run_window(context: Mapping[str, object], catalog: Catalog) -> RunWindow | None:
     """The window of the run's partition key under the DAG's (one) coverage asset; None when
     the run has no key or the DAG is scheduled on no coverage asset."""
     key = run_partition_key(context)
