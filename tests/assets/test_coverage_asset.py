@@ -18,7 +18,7 @@ from airflow_partitions.assets import CoverageAsset
 from airflow_partitions.assets.follower import Follower
 from airflow_partitions.assets.rest import CoverageEventsApi
 from airflow_partitions.assets.run_window import coverage_specs, run_window
-from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog import Catalog, NotADimension
 from airflow_partitions.coverage_events import CoverageAssetSpec, Emission, InvalidCoverageAsset
 from tests.helpers import register_hours
 
@@ -28,9 +28,11 @@ def test_the_asset_names_its_window_and_fact(events: Catalog) -> None:
     assert asset.uri == "x-airflow-partitions://coverage/events/DAILY"
     assert asset.name == "events daily coverage"
     assert asset.extra == {"fact": "events", "period": "DAILY"}
-    per_slice = CoverageAsset("events", "DAILY", where="region = 'eu'", per_slice=True)
+    per_slice = CoverageAsset("events", "monthly", per_slice=True)
     assert CoverageAssetSpec.from_uri(per_slice.uri) == CoverageAssetSpec.of(
-        "events", "DAILY", "region = 'eu'", per_slice=True)
+        "events", "MONTHLY", per_slice=True)
+    with pytest.raises(NotADimension, match="region is not a declared dimension"):
+        CoverageAsset("events", "DAILY", where="region = 'eu'")
 
 
 def test_a_typo_is_refused_when_the_dag_is_parsed(events: Catalog) -> None:
