@@ -4,10 +4,14 @@
    ``spark_default`` = ``local[*]`` and ``partitions_default`` = the sqlite catalog).
 2. Ingest several days of synthetic hourly events per region (``eu``, ``us``: a declared
    dimension of ``events_raw``) with Spark, one region's hour deliberately late.
-3. Show what the late region holds back (the rollup sensor's line names it), then run the real
-   ingest DAG for that region's hour.
-4. Run the daily rollup DAG for every day, and the report DAG over a range that needs a mixed
-   cover (hourly edges, daily middle).
+3. Show what the late region holds back: the cover's line names it, and the coverage asset
+   ``events daily coverage`` (which schedules the daily rollup DAG) announces every other day
+   but not that one. A :class:`~airflow_partitions.coverage_events.CoverageEmitter` runs
+   in-process and prints what it announces, as ``airflow-partitions assets follow`` posts it
+   to Airflow beside a scheduler.
+4. Run the real ingest DAG for the late hour; the emitter then announces its day.
+5. Run the daily rollup DAG for every day, with its window's key as the scheduler would pass it,
+   and the report DAG over a range that needs a mixed cover (hourly edges, daily middle).
 5. Print the cover, what was missing and how it resolved, the report's totals checked against
    the raw events, and where the coverage picture was written.
 
@@ -37,6 +41,7 @@ from rich.table import Table
 from airflow_partitions.catalog import Catalog, TimelineCache
 from airflow_partitions.cli import console_for, coverage_lanes, plot_coverage
 from airflow_partitions.cover import status_line
+from airflow_partitions.coverage_events import CoverageAssetSpec, CoverageEmitter, Emission
 from airflow_partitions.demo.layout import DemoLayout
 from airflow_partitions.json_value import JsonObject
 from airflow_partitions.periods import UpdatePeriod
@@ -113,6 +118,9 @@ class Demo:
         self.env = self._environment()
         self.catalog: Catalog | None = None
         self.story: list[str] = []
+        #: The rollup DAG's coverage asset, and what the emitter announced of it, in order.
+        self.asset = CoverageAssetSpec.of("events", "DAILY")
+        self.announced: list[str] = []
 
     def _environment(self) -> dict[str, str]:
         return DemoLayout.at(self.root, self.dags).environment()
@@ -156,6 +164,20 @@ class Demo:
             self.catalog = Catalog(self.store_url, data_root=str(self.data), cache=TimelineCache())
         return self.catalog
 
+    def announce(self) -> list[Emission]:
+        """The coverage asset's due windows, announced once each, printed as announced (the
+        follower would post each to Airflow, starting a run of the rollup DAG)."""
+        catalog = self.open_catalog()
+        catalog.cache.invalidate()
+
+        def post(emission: Emission) -> None:
+            self.console.print(f"  ✓ announced {emission.spec.name} {emission.key}"
+                               f"{' (restated)' if emission.restated else ''}")
+
+        emitted = CoverageEmitter(catalog).emit(self.asset, post)
+        self.announced += [e.key for e in emitted if e.key not in self.announced]
+        return emitted
+
     # -- the steps ---------------------------------------------------------------------------------
 
     def setup(self) -> None:
@@ -163,7 +185,6 @@ class Demo:
         self.home.mkdir(parents=True, exist_ok=True)
         self.data.mkdir(parents=True, exist_ok=True)
         self.airflow("migrate the Airflow metadata DB", "db", "migrate")
-        self.airflow("load the example DAGs", "dags", "reserialize")
         # airflow_partitions.demo.events reads the data root when it is imported
         os.environ["AIRFLOW_PARTITIONS_DATA_ROOT"] = str(self.data)
         from airflow_partitions.catalog import AlreadyExists
@@ -178,6 +199,11 @@ class Demo:
         self.console.print(f"  ✓ fact events: storages events_raw (HOURLY; dt, region with "
                            f"dimension {REGION_DIMENSION}), events_rollup (DAILY, MONTHLY, "
                            "priority 10; no region column)")
+        # after the fact exists: the rollup DAG's coverage asset is checked when it is parsed
+        self.airflow("load the example DAGs", "dags", "reserialize")
+        if CoverageEmitter(self.open_catalog()).follow(self.asset):
+            self.console.print(f"  ✓ following the coverage asset {self.asset.name!r} "
+                               f"({self.asset.uri}): events_daily_rollup's schedule")
 
     def ingest(self) -> None:
         p = self.plan
@@ -201,6 +227,7 @@ class Demo:
             RAW, "HOURLY", [{"dt": hour, "region": region} for hour, region in written])
         self.console.print(f"  ✓ registered {result.changed} HOURLY (dt, region) partitions "
                            f"({result.unchanged} were already registered)")
+        self.announce()
 
     def show_missing(self) -> None:
         p = self.plan
@@ -223,8 +250,11 @@ class Demo:
         for gap in cover.missing:
             self.console.print(f"  ✗ {late_day:%Y-%m-%d} is not coverable: {gap.describe()}")
             self.story.append(f"at first: {gap.describe()}")
-        self.console.print("  events_daily_rollup's sensor keeps waiting; each poke logs:\n"
-                           f"    {status_line(cover)}")
+        self.console.print(f"  the cover of the day: {status_line(cover)}")
+        if not self.announce():
+            self.console.print(f"  ✓ announced nothing: {self.asset.name} "
+                               f"{self.asset.key(late_day, 'UTC')} waits for "
+                               f"{p.late_region}'s hour, and events_daily_rollup does not start")
 
     def late_hour(self) -> None:
         p = self.plan
@@ -233,17 +263,27 @@ class Demo:
         conf = {"regions": [p.late_region]}
         self.dag_test(f"airflow dags test events_hourly_ingest {iso(p.late_hour)} "
                       f"--conf '{json.dumps(conf)}'", "events_hourly_ingest", p.late_hour, conf)
+        late_key = self.asset.key(UpdatePeriod.DAILY.truncate(p.late_hour), "UTC")
+        announced = [e.key for e in self.announce()]
         self.story.append(f"then: events_hourly_ingest wrote and registered "
                           f"{hourly(p.late_hour)} for region={p.late_region}; "
-                          "the day became coverable")
+                          "the day became coverable"
+                          + (f" and {self.asset.name} {late_key} was announced"
+                             if late_key in announced else ""))
 
     def rollups(self) -> None:
         p = self.plan
-        self.step(5, f"daily rollups: DAG events_daily_rollup for {p.days} days")
+        self.step(5, f"daily rollups: DAG events_daily_rollup for {p.days} days, one run per "
+                     "announced day")
+        if len(self.announced) < p.days:  # a re-run: the days were announced by an earlier one
+            self.console.print("  (days announced by an earlier run are not announced again; "
+                               "each is rolled up again here)")
         for i in range(p.days):
             day = p.first_day + i * DAY
-            self.dag_test(f"airflow dags test events_daily_rollup {day:%Y-%m-%d}",
-                          "events_daily_rollup", day)
+            conf: JsonObject = {"partition_key": self.asset.key(day, "UTC")}
+            self.dag_test(f"airflow dags test events_daily_rollup {day:%Y-%m-%d} "
+                          f"-c '{json.dumps(conf)}'",
+                          "events_daily_rollup", day, conf)
         self.console.print("  (a monthly rollup needs a whole month of data; this demo ingests "
                            f"{p.days} days, so events_monthly_rollup is not run)")
 
@@ -316,7 +356,7 @@ def demo_console(file: IO[str]) -> Console:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m airflow_partitions.demo",
-        description="Run the events pipeline end to end: Spark ingest, coverage sensors, daily "
+        description="Run the events pipeline end to end: Spark ingest, a coverage asset, daily "
                     "rollups and a mixed-cover report, on a local sqlite catalog.",
     )
     parser.add_argument("--root", type=Path, default=Path(".demo"),

@@ -46,13 +46,25 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def test_shortened_demo(demo: tuple[Path, str]) -> None:
     root, output = demo
     assert "demo complete" in output
-    # While eu's hour is late, the rollup sensor's line names the region; us has the hour.
+    # While eu's hour is late, the day's cover names the region; us has the hour.
     # (Words, not lines: the demo folds at $COLUMNS, which a test process may inherit.)
     words = " ".join(output.split())
-    assert ("each poke logs: events [2015-01-31T00:00, 2015-02-01T00:00): 95.8% covered by 47 "
-            f"partition(s); {LATE} ") in words
+    assert ("the cover of the day: events [2015-01-31T00:00, 2015-02-01T00:00): 95.8% covered by "
+            f"47 partition(s); {LATE} ") in words
     assert "✓ 2015-01-31-05 is registered for region=us" in words
     assert f"at first: {LATE}" in words
+    # The rollup's coverage asset announces the first day once it is ingested, nothing for the
+    # day eu's hour holds back, and that day once the hour is registered, each once.
+    first = "✓ announced events daily coverage 2015-01-30T00:00:00"
+    nothing = ("✓ announced nothing: events daily coverage 2015-01-31T00:00:00 waits for eu's "
+               "hour")
+    then = "✓ announced events daily coverage 2015-01-31T00:00:00"
+    step4 = words.index("[4/7]")
+    assert words.count(first) == 1 and words.index(first) < words.index(nothing) < step4
+    assert words.count(then) == 1 and step4 < words.index(then) < words.index("[5/7]")
+    for day in ("2015-01-30", "2015-01-31"):
+        assert (f"airflow dags test events_daily_rollup {day} "
+                f"-c '{{\"partition_key\": \"{day}T00:00:00\"}}'") in words
 
     catalog = Catalog(f"sqlite:///{root}/partitions.db", data_root=str(root / "data"),
                       cache=TimelineCache())
