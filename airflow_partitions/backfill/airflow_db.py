@@ -24,11 +24,14 @@ from typing import TYPE_CHECKING
 from sqlalchemy import func, select, update
 
 from airflow_partitions.backfill.airflow_private import create_backfill, dry_run_dates
+from airflow_partitions.backfill.announce import PartitionRun, coverage_uris
 from airflow_partitions.defaults import airflow_home
 from airflow_partitions.errors import InvalidInput, PartitionsError
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
+
+    from airflow_partitions.coverage_events import EmissionExtraJson
 
 #: Retries of a backfill creation that the metadata DB refused with "database is locked".
 LOCK_RETRIES = 3
@@ -216,6 +219,61 @@ class AirflowBackfills:
             states = Counter(str(state) for state, _ in rows)
             failed = tuple(sorted(d for s, d in rows if str(s) == "failed" and d is not None))
             return Progress(backfill_id, dict(states), backfill.completed_at is not None, failed)
+
+    # -- producers scheduled on a coverage asset (:mod:`.announce`) ---------------------------
+
+    def coverage_assets(self, dag_id: str) -> list[str]:
+        """The coverage asset URIs the DAG is scheduled on: its ``DagModel`` says whether its
+        timetable is partitioned and asset-triggered, and holds its asset expression."""
+        from airflow.models import DagModel
+
+        with _session() as session:
+            row = session.execute(
+                select(DagModel.timetable_partitioned, DagModel.timetable_periodic,
+                       DagModel.asset_expression).where(DagModel.dag_id == dag_id)).first()
+        if row is None:
+            return []
+        return coverage_uris(bool(row[0]), bool(row[1]), row[2])
+
+    def post_event(self, uri: str, key: str, extra: EmissionExtraJson) -> None:
+        """One partitioned event of the asset ``uri``, through Airflow's own asset manager (what
+        ``POST /api/v2/assets/events`` calls): the event, and the consumers' queued runs."""
+        from airflow.assets.manager import asset_manager
+        from airflow.models.asset import AssetModel
+
+        with _session() as session:
+            model = session.scalar(select(AssetModel).where(AssetModel.uri == uri)
+                                   .order_by(AssetModel.id.desc()).limit(1))
+            if model is None:
+                raise BackfillRefused(f"Airflow knows no asset {uri}: has the dag-processor "
+                                      "parsed its consumer DAG?")
+            event = asset_manager.register_asset_change(
+                asset=model, extra=dict(extra), partition_key=key, source_is_api=True,
+                session=session)
+            if event is None:
+                raise BackfillRefused(f"Airflow recorded no event of {uri} (is the asset "
+                                      "still scheduled by a DAG?)")
+
+    def partition_runs(self, dag_id: str, keys: Sequence[str]) -> list[PartitionRun]:
+        from airflow.models import DagRun
+
+        with _session() as session:
+            rows = session.execute(
+                select(DagRun.run_id, DagRun.partition_key, DagRun.state, DagRun.queued_at,
+                       DagRun.created_at, DagRun.run_after)
+                .where(DagRun.dag_id == dag_id, DagRun.partition_key.in_(list(keys)))).all()
+        return [PartitionRun(str(run_id), str(key), str(state), queued or created or after)
+                for run_id, key, state, queued, created, after in rows]
+
+    def run_failed_tasks(self, dag_id: str, run_ids: Sequence[str]) -> list[str]:
+        from airflow.models import TaskInstance
+
+        with _session() as session:
+            rows = session.scalars(
+                select(TaskInstance.task_id).where(
+                    TaskInstance.dag_id == dag_id, TaskInstance.run_id.in_(list(run_ids)),
+                    TaskInstance.state.in_(["failed", "upstream_failed"]))).all()
+        return sorted(set(rows))
 
     def failed_tasks(self, dag_id: str, logical_dates: Sequence[dt.datetime]) -> list[str]:
         """``task_id`` of the failed task instances of those runs, for the report."""

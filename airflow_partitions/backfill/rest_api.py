@@ -24,6 +24,8 @@ from airflow_partitions.backfill.airflow_db import (
     UnknownBackfill,
     UnknownDag,
 )
+from airflow_partitions.backfill.announce import PartitionRun, coverage_uris
+from airflow_partitions.coverage_events import EmissionExtraJson
 from airflow_partitions.errors import PartitionsError
 
 
@@ -194,6 +196,55 @@ class RestBackfills(AirflowRest):
         return Progress(backfill_id, dict(states), backfill.get("completed_at") is not None,
                         failed), runs
 
+    # -- producers scheduled on a coverage asset (:mod:`.announce`) ---------------------------
+
+    def coverage_assets(self, dag_id: str) -> list[str]:
+        """From ``GET /api/v2/dags/{dag_id}/details``: ``timetable_partitioned``,
+        ``timetable_periodic`` and ``asset_expression``."""
+        details = self.call("GET", f"/api/v2/dags/{_quote(dag_id)}/details")
+        return coverage_uris(bool(details.get("timetable_partitioned")),
+                             bool(details.get("timetable_periodic")),
+                             details.get("asset_expression"))
+
+    def asset_id(self, uri: str) -> int:
+        """Airflow's id of the asset ``uri`` (``GET /api/v2/assets?uri_pattern=``, a
+        substring match: the exact URI is picked from the answer)."""
+        found = self.call("GET", "/api/v2/assets", query={"uri_pattern": uri, "limit": 100})
+        ids = [int(a["id"]) for a in found.get("assets", []) if a.get("uri") == uri]
+        if not ids:
+            raise BackfillRefused(f"Airflow knows no asset {uri}: has the dag-processor "
+                                  "parsed its consumer DAG?")
+        return max(ids)
+
+    def post_event(self, uri: str, key: str, extra: EmissionExtraJson) -> None:
+        """``POST /api/v2/assets/events`` with the window's ``partition_key``."""
+        self.call("POST", "/api/v2/assets/events", {
+            "asset_id": self.asset_id(uri), "partition_key": key, "extra": extra})
+
+    def partition_runs(self, dag_id: str, keys: Sequence[str]) -> list[PartitionRun]:
+        """One ``GET /api/v2/dags/{dag_id}/dagRuns?partition_key_pattern=`` per key (a
+        substring match: exact keys are kept)."""
+        out: list[PartitionRun] = []
+        for key in keys:
+            found = self.call("GET", f"/api/v2/dags/{_quote(dag_id)}/dagRuns", query={
+                "partition_key_pattern": key, "limit": 100})
+            for run in found["dag_runs"]:
+                if run.get("partition_key") != key:
+                    continue
+                when = run.get("queued_at") or run.get("run_after")
+                out.append(PartitionRun(str(run["dag_run_id"]), key, str(run["state"]),
+                                        _instant(str(when)) if when else _LONG_AGO))
+        return out
+
+    def run_failed_tasks(self, dag_id: str, run_ids: Sequence[str]) -> list[str]:
+        tasks: set[str] = set()
+        for run_id in run_ids[:5]:
+            tis = self.call("GET", f"/api/v2/dags/{_quote(dag_id)}/dagRuns/"
+                             f"{_quote(run_id)}/taskInstances")
+            tasks |= {t["task_id"] for t in tis["task_instances"]
+                      if t["state"] in {"failed", "upstream_failed"}}
+        return sorted(tasks)
+
     def failed_tasks(self, dag_id: str, logical_dates: Sequence[dt.datetime]) -> list[str]:
         tasks: set[str] = set()
         for date in logical_dates[:5]:
@@ -205,6 +256,9 @@ class RestBackfills(AirflowRest):
                 tasks |= {t["task_id"] for t in tis["task_instances"]
                           if t["state"] in {"failed", "upstream_failed"}}
         return sorted(tasks)
+
+
+_LONG_AGO = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def _quote(text: str) -> str:

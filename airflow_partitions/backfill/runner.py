@@ -9,6 +9,11 @@ the range is coverable, or the report names what is still missing.
 Slices (a storage with declared dimensions): each planned run's slices go to Airflow as the
 run's ``dag_run_conf`` (:mod:`airflow_partitions.planning.slices`); runs of one DAG with
 different confs are different backfills, run one after the other.
+
+A producer scheduled on a coverage asset is not backfilled (Airflow cannot, and a run beside
+the asset's announcements would run a window twice): its planned windows are announced through
+the catalog's markers, each at most once, and its runs with those keys are watched
+(:mod:`.announce`).
 """
 
 from __future__ import annotations
@@ -16,14 +21,25 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NotRequired, Protocol, TypedDict
 
 from airflow_partitions.backfill.airflow_db import BackfillRefused, Progress
+from airflow_partitions.backfill.announce import (
+    Announced,
+    Announcer,
+    CoverageAirflow,
+    WindowNotCoverable,
+    WindowWatch,
+    planned_windows,
+    producer_spec,
+)
 from airflow_partitions.backfill.stages import Stage, Stretch, stages_of, stretches
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import status_line
+from airflow_partitions.coverage_events import CoverageAssetSpec, Window, slice_columns
 from airflow_partitions.json_value import JsonValue
 from airflow_partitions.planning import Instant, Plan, PlanJson, conf_text, plan
 
@@ -44,10 +60,13 @@ class ConfFieldJson(TypedDict, total=False):
     conf: dict[str, JsonValue]
 
 
-#: A planned backfill in :meth:`BackfillReport.to_json`.
+#: A planned backfill in :meth:`BackfillReport.to_json`; for a producer scheduled on a
+#: coverage asset also ``asset`` (its URI) and ``windows`` (the partition keys announced
+#: instead of a backfill).
 ReportBackfillJson = TypedDict("ReportBackfillJson", {
     "dag_id": str, "from": str, "to": str, "runs": int,
-    "conf": NotRequired[dict[str, JsonValue]]})
+    "conf": NotRequired[dict[str, JsonValue]], "asset": NotRequired[str],
+    "windows": NotRequired[list[str]]})
 
 
 class ReportStageJson(TypedDict):
@@ -61,6 +80,17 @@ class CreatedBackfillJson(TypedDict):
     conf: NotRequired[dict[str, JsonValue]]
 
 
+class AnnouncedWindowJson(TypedDict):
+    """A window of a coverage asset's consumer in the report, announced instead of backfilled:
+    ``announced`` (or ``restated``) by this backfill, or ``announced before`` / ``being
+    announced`` by the follower or a writing task (not announced twice)."""
+
+    dag_id: str
+    asset: str
+    key: str
+    announced: str
+
+
 class BackfillReportJson(TypedDict):
     """:meth:`BackfillReport.to_json`: what ``airflow-partitions backfill --json`` prints."""
 
@@ -68,6 +98,7 @@ class BackfillReportJson(TypedDict):
     dry_run: bool
     stages: list[ReportStageJson]
     created: list[CreatedBackfillJson]
+    announced: NotRequired[list[AnnouncedWindowJson]]
     failures: list[str]
     missing: str | None
     ok: bool
@@ -106,6 +137,7 @@ class BackfillReport:
     plan: Plan
     stages: list[tuple[Stage, list[Stretch]]]
     created: list[tuple[Stretch, int]] = field(default_factory=list)
+    announced: list[tuple[Stretch, Announced]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     missing: str | None = None
     dry_run: bool = False
@@ -115,14 +147,11 @@ class BackfillReport:
         return not self.failures and self.missing is None
 
     def to_json(self) -> BackfillReportJson:
-        return {
+        out: BackfillReportJson = {
             "plan": self.plan.to_json(),
             "dry_run": self.dry_run,
             "stages": [{"period": stage.period,
-                        "backfills": [{"dag_id": s.dag_id, "from": s.first.isoformat(),
-                                       "to": s.last.isoformat(), "runs": s.runs,
-                                       **_conf_field(s.conf_value())}
-                                      for s in parts]}
+                        "backfills": [_planned_json(s) for s in parts]}
                        for stage, parts in self.stages],
             "created": [{"dag_id": s.dag_id, "backfill_id": backfill_id,
                          **_conf_field(s.conf_value())}
@@ -131,6 +160,22 @@ class BackfillReport:
             "missing": self.missing,
             "ok": self.ok,
         }
+        if self.announced:  # only with a coverage asset's consumer: other reports unchanged
+            out["announced"] = [{"dag_id": s.dag_id, "asset": s.asset or "", "key": a.key,
+                                 "announced": a.outcome} for s, a in self.announced]
+        return out
+
+
+def _planned_json(part: Stretch) -> ReportBackfillJson:
+    out: ReportBackfillJson = {"dag_id": part.dag_id, "from": part.first.isoformat(),
+                               "to": part.last.isoformat(), "runs": part.runs}
+    conf = part.conf_value()
+    if conf is not None:
+        out["conf"] = conf
+    if part.asset is not None:
+        out["asset"] = part.asset
+        out["windows"] = list(part.windows)
+    return out
 
 
 def _conf_field(conf: dict[str, JsonValue] | None) -> ConfFieldJson:
@@ -147,9 +192,12 @@ class BackfillRunner:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.catalog, self.airflow, self.say = catalog, airflow, say
         self.sleep, self.clock = sleep, clock
+        #: When :meth:`run` began: a consumer run queued since then is this backfill's.
+        self.began = dt.datetime.now(dt.UTC)
 
     def run(self, fact: str, start: Instant, end: Instant,
             options: BackfillOptions) -> BackfillReport:
+        self.began = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)
         report = self.prepare(fact, start, end, options)
         the_plan, staged = report.plan, report.stages
         if options.dry_run or not the_plan.runs:
@@ -191,13 +239,14 @@ class BackfillRunner:
                 for r in the_plan.runs]
         stages = stages_of(runs)
         dags = sorted({dag for stage in stages for dag in stage.dates})
+        on_assets = self._coverage_dags(dags)
         paused = [dag for dag in dags if self.airflow.check_dag(dag)]
         if paused and not options.unpause:
             raise BackfillRefused(
                 f"{', '.join(paused)} {'is' if len(paused) == 1 else 'are'} paused: Airflow "
                 "would queue the backfill runs and never start them; unpause "
                 f"{'it' if len(paused) == 1 else 'them'}, or pass --unpause")
-        for dag in dags:
+        for dag in (d for d in dags if d not in on_assets):  # no backfill of the others
             running = self.airflow.running_backfill(dag)
             if running is not None and not self._settled(dag, running, options):
                 raise BackfillRefused(
@@ -207,7 +256,10 @@ class BackfillRunner:
         for stage in stages:
             parts: list[Stretch] = []
             for (dag, conf), dates in stage.groups.items():  # a DAG's groups in plan order
-                if conf is None:  # no slices: called as before (no conf argument)
+                if dag in on_assets:
+                    parts.append(self._announced_stretch(the_plan, stage.period, dag, conf,
+                                                         on_assets[dag]))
+                elif conf is None:  # no slices: called as before (no conf argument)
                     schedule = self.airflow.schedule(dag, dates[0], dates[-1])
                 else:
                     schedule = self.airflow.schedule(dag, dates[0], dates[-1],
@@ -220,8 +272,27 @@ class BackfillRunner:
                 self.say(f"unpaused {dag} (--unpause)")
         for number, (_, parts) in enumerate(staged, 1):
             for part in parts:
-                self.say(f"  stage {number} backfill: {part.describe()}")
+                verb = "announce" if part.announces else "backfill"
+                self.say(f"  stage {number} {verb}: {part.describe()}")
         return staged
+
+    def _coverage_dags(self, dags: Sequence[str]) -> dict[str, list[str]]:
+        """The DAGs scheduled on coverage assets, with the assets' URIs (none when the Airflow
+        adapter cannot say: every DAG is then time-scheduled)."""
+        if not isinstance(self.airflow, CoverageAirflow):
+            return {}
+        found = {dag: self.airflow.coverage_assets(dag) for dag in dags}
+        return {dag: uris for dag, uris in found.items() if uris}
+
+    def _announced_stretch(self, the_plan: Plan, period: str, dag: str, conf: str | None,
+                           uris: list[str]) -> Stretch:
+        """The windows one (DAG, conf) group of a stage announces, in plan order."""
+        spec = producer_spec(dag, uris, the_plan.fact, period)
+        runs = [r for r in the_plan.runs if r.dag_id == dag and r.period.name == period
+                and conf_text(r.conf) == conf]
+        windows = planned_windows(self.catalog, spec, runs)
+        return Stretch(dag, runs[0].logical_date, runs[-1].logical_date, len(windows), conf,
+                       spec.uri, tuple(w.key for w in windows))
 
     def _settled(self, dag: str, backfill_id: int, options: BackfillOptions) -> bool:
         """Whether an open backfill has only finished runs: Airflow marks such a backfill
@@ -246,8 +317,8 @@ class BackfillRunner:
         queues: dict[str, list[Stretch]] = {}
         for part in parts:
             queues.setdefault(part.dag_id, []).append(part)
-        active: dict[str, tuple[Stretch, int]] = {}
-        shown: dict[int, str] = {}
+        active: dict[str, tuple[Stretch, int | WindowWatch]] = {}
+        shown: dict[int | WindowWatch, str] = {}
         last_change = self.clock()
         warned = False
         while queues or active:
@@ -256,11 +327,21 @@ class BackfillRunner:
                     part = queues[dag].pop(0)
                     if not queues[dag]:
                         del queues[dag]
+                    if part.announces:
+                        active[dag] = (part, self._announce(part, options, report))
+                        continue
                     backfill_id = self._create(part, options)
                     report.created.append((part, backfill_id))
                     active[dag] = (part, backfill_id)
                     self.say(f"{part.describe()}: backfill {backfill_id} created")
-            for dag, (part, backfill_id) in list(active.items()):
+            for dag, (part, handle) in list(active.items()):
+                if isinstance(handle, WindowWatch):
+                    if self._watch(handle, shown, report):
+                        last_change = self.clock()
+                    if handle.done:
+                        del active[dag]
+                    continue
+                backfill_id = handle
                 progress = self.airflow.progress(backfill_id)
                 line = progress.line()
                 if shown.get(backfill_id) != line:
@@ -280,6 +361,57 @@ class BackfillRunner:
                          "docs/operations.md)")
             if queues or active:
                 self.sleep(options.poll_interval)
+
+    def _announce(self, part: Stretch, options: BackfillOptions, report: BackfillReport
+                  ) -> WindowWatch:
+        """Announce the stretch's windows that were not announced (each claimed first, so
+        never twice), and start watching their runs. A window the catalog cannot cover is not
+        announced: a failure of the stage."""
+        assert isinstance(self.airflow, CoverageAirflow) and part.asset is not None
+        spec = CoverageAssetSpec.from_uri(part.asset)
+        assert spec is not None
+        tz = spec.check(self.catalog)
+        columns = slice_columns(self.catalog, spec.fact)
+        announcer = Announcer(self.catalog, self.airflow)
+        watch = WindowWatch(part, self.began)
+        blocked: list[str] = []
+        for key in part.windows:
+            start, end, slice_ = spec.window_of(key, tz, columns)
+            try:
+                done = announcer.announce(spec, Window(key, start, end, slice_),
+                                          options.restate)
+            except WindowNotCoverable as exc:
+                blocked.append(str(exc))
+                continue
+            watch.windows.append(done)
+            report.announced.append((part, done))
+        counts = Counter(a.outcome for a in watch.windows)
+        said = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
+        self.say(f"{part.describe()}: {said or 'nothing announced'}")
+        if blocked:
+            report.failures.append(f"{part.dag_id}: " + "; ".join(blocked[:3]) + (
+                f" and {len(blocked) - 3} more" if len(blocked) > 3 else ""))
+        return watch
+
+    def _watch(self, watch: WindowWatch, shown: dict[int | WindowWatch, str],
+               report: BackfillReport) -> bool:
+        """One look at an announced stretch's runs; whether its line changed."""
+        assert isinstance(self.airflow, CoverageAirflow)
+        progress = watch.poll(self.airflow)
+        line = progress.line()
+        changed = shown.get(watch) != line
+        if changed:
+            shown[watch] = line
+            self.say(f"{watch.part.dag_id} announced: {line}")
+        if progress.done:
+            watch.done = True
+            tasks = self.airflow.run_failed_tasks(
+                watch.part.dag_id, [r.run_id for r in progress.failed]) \
+                if progress.failed else []
+            failure = watch.failure(progress, tasks)
+            if failure:
+                report.failures.append(failure)
+        return changed
 
     def _create(self, part: Stretch, options: BackfillOptions) -> int:
         """Create one backfill; its runs' ``dag_run_conf`` names their slices."""

@@ -26,13 +26,24 @@ from airflow_partitions.json_value import JsonValue
 @dataclass(frozen=True)
 class Stretch:
     """One backfill: ``dag_id`` from ``first`` to ``last`` (both included), ``runs`` runs,
-    each with the run conf ``conf`` (canonical JSON text, None for none)."""
+    each with the run conf ``conf`` (canonical JSON text, None for none).
+
+    For a producer scheduled on a coverage asset (``asset``, its URI) the stretch is not a
+    backfill: its ``windows`` (partition keys) are announced, one consumer run each
+    (:mod:`.announce`)."""
 
     dag_id: str
     first: dt.datetime
     last: dt.datetime
     runs: int
     conf: str | None = None
+    asset: str | None = None
+    windows: tuple[str, ...] = ()
+
+    @property
+    def announces(self) -> bool:
+        """Whether the stretch is announced on a coverage asset rather than backfilled."""
+        return self.asset is not None
 
     def conf_value(self) -> dict[str, JsonValue] | None:
         """The ``dag_run_conf`` to give Airflow."""
@@ -44,7 +55,8 @@ class Stretch:
         span = _short(self.first) if self.first == self.last else \
             f"{_short(self.first)}..{_short(self.last)}"
         return f"{self.dag_id} {span} ({self.runs} run{'s' if self.runs != 1 else ''})" + (
-            f" conf {self.conf}" if self.conf is not None else "")
+            f" conf {self.conf}" if self.conf is not None else "") + (
+            f" on {self.asset}" if self.asset is not None else "")
 
 
 @dataclass(frozen=True)
