@@ -187,3 +187,33 @@ def test_the_last_port_is_read_from_the_state_the_start_wrote(tmp_path: Path) ->
     assert (tmp_path / "env.sh").stat().st_mode & 0o777 == 0o600
     (tmp_path / "services.json").write_text('{"ports": "garbled"}')
     assert last_api_port(tmp_path) is None
+
+
+# -- the coverage-event announcers: the follower and the tasks' API connection ----------------
+
+
+def test_the_admin_password_is_written_before_the_api_server_and_kept(tmp_path: Path) -> None:
+    from airflow_partitions.demo.services.api import admin_password, ensure_admin_password
+
+    password = ensure_admin_password(tmp_path)
+    assert admin_password(tmp_path) == password
+    assert (tmp_path / "simple_auth_manager_passwords.json.generated").stat().st_mode & 0o077 == 0
+    assert ensure_admin_password(tmp_path) == password  # kept, as the api-server keeps it
+    (tmp_path / "simple_auth_manager_passwords.json.generated").write_text('{"viewer": "v"}')
+    other = ensure_admin_password(tmp_path)  # a user the api-server generated is kept too
+    assert json.loads((tmp_path / "simple_auth_manager_passwords.json.generated").read_text()
+                      ) == {"viewer": "v", "admin": other}
+
+
+def test_the_follower_and_every_task_get_the_api_address_and_the_admin() -> None:
+    from airflow_partitions.demo.services.environment import api_settings, follower_argv
+
+    settings = api_settings("http://127.0.0.1:8123", "admin", "pw")
+    assert settings["AIRFLOW_PARTITIONS_API_URL"] == "http://127.0.0.1:8123"
+    assert settings["AIRFLOW_PARTITIONS_API_USER"] == "admin"
+    assert settings["AIRFLOW_PARTITIONS_API_PASSWORD"] == "pw"
+    assert json.loads(settings["AIRFLOW_CONN_AIRFLOW_API_DEFAULT"]) == {
+        "conn_type": "http", "host": "http://127.0.0.1", "port": 8123, "login": "admin",
+        "password": "pw"}
+    assert follower_argv()[-2:] == ["assets", "follow"]
+    assert Path(follower_argv()[0]).name == "airflow-partitions"

@@ -67,6 +67,7 @@ def ensure_admin_password(home: Path, user: str = ADMIN) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
         f.write(json.dumps(passwords) + "\n")
+    path.chmod(0o600)  # a file left by an older run keeps its mode through O_TRUNC
     return str(passwords[user])
 
 
