@@ -33,6 +33,7 @@ from airflow_partitions.backfill.stages import Stretch
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.coverage_events import (
     CoverageAssetSpec,
+    CoverageEmitter,
     Emission,
     EmissionExtraJson,
     EmissionMarkers,
@@ -182,7 +183,14 @@ class Announcer:
     def announce(self, spec: CoverageAssetSpec, window: Window, restate: bool) -> Announced:
         """Announce ``window`` unless it was (or is being) announced; with ``restate``, also
         when its inputs moved since its announcement (restated, the next version).
-        :class:`WindowNotCoverable` when it would be announced but cannot be covered now."""
+        :class:`WindowNotCoverable` when it would be announced but cannot be covered now.
+
+        An asset nobody follows yet is followed first, as the follower would
+        (:meth:`CoverageEmitter.follow`: the windows coverable now are recorded as known), so
+        the follower starting later neither announces the past nor overwrites this
+        backfill's markers."""
+        if self.markers.seen(spec.uri) is None:
+            CoverageEmitter(self.catalog, self.markers, clock=self.clock).follow(spec)
         marker = self.markers.get(spec.uri, window.key)
         status = None if marker is None else marker.doc["status"]
         state: WindowState | None = None

@@ -259,7 +259,8 @@ class BackfillRunner:
                 if dag in on_assets:
                     parts.append(self._announced_stretch(the_plan, stage.period, dag, conf,
                                                          on_assets[dag]))
-                elif conf is None:  # no slices: called as before (no conf argument)
+                    continue
+                if conf is None:  # no slices: called as before (no conf argument)
                     schedule = self.airflow.schedule(dag, dates[0], dates[-1])
                 else:
                     schedule = self.airflow.schedule(dag, dates[0], dates[-1],
