@@ -21,7 +21,7 @@ from typing import Protocol, cast
 
 import pendulum
 
-from airflow_partitions.backfill.airflow_db import Progress, UnknownBackfill
+from airflow_partitions.backfill.airflow_db import BackfillRefused, Progress, UnknownBackfill
 from airflow_partitions.backfill.rest_api import DagRunJson
 from airflow_partitions.backfill.runner import (
     Airflow,
@@ -29,6 +29,7 @@ from airflow_partitions.backfill.runner import (
     BackfillRunner,
     stale_items,
 )
+from airflow_partitions.backfill.stages import Stretch
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import status_line, zoned_instant
 from airflow_partitions.errors import PartitionsError
@@ -117,6 +118,7 @@ class Actions:
                                   unpause=body.unpause, dry_run=True, where=body.where)
         report = BackfillRunner(self.catalog, self.airflow, lambda _: None).prepare(
             fact, start, end, options)
+        _refuse_announced(report.stages, fact, body)
         paused = [dag for dag in sorted(report.plan.by_dag()) if self.airflow.check_dag(dag)]
         index = 0
         stages: list[PlannedStageJson] = []
@@ -338,6 +340,25 @@ class Actions:
         return (f"stage {period}: {row['dag_id']} backfill {row['backfill_id']}: "
                 f"{row['states'].get('failed', len(dates))} run(s) failed; failed tasks: "
                 f"{', '.join(tasks) or 'unknown'}")
+
+
+def _refuse_announced(stages: Sequence[tuple[object, Sequence[Stretch]]], fact: str,
+                      body: ActionBody) -> None:
+    """Refuse a plan with a producer scheduled on a coverage asset: its windows are announced
+    and watched by partition key, not backfilled, which the command does in one process; the
+    view's actions drive backfills only."""
+    dags = sorted({part.dag_id for _, parts in stages for part in parts if part.announces})
+    if not dags:
+        return
+    one = len(dags) == 1
+    command = (f"airflow-partitions backfill {fact} --start {body.start} --end {body.end}"
+               + (" --restate" if body.kind == "restate" else "")
+               + (f" --where \"{body.where}\"" if body.where else ""))
+    raise BackfillRefused(
+        f"{', '.join(dags)} {'is' if one else 'are'} scheduled on a coverage asset: Airflow "
+        f"cannot backfill {'it' if one else 'them'}, and the view drives backfills only. Run "
+        f"'{command}' (or PartitionBackfillOperator), which announces each window once and "
+        "watches its runs; nothing was created")
 
 
 def _planned(b: PlannedBackfillJson) -> dict[str, object]:
