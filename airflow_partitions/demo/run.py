@@ -12,10 +12,12 @@
 4. Run the real ingest DAG for the late hour; the emitter then announces its day.
 5. Run the daily rollup DAG for every day, with its window's key as the scheduler would pass it,
    and the report DAG over a range that needs a mixed cover (hourly edges, daily middle).
-5. Print the cover, what was missing and how it resolved, the report's totals checked against
+6. Print the cover, what was missing and how it resolved, the report's totals checked against
    the raw events, and where the coverage picture was written.
 
-Re-runnable: data is overwritten, registrations are idempotent, DAG runs get fresh run ids.
+Re-runnable: data is overwritten, registrations are idempotent, DAG runs get fresh run ids;
+days a run announced are not announced again (the markers are in the catalog), and every day
+is rolled up again all the same.
 ``make demo-clean`` removes ``.demo/``.
 """
 
