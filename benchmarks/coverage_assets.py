@@ -298,6 +298,15 @@ The follower's idle cost (no change in the catalog, REST API stubbed; {200} poll
 At the default `--poll 0.5` that is {idle[1][0] * 2:.0f} round trip(s) a second per followed
 fact, plus one `GET /api/v2/assets` every 10 s.
 
+Reading: (a) and (b) end when the consumer's run starts; (c) ends later in its task's life
+(the trigger fired, the task was scheduled again and resumed on a worker), so it is an upper
+bound on the sensor's firing: a consumer of a coverage asset starts about as soon after a
+write as a deferrable sensor's task ends. The in-task announcement is posted before the
+writing task ends, so the run is queued well within a second of the task's `end_date`; a CLI
+write waits for the follower's next poll (0.5 s) plus the cover and the REST post. Between
+`queued_at` and `start_date` is the scheduler's own loop. The machine was shared with other
+suites while this ran (load average above).
+
 Raw (seconds; a: queued/start, b: queued/start, c: end): `{json.dumps(raw)}`
 """
     print(md)
