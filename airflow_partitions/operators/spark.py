@@ -186,7 +186,8 @@ class CoveredSparkSubmitOperator(CoverArguments, SparkSubmitOperator):
                               f" where {window.where}" if window.where else "")
                 fact = fact or window.spec.fact
                 start, end = window.start, window.end
-                where = window.where if where is None else f"({where}) AND ({window.where})"
+                if window.where is not None:
+                    where = window.where if where is None else f"({where}) AND ({window.where})"
         return self.cover_request(fact=fact or "", start=start, end=end, periods=periods,
                                   storages=storages, where=where)
 

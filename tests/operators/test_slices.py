@@ -80,3 +80,38 @@ def test_the_pruned_operator_takes_where_too(regions: Catalog, tmp_path: Path,
                  where=US_ONLY)
     op.execute({"ti": FakeTI()})  # type: ignore[arg-type]
     assert launched == [op]
+
+
+def test_a_coverage_asset_consumer_covers_its_keys_window_and_slice(
+        regions: Catalog, tmp_path: Path, launched: list[Any]) -> None:
+    """Scheduled on a coverage asset, the operator covers the window of the run's partition
+    key (per slice: that slice only); its own ``where`` still applies."""
+    from airflow.sdk import DAG, PartitionedAssetTimetable
+
+    from airflow_partitions.assets import CoverageAsset
+    from tests.helpers import region_hours
+
+    region_hours(regions, "us", 4, 23)
+
+    class Run:
+        def __init__(self, key: str) -> None:
+            self.partition_key, self.conf = key, {}
+
+    for per_slice, key, where in ((True, "us|2024-01-01T00:00:00", None),
+                                  (False, "2024-01-01T00:00:00", US_ONLY)):
+        with DAG(f"consumer_{per_slice}", schedule=PartitionedAssetTimetable(
+                assets=CoverageAsset("ev", "DAILY", per_slice=per_slice))) as dag:
+            op = covered(tmp_path, start=None, end=None, where=where)
+        ti = FakeTI()
+        op.execute({"ti": ti, "dag": dag, "dag_run": Run(key)})  # type: ignore[arg-type]
+        manifest = load_manifest(ti.pushed["manifest"])
+        assert (manifest.start, manifest.end) == ("2024-01-01T00:00:00+00:00",
+                                                  "2024-01-02T00:00:00+00:00")
+        assert sorted({p.values["region"] for p in manifest.partitions}) == ["us"]
+        assert len(manifest.partitions) == 24
+    with DAG("consumer_eu", schedule=PartitionedAssetTimetable(
+            assets=CoverageAsset("ev", "DAILY", per_slice=True))) as dag:
+        op = covered(tmp_path, start=None, end=None)
+    with pytest.raises(UncoverableRange, match="for region=eu"):
+        op.execute({"ti": FakeTI(), "dag": dag,  # type: ignore[arg-type]
+                    "dag_run": Run("eu|2024-01-01T00:00:00")})
