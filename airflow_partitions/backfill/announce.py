@@ -143,18 +143,18 @@ def producer_spec(dag_id: str, uris: Sequence[str], fact: str, period: str
 
 def planned_windows(catalog: Catalog, spec: CoverageAssetSpec, runs: Sequence[PlannedRun]
                     ) -> list[Window]:
-    """The windows a producer's planned runs stand for: a run's logical date is its window's
-    start; per slice (``per_slice`` assets) one window per slice the run names. In plan order,
-    each once. :class:`InvalidInput` when a logical date does not start a window."""
+    """The windows a producer's planned runs stand for: the window of a run is the partition it
+    produces (with the default logical-date rule, the window starts at the run's logical
+    date); per slice (``per_slice`` assets) one window per slice the run names. In plan order,
+    each once. :class:`InvalidInput` when a partition does not start a window."""
     tz = spec.check(catalog)
     out: dict[str, Window] = {}
     for run in runs:
-        start = pendulum.instance(run.logical_date).in_timezone(tz)
+        start = pendulum.instance(run.start).in_timezone(tz)
         if not spec.period.is_aligned(start, tz):
             raise InvalidInput(
-                f"{run.dag_id} @ {run.logical_date.isoformat()} does not start a "
-                f"{spec.period.name} window of {spec.name} in {tz}: check the producer's "
-                "logical-date rule ('airflow-partitions storage show')")
+                f"{run.dag_id} produces {run.storage} {run.period.name} {run.value}, which "
+                f"does not start a {spec.period.name} window of {spec.name} in {tz}")
         end = spec.period.next(start, tz)
         for slice_ in (run.slices if spec.per_slice and run.slices else ((),)):
             key = spec.key(start, tz, slice_)
