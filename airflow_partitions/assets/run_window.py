@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+
 import pendulum
 
 from airflow_partitions.catalog import Catalog
