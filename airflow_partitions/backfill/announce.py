@@ -34,11 +34,9 @@ from airflow_partitions.catalog import Catalog
 from airflow_partitions.coverage_events import (
     CoverageAssetSpec,
     CoverageEmitter,
-    Emission,
     EmissionExtraJson,
     EmissionMarkers,
     Marker,
-    MarkerJson,
     Window,
     WindowState,
     restatement_of,
@@ -50,7 +48,6 @@ from airflow_partitions.planning import PlannedRun
 
 #: Run states after which a run will not change by itself.
 FINISHED: Final = frozenset({"success", "failed"})
-_LONG_AGO: Final = "1970-01-01T00:00:00+00:00"
 
 #: What the backfill did with one window: posted its event (``announced``, ``restated``), or
 #: left it to whoever announced it (``announced before``, ``being announced``).
@@ -221,26 +218,15 @@ class Announcer:
 
     def _post(self, spec: CoverageAssetSpec, window: Window, marker: Marker | None,
               state: WindowState, restated: bool, version: int) -> Announced:
-        claimed = self.markers.swap(spec.uri, window.key, marker,
-                                    self._doc("claimed", version, restated, state))
-        if claimed is None:  # another process claimed it first: it announces the window
+        emitter = CoverageEmitter(self.catalog, self.markers, clock=self.clock)
+        emission = emitter.announce(
+            spec, window, marker, state,
+            lambda e: self.airflow.post_event(spec.uri, window.key, e.extra()),
+            restated=restated, version=version)
+        if emission is None:  # another process claimed it first: it announces the window
             return Announced(window.key, "being announced", self.clock().isoformat())
-        emission = Emission(spec, window, version, restated, state.inputs)
-        try:
-            self.airflow.post_event(spec.uri, window.key, emission.extra())
-        except BaseException:
-            # the next follower poll (or backfill) takes it over at once
-            retry: MarkerJson = {**claimed.doc, "at": _LONG_AGO}
-            self.markers.swap(spec.uri, window.key, claimed, retry)
-            raise
-        done = self._doc("emitted", version, restated, state)
-        self.markers.swap(spec.uri, window.key, claimed, done)
-        return Announced(window.key, "restated" if restated else "announced", done["at"])
-
-    def _doc(self, status: Literal["claimed", "emitted"], version: int, restated: bool,
-             state: WindowState) -> MarkerJson:
-        return {"status": status, "version": version, "restated": restated,
-                "inputs": [list(ref) for ref in state.inputs], "at": self.clock().isoformat()}
+        return Announced(window.key, "restated" if restated else "announced",
+                         self.clock().isoformat())
 
 
 @dataclass(frozen=True)

@@ -175,15 +175,24 @@ class CoverageEmitter:
             restated, version = True, marker.doc["version"] + 1
         else:
             return None
+        return self.announce(spec, window, marker, state, post, restated=restated,
+                             version=version)
+
+    def announce(self, spec: CoverageAssetSpec, window: Window, marker: Marker | None,
+                 state: WindowState, post: Post, *, restated: bool, version: int
+                 ) -> Emission | None:
+        """Claim the window's marker from ``marker`` (as read) by check-and-put, post its
+        event, then mark it emitted. None when another process claimed it first (it posts).
+        A failed post releases the claim at once, so the next call takes it over, and raises.
+        Cost: two check-and-puts and the post."""
         claimed = self.markers.swap(spec.uri, window.key, marker,
                                     self._doc("claimed", version, restated, state))
         if claimed is None:
-            return None  # another process claimed it first: it announces the window
+            return None
         emission = Emission(spec, window, version, restated, state.inputs)
         try:
             post(emission)
         except BaseException:
-            # let the next call take it over at once, rather than after the claim timeout
             retry: MarkerJson = {**claimed.doc, "at": _LONG_AGO}
             self.markers.swap(spec.uri, window.key, claimed, retry)
             raise
