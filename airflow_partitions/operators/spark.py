@@ -159,6 +159,14 @@ class CoveredSparkSubmitOperator(CoverArguments, SparkSubmitOperator):
     def catalog_hook(self) -> PartitionCatalogHook:
         return PartitionCatalogHook(self.catalog_conn_id)
 
+    def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
+        """A run with a partition key takes its window from the key: its default
+        ``{{ data_interval_start }}`` is not rendered (an asset-triggered run of Airflow 3.3
+        has no data interval: rendering failed with UndefinedError before the window)."""
+        if self.window_from_run and run_partition_key(context) is not None:
+            self.start = self.end = None
+        super().render_template_fields(context, jinja_env)
+
     def _request(self, context: Context) -> CoverRequest:
         """The rendered arguments, completed from the upstream sensor's cover if asked."""
         fact, start, end = self.fact, self.start, self.end

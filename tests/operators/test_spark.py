@@ -187,3 +187,24 @@ def test_old_manifests_are_pruned_when_a_new_one_is_written(
     monkeypatch.setenv("AIRFLOW_PARTITIONS_MANIFEST_RETENTION_DAYS", "a week")
     with pytest.raises(InvalidInput, match="not a number of days"):
         covered_operator(tmp_path).prepare_submit({"ti": FakeTI()})  # type: ignore[arg-type]
+
+
+def test_a_run_with_a_partition_key_renders_no_data_interval(tmp_path: Path) -> None:
+    """An asset-triggered run (Airflow 3.3) has no data interval: the defaults' template
+    failed with UndefinedError before the window was taken from the key (make airflow-cluster's
+    events_daily_rollup, found by its follower's first announcements)."""
+    from airflow.sdk import DAG
+
+    class Run:
+        partition_key = "2024-01-02T00:00:00"
+        conf: dict[str, Any] = {}
+
+    with DAG("consumer", schedule=None):
+        op = CoveredSparkSubmitOperator(task_id="spark", application="a.py", fact="events")
+    op.render_template_fields({"dag_run": Run()})
+    assert (op.start, op.end) == (None, None)
+    with DAG("cron", schedule=None):
+        interval = CoveredSparkSubmitOperator(task_id="spark", application="a.py", fact="events")
+    interval.render_template_fields({"dag_run": None, "data_interval_start": T0,
+                                     "data_interval_end": T0.add(days=1)})
+    assert interval.start == "2024-01-01 00:00:00+00:00"
