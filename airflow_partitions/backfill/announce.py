@@ -257,8 +257,9 @@ class WindowWatch:
 
     def poll(self, airflow: CoverageAirflow) -> WatchProgress:
         """One look at the runs (one call). A window announced before the backfill began
-        whose only runs finished before it is reported in ``past``: it was announced once
-        and ran, and is not announced again."""
+        whose only runs finished before it counts as done when its last run succeeded; one
+        whose last run failed is reported in ``past``: it was announced once and is not
+        announced again (clearing that run in Airflow runs it again)."""
         if not self.windows:
             return WatchProgress({}, True, (), ())
         runs = airflow.partition_runs(self.part.dag_id, [w.key for w in self.windows])
@@ -279,8 +280,11 @@ class WindowWatch:
             elif mine and window.outcome == "announced before" and \
                     _before(window.at, self.since):
                 latest = max(mine, key=lambda r: r.queued)
-                states[f"ran before ({latest.state})"] += 1
-                past.append((window, latest))
+                if latest.state == "success":  # ran once, as announced: done
+                    states["success"] += 1
+                else:
+                    states[f"ran before ({latest.state})"] += 1
+                    past.append((window, latest))
             else:  # the scheduler has not created its run yet
                 states["waiting"] += 1
         unfinished = sum(n for s, n in states.items()

@@ -201,6 +201,24 @@ def test_a_window_whose_announced_run_ended_before_the_backfill_is_named(
     assert "asset_triggered__0 ended failed" in failure and "clear that run" in failure
 
 
+def test_a_window_whose_announced_run_succeeded_before_the_backfill_is_done(
+        produced: Catalog) -> None:
+    """Announced once, its run succeeded before the backfill's stage came: nothing to announce
+    and nothing failed (the final cover check says whether its output is there)."""
+    assert CoverageEmitter(produced).follow(SPEC)
+    complete_hours(produced)
+    airflow = AssetAirflow(produced)
+    follower_emits(produced, airflow)
+    [record] = airflow.runs.values()
+    record["state"], record["queued"] = "success", dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
+    markers = EmissionMarkers(produced.rows.kv)
+    marker = markers.get(SPEC.uri, KEY)
+    assert marker is not None
+    markers.swap(SPEC.uri, KEY, marker, {**marker.doc, "at": record["queued"].isoformat()})
+    report, _ = run(produced, airflow)
+    assert report.failures == [] and len(airflow.posted) == 1
+
+
 def test_restate_announces_the_restated_window_once(produced: Catalog) -> None:
     airflow = AssetAirflow(produced)
     assert run(produced, airflow)[0].ok

@@ -274,7 +274,9 @@ def test_the_pipeline_on_the_cluster_survives_a_worker_killed_mid_registration(
         text=True)
     try:
         def hours_registered() -> bool | None:
-            assert backfill.poll() is None, "the backfill ended before the rollups"
+            if backfill.poll() is not None:
+                out = backfill.stdout.read() if backfill.stdout else ""
+                raise AssertionError(f"the backfill ended before the rollups: {out[-4000:]}")
             with run.catalog() as catalog:
                 cover = catalog.cover_with_partitions(_request(DAY0, END, RAW)).cover
             return True if not cover.missing else None

@@ -69,6 +69,9 @@ STOP_ORDER = (AIRFLOW_PARTS, SPARK_PARTS, *CATALOG_STAGES, STORE_PARTS)
 Progress = Callable[[str], None]
 
 
+#: Started once the catalog holds the example facts (see :meth:`Cluster.start`).
+DAG_PROCESSOR = "dag-processor"
+
 class Cluster:
     """One cluster on one machine: its layout, ports and environment, and its processes."""
 
@@ -138,9 +141,12 @@ class Cluster:
             progress("airflow db migrate done (PostgreSQL)")
             self._import_connections()
             progress("connections partitions_default, spark_default stored in the metadata DB")
-            # Airflow boots while HBase does: nothing in it reads the catalog before a task.
+            # Airflow boots while HBase does; the dag-processor waits for the catalog: a DAG
+            # scheduled on a coverage asset checks its fact when it is parsed, and a file that
+            # failed to import is parsed again only after min_file_process_interval (30 s).
             for name, args in COMMANDS.items():
-                self._spawn(name, [str(VENV_BIN / "airflow"), *args], self.layout.home)
+                if name != DAG_PROCESSOR:
+                    self._spawn(name, [str(VENV_BIN / "airflow"), *args], self.layout.home)
             for n in WORKERS:
                 self.start_celery_worker(n)
         finally:
@@ -148,6 +154,8 @@ class Cluster:
         if catalog_failed:
             raise ServicesFailed(f"the catalog's HBase did not start: {catalog_failed[0]}")
         self._ensure_catalog()
+        self._spawn(DAG_PROCESSOR, [str(VENV_BIN / "airflow"), *COMMANDS[DAG_PROCESSOR]],
+                    self.layout.home)
         # once the catalog answers; named, as its connection is in the metadata DB only
         self._spawn(FOLLOWER, follower_argv("--store", p.catalog_url,
                                             "--data-root", str(self.layout.data)),
