@@ -265,6 +265,16 @@ class AirflowBackfills:
         return [PartitionRun(str(run_id), str(key), str(state), queued or created or after)
                 for run_id, key, state, queued, created, after in rows]
 
+    def trigger_partition_run(self, dag_id: str, key: str) -> None:
+        """One run of the DAG for ``key``, as ``airflow dags trigger`` starts one (no logical
+        date, the partition key set)."""
+        from airflow.api.common.trigger_dag import trigger_dag
+        from airflow.utils.types import DagRunTriggeredByType
+
+        with _session() as session:
+            trigger_dag(dag_id, triggered_by=DagRunTriggeredByType.CLI, logical_date=None,
+                        partition_key=key, triggering_user_name=_user(), session=session)
+
     def run_failed_tasks(self, dag_id: str, run_ids: Sequence[str]) -> list[str]:
         from airflow.models import TaskInstance
 

@@ -46,6 +46,10 @@ from airflow_partitions.errors import InvalidInput
 from airflow_partitions.json_value import JsonValue
 from airflow_partitions.planning import PlannedRun
 
+#: How long after its announcement a window with no run of the producer DAG counts as lost
+#: to it (the scheduler makes a consumer's run within seconds of the event; Airflow makes none
+#: for a consumer paused at that moment), so the backfill starts that DAG's run by hand.
+LOST_AFTER: Final = dt.timedelta(seconds=30)
 #: Run states after which a run will not change by itself.
 FINISHED: Final = frozenset({"success", "failed"})
 
@@ -87,6 +91,10 @@ class CoverageAirflow(Protocol):
 
     def partition_runs(self, dag_id: str, keys: Sequence[str]) -> list[PartitionRun]:
         """Every run of the DAG whose partition key is one of ``keys``."""
+        ...
+
+    def trigger_partition_run(self, dag_id: str, key: str) -> None:
+        """Start one run of the DAG for ``key`` by hand."""
         ...
 
     def run_failed_tasks(self, dag_id: str, run_ids: Sequence[str]) -> list[str]:
@@ -254,14 +262,19 @@ class WindowWatch:
     since: dt.datetime
     windows: list[Announced] = field(default_factory=list)
     done: bool = False
+    #: Keys whose run this backfill started by hand (see :meth:`poll`).
+    triggered: set[str] = field(default_factory=set)
 
     def poll(self, airflow: CoverageAirflow) -> WatchProgress:
-        """One look at the runs (one call). A window announced before the backfill began
+        """One look at the runs (one call). A window announced over :data:`LOST_AFTER` ago
+        with no run of this DAG at all was announced while the DAG could not take it: its run
+        is started by hand, once. A window announced before the backfill began
         whose only runs finished before it counts as done when its last run succeeded; one
         whose last run failed is reported in ``past``: it was announced once and is not
         announced again (clearing that run in Airflow runs it again)."""
         if not self.windows:
             return WatchProgress({}, True, (), ())
+        now = dt.datetime.now(dt.UTC)
         runs = airflow.partition_runs(self.part.dag_id, [w.key for w in self.windows])
         by_key: dict[str, list[PartitionRun]] = {}
         for run in runs:
@@ -285,6 +298,14 @@ class WindowWatch:
                 else:
                     states[f"ran before ({latest.state})"] += 1
                     past.append((window, latest))
+            elif not mine and window.outcome == "announced before" and \
+                    _before(window.at, now - LOST_AFTER):
+                # announced while the DAG could not take it (Airflow queues no run for a
+                # paused consumer): this DAG alone runs it, once
+                if window.key not in self.triggered:
+                    airflow.trigger_partition_run(self.part.dag_id, window.key)
+                    self.triggered.add(window.key)
+                states["waiting"] += 1
             else:  # the scheduler has not created its run yet
                 states["waiting"] += 1
         unfinished = sum(n for s, n in states.items()

@@ -236,6 +236,12 @@ class RestBackfills(AirflowRest):
                                         _instant(str(when)) if when else _LONG_AGO))
         return out
 
+    def trigger_partition_run(self, dag_id: str, key: str) -> None:
+        """One run of the DAG for ``key``, started by hand (``POST .../dagRuns`` with a
+        ``partition_key`` and no logical date)."""
+        self.call("POST", f"/api/v2/dags/{_quote(dag_id)}/dagRuns",
+                  {"logical_date": None, "partition_key": key})
+
     def run_failed_tasks(self, dag_id: str, run_ids: Sequence[str]) -> list[str]:
         tasks: set[str] = set()
         for run_id in run_ids[:5]:

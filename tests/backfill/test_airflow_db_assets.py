@@ -60,6 +60,9 @@ with create_session() as session:
                            .where(AssetModel.uri == {URI!r})).all()
 out["events"] = [[key, extra] for key, extra in rows]
 out["runs"] = [r.run_id for r in airflow.partition_runs("on_coverage", ["2024-01-02T00:00:00"])]
+airflow.trigger_partition_run("on_coverage", "2024-01-03T00:00:00")
+out["by_hand"] = [[r.partition_key, r.state]
+                  for r in airflow.partition_runs("on_coverage", ["2024-01-03T00:00:00"])]
 day = dt.datetime(2024, 1, 2, tzinfo=dt.UTC)
 try:
     airflow.schedule("on_coverage", day, day)
@@ -83,4 +86,5 @@ def test_a_coverage_asset_consumer_is_detected_and_announced(airflow_home: Airfl
     assert [key for key, _ in out["events"]] == ["2024-01-02T00:00:00"]
     assert out["events"][0][1]["restated"] is False
     assert out["runs"] == []  # the scheduler creates the run; none runs here
+    assert out["by_hand"] == [["2024-01-03T00:00:00", "queued"]]  # a run started by hand
     assert "Airflow refuses a backfill of on_coverage" in out["refused"]

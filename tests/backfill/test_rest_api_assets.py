@@ -51,6 +51,9 @@ class Api:
         if method == "POST" and path == "/api/v2/assets/events":
             self.posted.append(body)
             return 200, {"id": 1, "asset_id": body["asset_id"]}
+        if method == "POST" and path == "/api/v2/dags/rollup/dagRuns":
+            self.posted.append(body)
+            return 200, {"dag_run_id": "manual", "partition_key": body["partition_key"]}
         if path == "/api/v2/dags/rollup/dagRuns":
             return 200, {"dag_runs": [
                 {"dag_run_id": "a", "partition_key": KEY, "state": "running",
@@ -112,3 +115,10 @@ def test_runs_are_those_with_exactly_the_key(api: tuple[Api, RestBackfills]) -> 
     [run] = client.partition_runs("rollup", [KEY])
     assert (run.run_id, run.state, run.queued.isoformat()) == (
         "a", "running", "2026-01-01T10:00:00+00:00")
+
+
+def test_a_run_by_hand_names_its_key_and_no_logical_date(
+        api: tuple[Api, RestBackfills]) -> None:
+    state, client = api
+    client.trigger_partition_run("rollup", KEY)
+    assert state.posted == [{"logical_date": None, "partition_key": KEY}]

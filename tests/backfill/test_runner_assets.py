@@ -42,6 +42,7 @@ class AssetAirflow(FakeAirflow):
     posted: list[tuple[str, str, EmissionExtraJson]] = field(default_factory=list)
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)
     fail_keys: set[str] = field(default_factory=set)
+    triggered: list[tuple[str, str]] = field(default_factory=list)
 
     def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime,
                  conf: Any = None) -> list[dt.datetime]:
@@ -55,6 +56,11 @@ class AssetAirflow(FakeAirflow):
         self.posted.append((uri, key, extra))
         run_id = f"asset_triggered__{len(self.runs)}"
         self.runs[run_id] = {"key": key, "state": "queued", "queued": dt.datetime.now(dt.UTC)}
+
+    def trigger_partition_run(self, dag_id: str, key: str) -> None:
+        self.triggered.append((dag_id, key))
+        self.runs[f"manual__{len(self.runs)}"] = {"key": key, "state": "queued",
+                                                  "queued": dt.datetime.now(dt.UTC)}
 
     def partition_runs(self, dag_id: str, keys: Any) -> list[PartitionRun]:
         for record in self.runs.values():
@@ -132,6 +138,37 @@ def test_a_window_the_follower_announced_is_watched_not_announced_again(
     assert len(airflow.posted) == 1 and len(airflow.runs) == 1  # exactly once
     assert [a.outcome for _, a in report.announced] == ["announced before"]
     assert follower_emits(produced, airflow) == []  # and the follower does not either
+
+
+def test_a_window_announced_while_its_consumer_was_paused_is_run_by_hand_once(
+        produced: Catalog) -> None:
+    """Airflow queues no run for a consumer paused when the event comes: announced long ago
+    with no run of the DAG at all, the window's run is started by hand, once, and nothing is
+    announced again (other consumers of the asset ran it)."""
+    assert CoverageEmitter(produced).follow(SPEC)
+    complete_hours(produced)
+    airflow = AssetAirflow(produced)
+    follower_emits(produced, airflow)
+    airflow.runs.clear()  # the paused consumer took no run from the event
+    markers = EmissionMarkers(produced.rows.kv)
+    marker = markers.get(SPEC.uri, KEY)
+    assert marker is not None
+    long_ago = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)).isoformat()
+    markers.swap(SPEC.uri, KEY, marker, {**marker.doc, "at": long_ago})
+    report, lines = run(produced, airflow)
+    assert report.ok, lines
+    assert airflow.triggered == [("rollup", KEY)] and len(airflow.posted) == 1
+
+
+def test_a_fresh_announcement_without_a_run_yet_is_left_to_the_scheduler(
+        produced: Catalog) -> None:
+    assert CoverageEmitter(produced).follow(SPEC)
+    complete_hours(produced)
+    airflow = AssetAirflow(produced)
+    follower_emits(produced, airflow)
+    report, lines = run(produced, airflow)
+    assert report.ok, lines
+    assert airflow.triggered == []
 
 
 def test_a_backfill_announcement_is_not_repeated_by_the_follower(produced: Catalog) -> None:
