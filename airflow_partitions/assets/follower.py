@@ -24,7 +24,13 @@ from airflow_partitions.coverage_events import (
     CoverageEmitter,
     Emission,
 )
-from airflow_partitions.errors import PartitionsError
+from airflow_partitions.errors import InvalidInput, PartitionsError
+from airflow_partitions.kv import KVError
+
+#: What a round may meet and the next one may not (an unreachable store or api-server):
+#: logged once per outage, never fatal: the follower is a long-lived service. A definition
+#: that is wrong (an unknown fact, a where over no dimension) costs its own asset only.
+RECOVERABLE = (PartitionsError, KVError)
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +55,7 @@ class Follower:
         self._generations: dict[str, int] = {}
         self._listed_at = float("-inf")
         self._swept_at = float("-inf")
+        self._warned: set[str] = set()
 
     def poll_once(self) -> list[Emission]:
         """One round: the asset list when due, one generation read per followed fact, and the
@@ -65,8 +72,8 @@ class Follower:
         for fact in sorted({spec.fact for spec in self.assets}):
             try:
                 generation = self.catalog.fact_state(fact).generation
-            except PartitionsError as exc:
-                log.warning("fact %s: %s", fact, exc)
+            except InvalidInput as exc:  # an unknown fact: its assets wait for it
+                self._warn_once(fact, exc)
                 continue
             if not sweep and self._generations.get(fact) == generation:
                 continue
@@ -78,12 +85,20 @@ class Follower:
     def run(self, stop: threading.Event) -> None:
         """Poll until ``stop`` is set; a failing round is logged and retried next poll."""
         log.info("following the catalog %s every %.1f s", self.catalog.rows.kv.url, self.poll)
+        failing = False
         while not stop.is_set():
             try:
                 self.poll_once()
-            except PartitionsError as exc:
-                log.warning("will retry: %s", exc)
+            except RECOVERABLE as exc:
+                if not failing:  # once per outage, not every poll
+                    log.warning("will retry every %.1f s: %s", self.poll, exc)
+                failing = True
                 self._generations.clear()
+                self._listed_at = float("-inf")
+            else:
+                if failing:
+                    log.info("following again")
+                failing = False
             stop.wait(self.poll)
 
     def _list_assets(self) -> None:
@@ -92,8 +107,8 @@ class Follower:
             try:
                 if self.emitter.follow(spec):
                     log.info("following %s (%s)", spec.name, spec.uri)
-            except PartitionsError as exc:
-                log.warning("%s is not followed: %s", spec.name, exc)
+            except InvalidInput as exc:  # checked again at the next listing
+                self._warn_once(spec.uri, exc)
                 continue
         self.assets = listed
 
@@ -108,7 +123,14 @@ class Follower:
 
         try:
             return self.emitter.emit(spec, post)
-        except PartitionsError as exc:
-            log.warning("%s: %s", spec.name, exc)
+        except InvalidInput as exc:  # this asset's definition: the others go on
+            self._warn_once(spec.uri, exc)
             self._generations.pop(spec.fact, None)
             return []
+
+    def _warn_once(self, about: str, exc: Exception) -> None:
+        """One warning per asset or fact and message, not one per poll."""
+        said = f"{about}: {exc}"
+        if said not in self._warned:
+            self._warned.add(said)
+            log.warning("%s", said)

@@ -18,6 +18,7 @@ from airflow_partitions.assets.rest import CoverageEventsApi
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.coverage_events import CoverageEmitter, Emission
 from airflow_partitions.errors import PartitionsError
+from airflow_partitions.kv import KVError
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ def announce_after_write(catalog: Catalog, fact: str, conn_id: str = API_CONN_ID
         for spec, asset_id in api.coverage_assets().items():
             if spec.fact == fact:
                 out.extend(emitter.emit(spec, partial(api.post, asset_id)))
-    except PartitionsError as exc:
+    except (PartitionsError, KVError) as exc:  # the write is done: never fail the task
         log.warning("coverage events not announced here (the follower will): %s", exc)
     for emission in out:
         log.info("announced %s %s%s", emission.spec.name, emission.key,

@@ -15,7 +15,6 @@ from airflow_partitions.coverage_events.emitter import (
     EmissionExtraJson,
     EmissionFactsJson,
     Post,
-    emit_all,
     restatement_of,
 )
 from airflow_partitions.coverage_events.markers import (
@@ -81,7 +80,6 @@ __all__ = [
     "WindowStatusName",
     "asset_windows",
     "candidate_windows",
-    "emit_all",
     "extent",
     "followed_assets",
     "restatement_of",

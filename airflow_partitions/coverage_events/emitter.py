@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, TypedDict
 
@@ -205,15 +205,3 @@ class CoverageEmitter:
         return {"status": status, "version": version, "restated": restated,
                 "inputs": [list(ref) for ref in state.inputs], "at": self.clock().isoformat()}
 
-
-def emit_all(emitter: CoverageEmitter, specs: Iterable[CoverageAssetSpec], post: Post
-             ) -> list[Emission]:
-    """:meth:`CoverageEmitter.emit` for each asset; one asset's failure is logged and does not
-    stop the others."""
-    out: list[Emission] = []
-    for spec in specs:
-        try:
-            out.extend(emitter.emit(spec, post))
-        except Exception as exc:
-            log.warning("%s: %s", spec.name, exc)
-    return out

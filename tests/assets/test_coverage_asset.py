@@ -142,3 +142,49 @@ def test_a_consumer_run_covers_its_keys_window(events: Catalog) -> None:
     with DAG("plain", schedule=None) as plain:
         pass
     assert run_window({"dag_run": Run(), "dag": plain}, events) is None
+
+
+def test_the_follower_rides_out_a_catalog_that_drops(tmp_path: Path,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """The Thrift server goes away and comes back (a restart keeps its tables): the follower's
+    rounds log once and keep going, and the day completed meanwhile is announced after."""
+    import threading
+
+    from airflow_partitions.testing.hbase.server import HBaseTestServer
+
+    server = HBaseTestServer()
+    server.start()
+    try:
+        url = f"hbase://127.0.0.1:{server.port}?table_prefix=follow"
+        catalog = Catalog(url)
+        catalog.create_fact("events")
+        catalog.create_storage("events", "raw", ["HOURLY"], columns=["dt", "region"])
+        spec = CoverageAssetSpec.of("events", "DAILY")
+        api, clock = StandInApi({spec: 1}), Clock()
+        follower = Follower(catalog, api, clock=clock, poll=0.05)
+        follower.poll_once()
+        server.stop()
+        stop = threading.Event()
+        rounds = threading.Thread(target=follower.run, args=(stop,))
+        rounds.start()
+        try:
+            poll = 0
+            while "will retry" not in caplog.text and poll < 400:
+                stop.wait(0.05)
+                poll += 1
+            assert "will retry" in caplog.text
+            server.start()
+            with Catalog(url) as writer:
+                register_hours(writer, 0, 23, regions=("eu",))
+            poll = 0
+            while not api.posted and poll < 600:
+                clock.now += 1
+                stop.wait(0.05)
+                poll += 1
+        finally:
+            stop.set()
+            rounds.join(30)
+        assert api.posted == [(1, "2024-01-01T00:00:00", False)]
+        assert caplog.text.count("will retry") == 1
+    finally:
+        server.stop()
