@@ -45,6 +45,7 @@ from airflow_partitions.spark import (
 )
 
 if TYPE_CHECKING:
+    import jinja2
     from airflow.sdk import Context
 
     from airflow_partitions.operators.openlineage_facets import Lineage
@@ -159,7 +160,8 @@ class CoveredSparkSubmitOperator(CoverArguments, SparkSubmitOperator):
     def catalog_hook(self) -> PartitionCatalogHook:
         return PartitionCatalogHook(self.catalog_conn_id)
 
-    def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
+    def render_template_fields(self, context: Context,
+                               jinja_env: jinja2.Environment | None = None) -> None:
         """A run with a partition key takes its window from the key: its default
         ``{{ data_interval_start }}`` is not rendered (an asset-triggered run of Airflow 3.3
         has no data interval: rendering failed with UndefinedError before the window)."""
