@@ -41,6 +41,9 @@ class AssetViewFake(ViewFake):
     def run_failed_tasks(self, dag_id: str, run_ids: Sequence[str]) -> list[str]:
         return []
 
+    def trigger_partition_run(self, dag_id: str, key: str) -> None:
+        raise AssertionError("the view starts no run")
+
 
 @pytest.fixture
 def asset_view(produced: Catalog) -> Iterator[View]:
