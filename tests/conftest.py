@@ -90,7 +90,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if module_of(item) in spark_modules:
             item.add_marker(pytest.mark.xdist_group("spark"))
     heavy = {module_of(item) for item in items if item.get_closest_marker("e2e")}
-    items.sort(key=lambda item: 0 if module_of(item) in heavy else 1)
+    items.sort(key=lambda item: (0, LONGEST.get(module_of(item), len(LONGEST)))
+               if module_of(item) in heavy else (1, 0))
+
+
+#: The longest end-to-end modules, longest first (docs/testing.md has their times): each
+#: worker starts on one of them, and the shorter ones fill in after, so no worker takes the
+#: cluster after an hour's worth of others. (``xdist_group`` members share their group's rank.)
+LONGEST = {
+    "tests/e2e/test_cluster.py": 0,
+    "tests/e2e/test_scheduler.py": 1,
+    "tests/e2e/test_coverage_assets.py": 1,
+    "tests/demo/test_demo_e2e.py": 2,
+}
 
 
 def module_of(item: pytest.Item) -> str:
