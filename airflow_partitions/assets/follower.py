@@ -49,13 +49,21 @@ class Follower:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.catalog, self.api = catalog, api
         self.poll, self.refresh = poll, refresh
-        self.emitter = emitter or CoverageEmitter(catalog)
+        self._emitter = emitter
         self.clock = clock
         self.assets: dict[CoverageAssetSpec, int] = {}
         self._generations: dict[str, int] = {}
         self._listed_at = float("-inf")
         self._swept_at = float("-inf")
         self._warned: set[str] = set()
+
+    @property
+    def emitter(self) -> CoverageEmitter:
+        """Made at the first round that reaches the store (it creates the markers' table), so
+        a follower started while the store is down waits for it like any other round."""
+        if self._emitter is None:
+            self._emitter = CoverageEmitter(self.catalog)
+        return self._emitter
 
     def poll_once(self) -> list[Emission]:
         """One round: the asset list when due, one generation read per followed fact, and the

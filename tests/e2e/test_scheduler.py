@@ -430,7 +430,7 @@ def start_scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
         scheduler.airflow("connections", "add", "airflow_api_e2e", "--conn-type", "http",
                           "--conn-host", f"{api.scheme}://{api.hostname}",
                           "--conn-port", str(api.port), "--conn-login", ADMIN,
-                          "--conn-password", admin_password(home.home) or "")
+                          f"--conn-password={admin_password(home.home) or ''}")
         yield scheduler
     except BaseException:
         for name in ("scheduler", "triggerer", "dag-processor", "api-server", FOLLOWER):

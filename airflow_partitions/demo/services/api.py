@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import string
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -32,6 +33,9 @@ class ApiError(RuntimeError):
         super().__init__(message)
         self.status = status
 
+
+#: What the admin password is made of (16 of them: about 95 bits).
+PASSWORD_ALPHABET = string.ascii_letters + string.digits
 
 def password_file(home: Path) -> Path:
     """Where the simple auth manager keeps generated passwords (written by the api-server)."""
@@ -63,7 +67,8 @@ def ensure_admin_password(home: Path, user: str = ADMIN) -> str:
         passwords = json.loads(path.read_text() or "{}")
     except (OSError, ValueError):
         passwords = {}
-    passwords[user] = secrets.token_urlsafe(12)
+    # letters and digits only: a password starting with "-" reads as an option to a CLI
+    passwords[user] = "".join(secrets.choice(PASSWORD_ALPHABET) for _ in range(16))
     path.parent.mkdir(parents=True, exist_ok=True)
     with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
         f.write(json.dumps(passwords) + "\n")
