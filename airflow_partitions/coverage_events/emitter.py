@@ -39,6 +39,7 @@ from airflow_partitions.coverage_events.windows import (
     extent,
     window_state,
 )
+from airflow_partitions.errors import PartitionsError
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +156,8 @@ class CoverageEmitter:
                     continue  # announced, and older than the restatement horizon
             try:
                 state = window_state(self.catalog, spec, window)
-            except Exception as exc:
+            except PartitionsError as exc:  # a damaged row costs its window only; a store
+                # that drops (KVError) ends the call, and the caller tries again
                 log.warning("%s: window %s skipped: %s", spec.name, window.key, exc)
                 continue
             if not state.coverable:
