@@ -150,11 +150,7 @@ def test_a_window_announced_while_its_consumer_was_paused_is_run_by_hand_once(
     airflow = AssetAirflow(produced)
     follower_emits(produced, airflow)
     airflow.runs.clear()  # the paused consumer took no run from the event
-    markers = EmissionMarkers(produced.rows.kv)
-    marker = markers.get(SPEC.uri, KEY)
-    assert marker is not None
-    long_ago = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)).isoformat()
-    markers.swap(SPEC.uri, KEY, marker, {**marker.doc, "at": long_ago})
+    announced_at(produced, dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5))
     report, lines = run(produced, airflow)
     assert report.ok, lines
     assert airflow.triggered == [("rollup", KEY)] and len(airflow.posted) == 1
@@ -210,6 +206,26 @@ def test_a_window_another_process_is_announcing_is_left_to_it(produced: Catalog)
     assert [a.outcome for _, a in report.announced] == ["being announced"]
 
 
+def announced_at(catalog: Catalog, at: dt.datetime) -> None:
+    """Move the window's marker back to ``at``, as if it had been announced then."""
+    markers = EmissionMarkers(catalog.rows.kv)
+    marker = markers.get(SPEC.uri, KEY)
+    assert marker is not None
+    markers.swap(SPEC.uri, KEY, marker, {**marker.doc, "at": at.isoformat()})
+
+
+def ran_an_hour_ago(catalog: Catalog, state: str) -> AssetAirflow:
+    """The follower announced the day an hour ago, and its run ended ``state`` then."""
+    assert CoverageEmitter(catalog).follow(SPEC)
+    complete_hours(catalog)
+    airflow = AssetAirflow(catalog)
+    follower_emits(catalog, airflow)
+    [record] = airflow.runs.values()
+    record["state"], record["queued"] = state, dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
+    announced_at(catalog, record["queued"])
+    return airflow
+
+
 def test_a_failed_consumer_run_fails_the_stage_by_name(produced: Catalog) -> None:
     airflow = AssetAirflow(produced, fail_keys={KEY})
     report, _ = run(produced, airflow)
@@ -221,16 +237,7 @@ def test_a_window_whose_announced_run_ended_before_the_backfill_is_named(
         produced: Catalog) -> None:
     """Announced once, its run failed before the backfill began: not announced twice; the
     report says which run to clear."""
-    assert CoverageEmitter(produced).follow(SPEC)
-    complete_hours(produced)
-    airflow = AssetAirflow(produced)
-    follower_emits(produced, airflow)
-    [record] = airflow.runs.values()
-    record["state"], record["queued"] = "failed", dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
-    markers = EmissionMarkers(produced.rows.kv)
-    marker = markers.get(SPEC.uri, KEY)
-    assert marker is not None
-    markers.swap(SPEC.uri, KEY, marker, {**marker.doc, "at": record["queued"].isoformat()})
+    airflow = ran_an_hour_ago(produced, "failed")
     report, _ = run(produced, airflow)
     assert not report.ok and len(airflow.posted) == 1
     [failure] = report.failures
@@ -242,16 +249,7 @@ def test_a_window_whose_announced_run_succeeded_before_the_backfill_is_done(
         produced: Catalog) -> None:
     """Announced once, its run succeeded before the backfill's stage came: nothing to announce
     and nothing failed (the final cover check says whether its output is there)."""
-    assert CoverageEmitter(produced).follow(SPEC)
-    complete_hours(produced)
-    airflow = AssetAirflow(produced)
-    follower_emits(produced, airflow)
-    [record] = airflow.runs.values()
-    record["state"], record["queued"] = "success", dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
-    markers = EmissionMarkers(produced.rows.kv)
-    marker = markers.get(SPEC.uri, KEY)
-    assert marker is not None
-    markers.swap(SPEC.uri, KEY, marker, {**marker.doc, "at": record["queued"].isoformat()})
+    airflow = ran_an_hour_ago(produced, "success")
     report, _ = run(produced, airflow)
     assert report.failures == [] and len(airflow.posted) == 1
 
