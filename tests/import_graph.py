@@ -125,9 +125,10 @@ def private_reaches(package: Path, trees: Iterable[Path]) -> list[str]:
 
 
 def internal_reaches(package: Path, trees: Iterable[Path], rooms: Iterable[str]) -> list[str]:
-    """Imports of a room's modules from outside it: ``from airflow_partitions.catalog.model
-    import StorageDef``, ``from airflow_partitions.catalog import writer`` (a module), ``import
-    airflow_partitions.catalog.rows``, at any depth (function-level imports too). Inside the
+    """Imports of a room's modules from outside it: ``from
+    airflow_partitions.catalog.definitions.tables import StorageDef``, ``from
+    airflow_partitions.catalog import writer`` (a module), ``import
+    airflow_partitions.catalog.rows.layout``, at any depth (function-level imports too). Inside the
     room's own folder, and its tests' folder (``tests/catalog/`` for ``catalog``), a module may
     import its siblings; everyone else imports what the room's ``__init__`` exports."""
     modules = {_name(package, p) for p in package.rglob("*.py")}

@@ -81,7 +81,7 @@ def test_no_shipped_module_is_over_the_size_limit() -> None:
 
 
 #: No circle is left: ``UpdatePeriod`` and ``TimePartition``, which name each other, share
-#: ``periods/update_period.py`` (issue 27).
+#: ``periods/update_period.py``.
 KNOWN_CYCLES: list[list[str]] = []
 
 
@@ -141,13 +141,13 @@ def test_the_exports_check_bites(tmp_path: Path) -> None:
     probe.mkdir()
     (probe / "test_probe.py").write_text(
         "from airflow_partitions.catalog import Catalog, writer\n"
-        "from airflow_partitions.catalog.model import StorageDef\n"
+        "from airflow_partitions.catalog.definitions.tables import StorageDef\n"
         "import airflow_partitions.coverage.watch\n"
         "def later():\n"
         "    from airflow_partitions.interop.connection import CONN_TYPE\n")
     assert internal_reaches(PACKAGE, [probe], THROUGH_INIT) == [
         "probe/test_probe.py:1: airflow_partitions.catalog.writer",
-        "probe/test_probe.py:2: airflow_partitions.catalog.model",
+        "probe/test_probe.py:2: airflow_partitions.catalog.definitions.tables",
         "probe/test_probe.py:3: airflow_partitions.coverage.watch",
         "probe/test_probe.py:5: airflow_partitions.interop.connection",
     ]
@@ -194,7 +194,7 @@ def _every_module() -> list[Path]:
 
 
 def test_no_any_in_public_signatures() -> None:
-    """Public signatures say what they take and give (issue 27): a ``TypedDict`` for a known
+    """Public signatures say what they take and give: a ``TypedDict`` for a known
     JSON, ``JsonValue`` for an open one, ``object`` for a value only passed on, a Protocol for
     a duck-typed collaborator. Only the listed boundaries keep ``Any``, each with its reason."""
     found = any_signatures(PACKAGE, _every_module())

@@ -8,24 +8,15 @@ holds a name, may change without anyone outside noticing.
 """
 
 from airflow_partitions.catalog.cache import FactState, TimelineCache, UnknownFact
-from airflow_partitions.catalog.dimension_coverage import (
-    SliceCompleteness,
-    complete_sources,
-    completeness,
+from airflow_partitions.catalog.covers.verified import VerifiedCover
+from airflow_partitions.catalog.definitions.locations import UnsafeLocation
+from airflow_partitions.catalog.definitions.producers import (
+    InvalidProducer,
+    Producer,
+    parse_producer_items,
+    parse_rule,
 )
-from airflow_partitions.catalog.dimensions import (
-    Dimension,
-    DomainValue,
-    NotADimension,
-    parse_dimensions,
-    required_slices,
-    select_slices,
-    undeclared_notes,
-)
-from airflow_partitions.catalog.facade import AlreadyExists, Catalog
-from airflow_partitions.catalog.lens_table import ImportedTimeline, parse_parameters
-from airflow_partitions.catalog.location_check import UnsafeLocation
-from airflow_partitions.catalog.model import (
+from airflow_partitions.catalog.definitions.tables import (
     FactDef,
     InvalidDefinition,
     Partition,
@@ -36,16 +27,13 @@ from airflow_partitions.catalog.model import (
     render_location,
     template_root,
 )
+from airflow_partitions.catalog.facade import AlreadyExists, Catalog
+from airflow_partitions.catalog.lens_table import ImportedTimeline, parse_parameters
+from airflow_partitions.catalog.lineage.staleness import StalePartition, overlap_window
 from airflow_partitions.catalog.pause_point import HOST_ENV
-from airflow_partitions.catalog.producers import (
-    InvalidProducer,
-    Producer,
-    parse_producer_items,
-    parse_rule,
-)
 from airflow_partitions.catalog.query import execute_plan, explain, get_partitions_by_filter
 from airflow_partitions.catalog.repair import ReconcileReport, TimelineDiff
-from airflow_partitions.catalog.rows import (
+from airflow_partitions.catalog.rows.layout import (
     LIVE,
     LOC,
     STAMP,
@@ -57,8 +45,20 @@ from airflow_partitions.catalog.rows import (
     timeline_column,
     value_cell_column,
 )
-from airflow_partitions.catalog.staleness import StalePartition, overlap_window
-from airflow_partitions.catalog.verified_cover import VerifiedCover
+from airflow_partitions.catalog.slices.completeness import (
+    SliceCompleteness,
+    complete_sources,
+    completeness,
+)
+from airflow_partitions.catalog.slices.dimensions import (
+    Dimension,
+    DomainValue,
+    NotADimension,
+    parse_dimensions,
+    required_slices,
+    select_slices,
+    undeclared_notes,
+)
 from airflow_partitions.catalog.writer import CRASH_ENV, PartitionConflict, WriteResult
 from airflow_partitions.errors import ConcurrentUpdateError
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import accumulate
 from typing import Final
 
-from airflow_partitions.catalog.model import (
+from airflow_partitions.catalog.definitions.tables import (
     PartitionSpec,
     StorageDef,
     check_under_root,
@@ -38,15 +38,15 @@ _SLICE: Final = 50_000
 #: The location of a validated partition.
 Locate = Callable[[PartitionSpec], str]
 
-#: What :func:`~.model.check_safe_value` refuses, in one pass: empty, ``.``, ``..``, a leading
-#: ``~``, a slash or backslash, or a control character (Unicode category Cc).
+#: What :func:`~.definitions.tables.check_safe_value` refuses, in one pass: empty, ``.``,
+#: ``..``, a leading ``~``, a slash or backslash, or a control character (Unicode category Cc).
 UNSAFE_VALUE: Final = re.compile(r"\A(?:\.\.?)?\Z|\A~|[/\\\x00-\x1f\x7f-\x9f]")
 
 
 class SpecBuilder:
     """Builds ``(spec, row key)`` pairs for one storage and period.
 
-    >>> from airflow_partitions.catalog.model import StorageDef
+    >>> from airflow_partitions.catalog.definitions.tables import StorageDef
     >>> from airflow_partitions.keys import ColumnType
     >>> sdef = StorageDef("raw", "events", (("dt", ColumnType.STRING),), ("dt",),
     ...                   (UpdatePeriod.HOURLY,), "/d/{dt}")

@@ -4,7 +4,7 @@
 * Cold (a reschedule-mode sensor is always cold): one read of the fact row, one batched read
   of its storage rows; never a scan of partition rows. StoreAll timelines, stored one column
   per value, are read lazily, a column-range slice at a time.
-* Slice timelines (:mod:`.slice_cells`) live in the same storage row, so the cold read brings
+* Slice timelines (:mod:`.slices.cells`) live in the same storage row, so the cold read brings
   them at no extra round trip; they are decoded with the storage (O(slice cells)).
 * Timelines that were never stored (or whose ``present`` flag is off) are rebuilt from the
   partition rows by the catalog and stored, once.
@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from airflow_partitions.arguments import shown
-from airflow_partitions.catalog.lineage_flag import may_have_derived
-from airflow_partitions.catalog.model import FactDef, StorageDef
-from airflow_partitions.catalog.rows import (
+from airflow_partitions.catalog.definitions.tables import FactDef, StorageDef
+from airflow_partitions.catalog.lineage.flag import may_have_derived
+from airflow_partitions.catalog.rows.layout import (
     DEF,
     PRESENT,
     CatalogRows,
@@ -29,7 +29,7 @@ from airflow_partitions.catalog.rows import (
     decode_storage,
     timeline_column,
 )
-from airflow_partitions.catalog.slice_cells import (
+from airflow_partitions.catalog.slices.cells import (
     MARKER,
     SliceMarker,
     parse_slice_cell,
@@ -127,7 +127,7 @@ class StorageState:
     marker: SliceMarker | None = None
     #: Timelines with a corrupt slice cell: read from the rows until reconcile rebuilds them.
     broken: set[TimelineKey] = field(default_factory=set)
-    #: False only when no row of the storage records inputs (:mod:`.lineage_flag`): a stale
+    #: False only when no row of the storage records inputs (:mod:`.lineage.flag`): a stale
     #: check then reads none of its rows.
     may_have_derived: bool = True
 

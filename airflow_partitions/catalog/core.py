@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.cache import FactState, TimelineCache
-    from airflow_partitions.catalog.model import FactDef, StorageDef
-    from airflow_partitions.catalog.rows import CatalogRows
+    from airflow_partitions.catalog.definitions.tables import FactDef, StorageDef
+    from airflow_partitions.catalog.rows.layout import CatalogRows
     from airflow_partitions.kv import StoreStats
 
 

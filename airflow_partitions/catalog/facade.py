@@ -1,8 +1,8 @@
 """The partition catalog's front door: facts, storage tables, partitions, timelines, covers.
 
 Thin on purpose: each job lives in its own module (see ``docs/architecture.md``): the row layout
-in :mod:`.rows`, the write protocols in :mod:`.writer`, the timeline cache in :mod:`.cache`,
-verified covers in :mod:`.verified_cover`, repair in :mod:`.repair`, filters in :mod:`.query`.
+in :mod:`.rows.layout`, the write protocols in :mod:`.writer`, the timeline cache in :mod:`.cache`,
+verified covers in :mod:`.covers.verified`, repair in :mod:`.repair`, filters in :mod:`.query`.
 """
 
 from __future__ import annotations
@@ -21,13 +21,7 @@ from airflow_partitions.arguments import (
     require_value_maps,
     shown,
 )
-from airflow_partitions.catalog import (
-    bulk_specs,
-    definition_update,
-    lens_table,
-    lineage_flag,
-    writer,
-)
+from airflow_partitions.catalog import bulk_specs, lens_table, writer
 from airflow_partitions.catalog import query as filter_query
 from airflow_partitions.catalog import repair as catalog_repair
 from airflow_partitions.catalog.cache import (
@@ -38,9 +32,10 @@ from airflow_partitions.catalog.cache import (
     UnknownStorage,
     loaded_timelines,
 )
-from airflow_partitions.catalog.dimensions import parse_dimensions
-from airflow_partitions.catalog.lineage import check_not_own_input, encode_inputs, parse_inputs
-from airflow_partitions.catalog.model import (
+from airflow_partitions.catalog.covers.verified import VerifiedCover, verified_cover
+from airflow_partitions.catalog.definitions import update as definition_update
+from airflow_partitions.catalog.definitions.producers import Producer
+from airflow_partitions.catalog.definitions.tables import (
     FactDef,
     Partition,
     PartitionSpec,
@@ -50,13 +45,24 @@ from airflow_partitions.catalog.model import (
     encode_json,
     render_location,
 )
-from airflow_partitions.catalog.producers import Producer
+from airflow_partitions.catalog.lineage import flag as lineage_flag
+from airflow_partitions.catalog.lineage.inputs import (
+    check_not_own_input,
+    encode_inputs,
+    parse_inputs,
+)
+from airflow_partitions.catalog.lineage.staleness import StalePartition, find_stale
 from airflow_partitions.catalog.repair import ReconcileReport
-from airflow_partitions.catalog.row_decode import PartitionDecoder
-from airflow_partitions.catalog.rows import DEF, CatalogRows, fact_row, member_column, storage_row
-from airflow_partitions.catalog.slice_build import created_marker, declare_dimension
-from airflow_partitions.catalog.staleness import StalePartition, find_stale
-from airflow_partitions.catalog.verified_cover import VerifiedCover, verified_cover
+from airflow_partitions.catalog.rows.decode import PartitionDecoder
+from airflow_partitions.catalog.rows.layout import (
+    DEF,
+    CatalogRows,
+    fact_row,
+    member_column,
+    storage_row,
+)
+from airflow_partitions.catalog.slices.build import created_marker, declare_dimension
+from airflow_partitions.catalog.slices.dimensions import parse_dimensions
 from airflow_partitions.catalog.writer import WriteResult
 from airflow_partitions.cover import Cover, CoverRequest
 from airflow_partitions.defaults import default_data_root, default_store_url
@@ -250,7 +256,7 @@ class Catalog:
         """Set (a :class:`Producer`) or remove (``None``) the producers of a storage's periods.
 
         Safe against concurrent updates: check-and-put on the definition cell, retried; see
-        :mod:`.definition_update`. Returns the stored definition.
+        :mod:`.definitions.update`. Returns the stored definition.
         """
         sdef = definition_update.set_producers(self.rows, require_text("storage", storage),
                                                producers)
@@ -260,7 +266,7 @@ class Catalog:
     def set_dimension(self, storage: str, spec: str) -> StorageDef:
         """Add to a dimension's domain (``region=apac@2025-06-01T00:00:00Z``) or retire a value
         (``region=apac@..2026-01-01T00:00:00Z``), with check-and-put as :meth:`set_producers`;
-        a new column's slice timelines are built from the rows (resumable, :mod:`.slice_build`)."""
+        a new column's slice timelines are built from the rows (resumable, :mod:`.slices.build`)."""
         sdef = declare_dimension(self.rows, require_text("storage", storage),
                                  require_text("dimension", spec))
         self._defs[storage] = sdef
@@ -423,7 +429,7 @@ class Catalog:
         The convenient spelling of :class:`~airflow_partitions.cover.CoverRequest`: the
         arguments mean what its fields mean. With ``verify`` (the default) every chosen
         partition is checked against its rows in one batched read first; see
-        :mod:`airflow_partitions.catalog.verified_cover`. With ``fresh_only`` stale partitions
+        :mod:`airflow_partitions.catalog.covers.verified`. With ``fresh_only`` stale partitions
         (:meth:`stale`) are not used; the cover falls back to fresh ones and says which it
         skipped (``Cover.skipped``). ``where`` picks the required slices (docs/dimensions.md).
         """
@@ -442,7 +448,7 @@ class Catalog:
     ) -> list[StalePartition]:
         """Derived partitions of ``fact``'s storages (overlapping ``[start, end)`` if given)
         whose recorded inputs were restated, dropped or are stale themselves, transitively;
-        see :mod:`airflow_partitions.catalog.staleness`."""
+        see :mod:`airflow_partitions.catalog.lineage.staleness`."""
         return find_stale(self, fact, start, end, time_column=time_column)
 
     def cover_with_partitions(

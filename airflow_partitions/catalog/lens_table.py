@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 
 from airflow_partitions.catalog.cache import TimelineKey, loaded_timelines
-from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.definitions.tables import StorageDef
 from airflow_partitions.catalog.repair import rebuild, seeded, timelines_from_rows
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from itertools import islice
 from typing import TYPE_CHECKING, Final
 
-from airflow_partitions.catalog.row_decode import PartitionDecoder
-from airflow_partitions.catalog.row_scan import OnDamaged, scan_row_cells, scan_whole_rows
+from airflow_partitions.catalog.rows.decode import PartitionDecoder
+from airflow_partitions.catalog.rows.scan import OnDamaged, scan_row_cells, scan_whole_rows
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.filters import (
     DEFAULT_MAX_DNF_DISJUNCTS,
@@ -33,7 +33,7 @@ from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.core import CatalogCore
-    from airflow_partitions.catalog.model import Partition
+    from airflow_partitions.catalog.definitions.tables import Partition
 
 #: Rows per scan page (one round trip each).
 SCAN_BATCH = 5000
@@ -133,12 +133,12 @@ def _page(rows: Iterator[RowValues], limit: int | None, have: int) -> list[RowVa
     return list(islice(rows, size))
 
 
-#: Rows checked together (:meth:`.row_check.RowCheck.whole`).
+#: Rows checked together (:meth:`.rows.check.RowCheck.whole`).
 _CHECK_PAGE: Final = 1000
 
 
 def _whole(decoder: PartitionDecoder, key: bytes, values: tuple[bytes | None, ...]) -> bool:
-    """Whether a row is whole (:mod:`.row_check`); a damaged one is logged and left out."""
+    """Whether a row is whole (:mod:`.rows.check`); a damaged one is logged and left out."""
     reason = decoder.check.damage(key, values)
     if reason is not None:
         decoder.check.skip(key, reason)

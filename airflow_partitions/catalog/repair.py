@@ -2,7 +2,7 @@
 
 Rebuild and migration swap timeline cells with check-and-put like every other writer, so they
 are safe while registrations and drops go on. Rebuild (and so reconcile) also rebuilds the slice
-timelines of a storage with declared dimensions (:mod:`.slice_build`).
+timelines of a storage with declared dimensions (:mod:`.slices.build`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, NamedTuple
 
-from airflow_partitions.catalog import lineage_flag, writer
+from airflow_partitions.catalog import writer
 from airflow_partitions.catalog.bulk_specs import keyed_specs
 from airflow_partitions.catalog.cache import (
     SlicedStoreAllTimeline,
@@ -21,15 +21,15 @@ from airflow_partitions.catalog.cache import (
     decode_timeline,
     timeline_from_cell,
 )
-from airflow_partitions.catalog.json_types import (
+from airflow_partitions.catalog.definitions.json_types import (
     CorruptRowJson,
     ReconcileReportJson,
     TimelineDiffJson,
 )
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.row_decode import PartitionDecoder
-from airflow_partitions.catalog.row_scan import scan_row_cells
-from airflow_partitions.catalog.rows import (
+from airflow_partitions.catalog.definitions.tables import StorageDef
+from airflow_partitions.catalog.lineage import flag as lineage_flag
+from airflow_partitions.catalog.rows.decode import PartitionDecoder
+from airflow_partitions.catalog.rows.layout import (
     DROPPING,
     MAX_SWAP_ATTEMPTS,
     STATE,
@@ -40,7 +40,8 @@ from airflow_partitions.catalog.rows import (
     value_column,
     value_ordinals,
 )
-from airflow_partitions.catalog.slice_build import build_slices
+from airflow_partitions.catalog.rows.scan import scan_row_cells
+from airflow_partitions.catalog.slices.build import build_slices
 from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptTimeline, InvalidInput
 from airflow_partitions.keys import KeyEncodingError, decode_key
@@ -267,7 +268,7 @@ def stored_timelines(
 def timelines_from_rows(catalog: CatalogCore, sdef: StorageDef) -> RowScan:
     """Time ordinals of every live row, the interrupted drops, and the unreadable rows.
 
-    A row that is not whole (:mod:`.row_check`: a state neither live nor dropping, no or an
+    A row that is not whole (:mod:`.rows.check`: a state neither live nor dropping, no or an
     undecodable location, value cells that are not its key, a blob that does not decode),
     or whose time value does not parse, is corrupt: it is not counted (a timeline
     under-reports rather than advertise it) and it is kept (quarantined), for a person to

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.definitions.tables import StorageDef
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import (
     EndsAndHolesTimeline,

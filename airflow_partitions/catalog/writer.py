@@ -11,7 +11,7 @@ check-and-put:
   values that no other live row still has, re-check, re-advertise what a concurrent register
   made live), bump the generation, then delete each row only if it still carries this drop's
   mark, and settle any of its values a timeline advertises again.
-* Slice timelines (storages with declared dimensions, :mod:`.slice_writer`): the same steps
+* Slice timelines (storages with declared dimensions, :mod:`.slices.writer`): the same steps
   per (time column, slice), right after the column's: advertised after the rows are written,
   settled against the slice's rows after a drop marks them.
 * Same-partition races: whoever changes a timeline last checks the rows last. A register
@@ -36,16 +36,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from airflow_partitions.catalog import lineage_flag, slice_writer
 from airflow_partitions.catalog.bulk_specs import KeyedSpec, Locate
 from airflow_partitions.catalog.cache import timeline_from_cell
-from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.definitions.tables import StorageDef
+from airflow_partitions.catalog.lineage import flag as lineage_flag
 from airflow_partitions.catalog.pause_point import pause_point
-from airflow_partitions.catalog.row_check import names_damaged_rows
-from airflow_partitions.catalog.row_decode import PartitionDecoder
-from airflow_partitions.catalog.row_scan import scan_row_cells
-from airflow_partitions.catalog.row_states import read_rows
-from airflow_partitions.catalog.rows import (
+from airflow_partitions.catalog.rows.check import names_damaged_rows
+from airflow_partitions.catalog.rows.decode import PartitionDecoder
+from airflow_partitions.catalog.rows.layout import (
     DROPPING,
     INPUTS,
     LIVE,
@@ -61,6 +59,9 @@ from airflow_partitions.catalog.rows import (
     encoded_cell_column,
     value_cell_column,
 )
+from airflow_partitions.catalog.rows.scan import scan_row_cells
+from airflow_partitions.catalog.rows.states import read_rows
+from airflow_partitions.catalog.slices import writer as slice_writer
 from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptPartitionRow, InvalidInput
 from airflow_partitions.keys import ColumnType, string_field, value_fields
@@ -84,7 +85,7 @@ DROP_STEPS: Final = (
     "drop:after-generation",
     "drop:after-delete",
 )
-#: Building slice timelines from the rows (:mod:`.slice_build`): after a timeline's cells.
+#: Building slice timelines from the rows (:mod:`.slices.build`): after a timeline's cells.
 BUILD_STEPS: Final = ("build:after-slice-cells",)
 WRITE_STEPS: Final = REGISTER_STEPS + DROP_STEPS + BUILD_STEPS
 #: In-process observers of write steps, for tests that break the store at an exact step.
@@ -379,7 +380,7 @@ def _old_version(old: Cells) -> int:
 
 def read_states(rows: CatalogRows, keys: list[bytes],
                 columns: Sequence[bytes] = (LOC, STATE)) -> dict[bytes, Cells]:
-    """Location and state (or ``columns``) of each existing row (see :mod:`.row_states`)."""
+    """Location and state (or ``columns``) of each existing row (see :mod:`.rows.states`)."""
     return read_rows(rows.partitions, keys, columns)
 
 

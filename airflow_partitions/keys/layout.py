@@ -13,7 +13,7 @@ A partition row of storage ``s`` and period ``P`` with values ``v0 .. vN-1`` is:
   filter compares typed values with a binary comparator.
 
 The catalog's own bookkeeping cells (``p:state``, ``p:ts``) are not part of the layout a reader
-needs; they live in :mod:`airflow_partitions.catalog.rows`.
+needs; they live in :mod:`airflow_partitions.catalog.rows.layout`.
 """
 
 from __future__ import annotations

@@ -256,7 +256,7 @@ class KVStore(ABC):
         (any table, any writer, any process), or ``None`` when the store cannot tell.
 
         Why: a verified cover of a store proven unchanged since it was checked is the cover
-        checked then (``catalog/verified_cover.py``). HBase over Thrift1 has no such counter:
+        checked then (``catalog/covers/verified.py``). HBase over Thrift1 has no such counter:
         ``None``, and every verification reads its rows.
         """
         return None

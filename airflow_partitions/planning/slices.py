@@ -8,7 +8,7 @@ keys its *timetable* generates for the range (``CronPartitionTimetable``: time o
 so Airflow refuses to backfill it. The conf is the one per-run value a backfill carries, and
 Airflow validates it against the DAG's params before it creates anything.
 
-Two forms, chosen by the producer (:class:`~airflow_partitions.catalog.producers.Producer`):
+Two forms, chosen by the producer (:class:`~airflow_partitions.catalog.Producer`):
 
 * ``slice_conf=KEY``: one run per (DAG, logical date) takes every slice it must produce,
   ``{KEY: ["eu", "us"]}`` with one dimension, ``{KEY: [{"region": "eu", "source": "web"}, ...]}``

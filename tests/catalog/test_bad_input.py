@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.model import UnsafeLocation
+from airflow_partitions.catalog.definitions.tables import UnsafeLocation
 from airflow_partitions.errors import InvalidInput, WrongType
 from tests.catalog.conftest import rows_truth
 

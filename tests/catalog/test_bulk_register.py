@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from airflow_partitions.catalog import Catalog, writer
 from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.rows import STAMP
+from airflow_partitions.catalog.rows.layout import STAMP
 from tests.hypothesis_budget import examples
 
 regions = st.sampled_from(["us", "eu", "ap"])

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from airflow_partitions.catalog import bulk_specs
 from airflow_partitions.catalog.bulk_specs import UNSAFE_VALUE, SpecBuilder, keyed_specs, locator
-from airflow_partitions.catalog.model import (
+from airflow_partitions.catalog.definitions.tables import (
     PartitionSpec,
     StorageDef,
     UnsafeLocation,

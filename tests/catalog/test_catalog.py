@@ -6,7 +6,11 @@ import pytest
 
 from airflow_partitions.catalog import AlreadyExists, Catalog, PartitionConflict
 from airflow_partitions.catalog.cache import UnknownFact, UnknownStorage
-from airflow_partitions.catalog.model import InvalidDefinition, InvalidPartitionSpec, UnsafeLocation
+from airflow_partitions.catalog.definitions.tables import (
+    InvalidDefinition,
+    InvalidPartitionSpec,
+    UnsafeLocation,
+)
 from airflow_partitions.catalog.writer import update_timeline
 from airflow_partitions.errors import InvalidPartitionValue
 from airflow_partitions.periods import UpdatePeriod

@@ -19,7 +19,7 @@ import pytest
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.rows import (
+from airflow_partitions.catalog.rows.layout import (
     DEF,
     STATE,
     fact_row,

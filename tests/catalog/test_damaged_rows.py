@@ -22,8 +22,8 @@ import pytest
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.row_check import DamagedPartitionRow
-from airflow_partitions.catalog.rows import LOC, STATE, VERSION, value_cell_column
+from airflow_partitions.catalog.rows.check import DamagedPartitionRow
+from airflow_partitions.catalog.rows.layout import LOC, STATE, VERSION, value_cell_column
 from airflow_partitions.cli import main
 from airflow_partitions.errors import CorruptPartitionRow
 from airflow_partitions.kv import decode_cells, encode_cells

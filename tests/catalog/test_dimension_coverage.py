@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.dimension_coverage import completeness, incomplete_in
-from airflow_partitions.catalog.dimensions import NotADimension
-from airflow_partitions.catalog.model import InvalidDefinition, StorageDef
-from airflow_partitions.catalog.run_rows import read_runs
+from airflow_partitions.catalog.definitions.tables import InvalidDefinition, StorageDef
+from airflow_partitions.catalog.rows.runs import read_runs
+from airflow_partitions.catalog.slices.completeness import completeness, incomplete_in
+from airflow_partitions.catalog.slices.dimensions import NotADimension
 from airflow_partitions.cover import Cover, CoverRequest, CoverRun
 from tests.hypothesis_budget import examples
 

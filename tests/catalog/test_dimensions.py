@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from airflow_partitions.catalog.dimensions import (
+from airflow_partitions.catalog.slices.dimensions import (
     Dimension,
     DimensionError,
     DomainValue,

@@ -16,7 +16,7 @@ import pytest
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.repair import REPORT_VALUES
-from airflow_partitions.catalog.rows import storage_row
+from airflow_partitions.catalog.rows.layout import storage_row
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import (
     PRESENT_KEY,

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.model import Partition
+from airflow_partitions.catalog.definitions.tables import Partition
 from airflow_partitions.cover import Cover, CoverRequest
 from tests.hypothesis_budget import examples
 

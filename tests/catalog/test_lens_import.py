@@ -16,7 +16,7 @@ import pytest
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.lens_table import LensInputError, parse_parameters
-from airflow_partitions.catalog.rows import GEN, fact_row, storage_row
+from airflow_partitions.catalog.rows.layout import GEN, fact_row, storage_row
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import (
     PRESENT_KEY,

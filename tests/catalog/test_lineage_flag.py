@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from airflow_partitions.catalog import Catalog, writer
-from airflow_partitions.catalog.lineage_flag import LINEAGE, NONE, SOME, settle
-from airflow_partitions.catalog.rows import storage_row
+from airflow_partitions.catalog.lineage.flag import LINEAGE, NONE, SOME, settle
+from airflow_partitions.catalog.rows.layout import storage_row
 
 DAY = "2015-01-02"
 HOURS = [f"{DAY}-{h:02d}" for h in range(24)]

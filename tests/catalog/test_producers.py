@@ -11,9 +11,13 @@ import pytest
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.producers import InvalidProducer, Producer, parse_producer_items
-from airflow_partitions.catalog.rows import DEF, storage_row
+from airflow_partitions.catalog.definitions.producers import (
+    InvalidProducer,
+    Producer,
+    parse_producer_items,
+)
+from airflow_partitions.catalog.definitions.tables import StorageDef
+from airflow_partitions.catalog.rows.layout import DEF, storage_row
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 

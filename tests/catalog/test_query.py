@@ -16,7 +16,7 @@ import pytest
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.query import explain, get_partitions_by_filter
-from airflow_partitions.catalog.rows import DROPPING, STATE
+from airflow_partitions.catalog.rows.layout import DROPPING, STATE
 from airflow_partitions.cli import (
     Context,
     add_filter_arguments,

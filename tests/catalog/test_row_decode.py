@@ -10,9 +10,14 @@ from hypothesis import strategies as st
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.model import StorageDef, typed_value
-from airflow_partitions.catalog.row_decode import PartitionDecoder
-from airflow_partitions.catalog.rows import LOC, VERSION, partition_from_cells, value_cell_column
+from airflow_partitions.catalog.definitions.tables import StorageDef, typed_value
+from airflow_partitions.catalog.rows.decode import PartitionDecoder
+from airflow_partitions.catalog.rows.layout import (
+    LOC,
+    VERSION,
+    partition_from_cells,
+    value_cell_column,
+)
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import encode_key
 from airflow_partitions.periods import UpdatePeriod

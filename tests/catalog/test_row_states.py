@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_partitions.catalog import row_states
-from airflow_partitions.catalog.row_states import read_rows
+from airflow_partitions.catalog.rows import states as row_states
+from airflow_partitions.catalog.rows.states import read_rows
 from airflow_partitions.kv import KVTable, open_store
 from tests.helpers import unique
 from tests.hypothesis_budget import examples

@@ -10,16 +10,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_partitions.catalog import Catalog, dimension_coverage
-from airflow_partitions.catalog.row_decode import PartitionDecoder
-from airflow_partitions.catalog.rows import storage_row
-from airflow_partitions.catalog.slice_cells import (
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.rows.decode import PartitionDecoder
+from airflow_partitions.catalog.rows.layout import storage_row
+from airflow_partitions.catalog.slices import completeness as dimension_coverage
+from airflow_partitions.catalog.slices.cells import (
     MARKER,
     parse_slice_cell,
     slice_cell,
     slice_key,
 )
-from airflow_partitions.catalog.slice_writer import update_slice
+from airflow_partitions.catalog.slices.writer import update_slice
 from airflow_partitions.periods import UpdatePeriod
 from tests.catalog.slice_truth import built, rows_slices, stored_slices
 from tests.catalog.test_dimension_coverage import DAY, T0, hour, lacking, regions_fact, register
@@ -86,7 +87,7 @@ def test_a_dimension_declared_later_builds_its_slice_timelines(
     register(catalog, "ev_raw", "eu", range(20))
     assert catalog.cover("ev", T0, DAY).coverable  # not a dimension: any region counts
     said: list[str] = []
-    monkeypatch.setattr("airflow_partitions.catalog.slice_build.PROGRESS_ROWS", 10)
+    monkeypatch.setattr("airflow_partitions.catalog.slices.build.PROGRESS_ROWS", 10)
     catalog.set_dimension("ev_raw", "region=eu,us")
     assert built(catalog, "ev_raw")
     assert stored_slices(catalog, "ev_raw") == rows_slices(catalog, "ev_raw")
@@ -94,7 +95,7 @@ def test_a_dimension_declared_later_builds_its_slice_timelines(
     assert lacking(catalog.cover("ev", T0, DAY)) == {"region=eu": [hour(20)]}
     assert not scans
     # Progress on long runs: the build says where it is (here every 10 rows).
-    from airflow_partitions.catalog import slice_build
+    from airflow_partitions.catalog.slices import build as slice_build
     sdef = catalog.get_storage("ev_raw")
     assert slice_build.build_slices(catalog.rows, sdef, again=True, progress=said.append) == 1
     assert any("read 40 HOURLY rows" in s for s in said), said

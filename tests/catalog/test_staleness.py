@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.staleness import StalePartition
+from airflow_partitions.catalog.lineage.staleness import StalePartition
 from tests.helpers import module_catalog, unique
 from tests.hypothesis_budget import examples
 

@@ -1,8 +1,8 @@
 """The verification memos (issue 33) never change an answer.
 
 A verified cover reads its runs' rows at every call; pages and checked runs whose bytes come
-back equal are not decoded and checked again (``kv/page_memo.py``, ``catalog/run_rows.py``,
-``catalog/slice_rows.py``). Property: after any sequence of registers, drops and damage
+back equal are not decoded and checked again (``kv/page_memo.py``, ``catalog/rows/runs.py``,
+``catalog/slices/sliced_runs.py``). Property: after any sequence of registers, drops and damage
 behind the catalog's back (no generation bump; on SQLite also a row deleted by a second
 connection, which only the store's change stamp sees), on a fact with a declared dimension
 and one without, the answer with the memos is the answer with every memo emptied first: the
@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.rows import STATE
-from airflow_partitions.catalog.verified_cover import VerifiedCover
+from airflow_partitions.catalog.covers.verified import VerifiedCover
+from airflow_partitions.catalog.rows.layout import STATE
 from airflow_partitions.cover import CoverRequest
 from airflow_partitions.kv import forget_all
 from tests.hypothesis_budget import examples

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from airflow_partitions.catalog import Catalog, writer
-from airflow_partitions.catalog.lineage import MAX_INPUTS, InvalidLineage, TooManyInputs
-from airflow_partitions.catalog.rows import INPUTS, STAMP, VERSION
+from airflow_partitions.catalog.lineage.inputs import MAX_INPUTS, InvalidLineage, TooManyInputs
+from airflow_partitions.catalog.rows.layout import INPUTS, STAMP, VERSION
 from airflow_partitions.catalog.writer import REGISTER_STEPS
 from airflow_partitions.errors import InvalidInput, WrongType
 

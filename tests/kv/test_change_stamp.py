@@ -1,7 +1,7 @@
 """A store's change stamp: equal between two calls only if no row changed in between.
 
 ``KVStore.change_stamp`` lets a verified cover of an unchanged store be answered again
-(``catalog/verified_cover.py``); a stamp that stays equal across a change would hand out an
+(``catalog/covers/verified.py``); a stamp that stays equal across a change would hand out an
 answer checked against rows that are gone. So every way a row of the SQLite file can change
 moves it: a write through the store, a second connection in this process, another process, a
 dropped table. HBase over Thrift1 cannot tell: ``None``.

@@ -1,8 +1,8 @@
 """The partition rows behind one run of a cover: read once, checked as runs, decoded on demand.
 
-Why: a verified ten-year hourly cover built a :class:`~airflow_partitions.cover.CoverPartition`
-(two pendulum instants), a location lookup and a :class:`.model.Partition` for each of its
-87,000 hours to answer "is it all there?", about 40 µs a partition (issue 33). Here the check
+Why: building a :class:`~airflow_partitions.cover.CoverPartition` (two pendulum instants), a
+location lookup and a :class:`.definitions.tables.Partition` for each of a ten-year hourly
+cover's 87,000 hours to answer "is it all there?" costs about 40 µs a partition. Here the check
 is one projected range scan of the run's rows (their location, version and value cells, kept
 as the raw tuples the store returns), the distinct time values of the run parsed by the
 arithmetic fast path, and one list comparison with the run's ordinals: about 1 to 2 µs a row.
@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from airflow_partitions.catalog.model import Partition, StorageDef
-from airflow_partitions.catalog.row_check import RowCheck
-from airflow_partitions.catalog.row_decode import LIST_BATCH, PartitionDecoder
-from airflow_partitions.catalog.row_scan import list_whole_rows
+from airflow_partitions.catalog.definitions.tables import Partition, StorageDef
+from airflow_partitions.catalog.rows.check import RowCheck
+from airflow_partitions.catalog.rows.decode import LIST_BATCH, PartitionDecoder
+from airflow_partitions.catalog.rows.scan import list_whole_rows
 from airflow_partitions.cover import CoverRun, RunLocator
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.keys import encode_value, prefix_successor
@@ -28,7 +28,7 @@ from airflow_partitions.kv import LatestMemo, RowsMemo
 from airflow_partitions.periods import UpdatePeriod, fast_ordinals, fast_value_bytes, zone
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.rows import CatalogRows
+    from airflow_partitions.catalog.rows.layout import CatalogRows
 
 RowValues = tuple[bytes | None, ...]
 
@@ -44,7 +44,7 @@ _CHECKED: RowsMemo[tuple[str, UpdatePeriod, str, tuple[CoverRun, ...]],
 class RunRows:
     """The rows of one cover run, in cover order (time order, then key order within a time).
 
-    ``rows`` are the projected cells of :class:`.row_decode.PartitionDecoder` (location,
+    ``rows`` are the projected cells of :class:`.rows.decode.PartitionDecoder` (location,
     version, each value as text) of every registered row whose time value lies in the run;
     ``starts`` the index in ``rows`` where each ordinal's rows begin (one more entry at the
     end), or None when each ordinal has exactly one row, in order. ``missing`` lists the run's
@@ -125,7 +125,7 @@ def read_runs(rows: CatalogRows, defs: Mapping[str, StorageDef], runs: Sequence[
     storage's key, else of the period's rows), then O(rows) to check them, with one parse per
     distinct time value. A time value that does not parse strictly (a damaged or
     non-canonical cell) backs nothing: the strict value is what a cover names. So does a
-    damaged row (:mod:`.row_check`: a state not positively registered, a location that does
+    damaged row (:mod:`.rows.check`: a state not positively registered, a location that does
     not decode, value cells that are not its key, a blob that does not decode): checked in
     bulk, and row by row only when the bulk check fails.
     """

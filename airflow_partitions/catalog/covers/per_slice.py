@@ -12,14 +12,14 @@ The answer is a :class:`~airflow_partitions.cover.Cover` whose runs carry their 
 (``CoverRun.dimensions``: eu's DAILY, us's 24 hours; a rollup's run carries ``()``), whose
 ``missing`` names per slice what it lacks (``NeededPartitions.dimensions``), and which is
 coverable only when every required slice is. Verification (invariant 1) reads exactly the
-chosen runs' rows *of their slice* (:mod:`.slice_rows`), so the manifest lists exactly the
+chosen runs' rows *of their slice* (:mod:`.slices.sliced_runs`), so the manifest lists exactly the
 chosen partitions. A run a row does not back makes the caller read again with a refreshed
 cache; if fresh timelines still advertise it, they are repaired first (the per-column timeline
-with :func:`.writer.unadvertise`, a slice timeline with :func:`.slice_writer.settle_slices`):
-the loop of :mod:`.verified_cover`, whose rounds this module computes.
+with :func:`.writer.unadvertise`, a slice timeline with :func:`.slices.writer.settle_slices`):
+the loop of :mod:`.covers.verified`, whose rounds this module computes.
 
 Facts without declared dimensions never come here (:func:`uses_slices`), so they keep the
-time-only path and its cost exactly. Cost otherwise: the sources (:mod:`.slice_sources`: no
+time-only path and its cost exactly. Cost otherwise: the sources (:mod:`.slices.sources`: no
 read when the slice timelines are built), the slice cover (linear in slices for alike slices),
 and one projected scan per (storage, period) of the chosen runs.
 """
@@ -33,13 +33,16 @@ from typing import TYPE_CHECKING
 
 import pendulum
 
-from airflow_partitions.catalog import slice_writer, writer
-from airflow_partitions.catalog.dimension_notes import cover_notes
-from airflow_partitions.catalog.fresh_cover import fresh_sources
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.run_rows import RunRows, run_locator
-from airflow_partitions.catalog.slice_rows import read_slice_runs
-from airflow_partitions.catalog.slice_sources import (
+from airflow_partitions.catalog.covers.fresh import fresh_sources
+from airflow_partitions.catalog.covers.unadvertise import (
+    settle_slice_timelines,
+    unadvertise_timelines,
+)
+from airflow_partitions.catalog.definitions.tables import StorageDef
+from airflow_partitions.catalog.rows.runs import RunRows, run_locator
+from airflow_partitions.catalog.slices.notes import cover_notes
+from airflow_partitions.catalog.slices.sliced_runs import read_slice_runs
+from airflow_partitions.catalog.slices.sources import (
     StorageInput,
     fact_required,
     slice_sources,
@@ -181,7 +184,7 @@ def as_cover(solved: SliceCover, sliced: set[UpdatePeriod], *,
 def _fresh(catalog: CatalogCore, request: CoverRequest, column: str, tz: str,
            sources: Sequence[SliceSource],
            ) -> tuple[list[SliceSource], tuple[SkippedPartition, ...]]:
-    """The sources without their stale time values (:mod:`.fresh_cover`), each keeping its
+    """The sources without their stale time values (:mod:`.covers.fresh`), each keeping its
     slice; a stale partition is reported once however many slice sources it masked."""
     plain = [CoverSource(s.storage, s.priority, s.period, s.timeline) for s in sources]
     masked, skipped = fresh_sources(catalog, request, column, tz, plain)
@@ -205,18 +208,9 @@ def _repair(catalog: CatalogCore, defs: dict[str, StorageDef], column: str,
         elif key in stored:
             value = run.period.format_ordinal(ordinal, defs[run.storage].tz)
             sliced.setdefault(key, {}).setdefault(run.dimensions, set()).add(value)
-    for (storage, period), ordinals in plain.items():
-        sdef = defs[storage]
-        values = {period.format_ordinal(o, sdef.tz) for o in ordinals}
-        _, changed = writer.unadvertise(catalog.rows, sdef, period, column, values)
-        if changed:
-            catalog.rows.bump_generation(sdef.fact)
+    unadvertise_timelines(catalog, defs, column, plain)
     for (storage, period), wanted in sliced.items():
-        sdef = defs[storage]
-        if slice_writer.settle_slices(catalog.rows, sdef, period, column, wanted):
-            log.warning("cover of %s: repaired slice timelines of %s %s that advertised "
-                        "partitions without a row", sdef.fact, storage, period.name)
-            catalog.rows.bump_generation(sdef.fact)
+        settle_slice_timelines(catalog, defs[storage], period, column, wanted)
 
 
 __all__ = ["SliceRound", "as_cover", "slice_round", "uses_slices"]

@@ -1,6 +1,6 @@
 """Lineage: the exact input partitions a derived partition was built from, as stored in ``p:in``.
 
-Why per row: staleness (:mod:`.staleness`) must compare what a job read with what is there
+Why per row: staleness (:mod:`.lineage.staleness`) must compare what a job read with what is there
 now, partition by partition, and the row put that writes a partition is the only atomic write
 the store offers, so the lineage travels in it.
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from airflow_partitions.arguments import shown
-from airflow_partitions.catalog.model import PartitionSpec, StorageDef, make_spec
+from airflow_partitions.catalog.definitions.tables import PartitionSpec, StorageDef, make_spec
 from airflow_partitions.errors import CorruptPartitionRow, InvalidInput, WrongType
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.spark import InputJson

@@ -17,7 +17,7 @@ Cells, in the storage row ``S\\x00<storage>`` of the ``catalog`` table:
   the dimension columns the slice timelines are kept for, and the timelines whose slice
   timelines were built from the rows (or kept since the storage was created with them). A
   reader uses slice timelines only where the marker names the storage's declared columns and
-  the timeline; elsewhere it falls back to reading the rows (:mod:`.dimension_coverage`).
+  the timeline; elsewhere it falls back to reading the rows (:mod:`.slices.completeness`).
 
 Lens export reads per-column timelines only (:meth:`Catalog.timelines`), so it never sees
 these cells; Lens has no slices and its export is the union, as before.
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import quote, unquote
 
-from airflow_partitions.catalog.model import StorageDef, encode_json
-from airflow_partitions.catalog.rows import CorruptTimelineCell, TimelineCell
+from airflow_partitions.catalog.definitions.tables import StorageDef, encode_json
+from airflow_partitions.catalog.rows.layout import CorruptTimelineCell, TimelineCell
 from airflow_partitions.cover import Slice
 from airflow_partitions.errors import CorruptTimeline
 from airflow_partitions.periods import UpdatePeriod

@@ -17,16 +17,22 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from airflow_partitions.arguments import control_character, shown
-from airflow_partitions.catalog.dimensions import (
+from airflow_partitions.catalog.definitions.json_types import (
+    FactDefJson,
+    PartitionJson,
+    StorageDefJson,
+)
+from airflow_partitions.catalog.definitions.locations import (
+    InvalidPartitionSpec as InvalidPartitionSpec,
+)
+from airflow_partitions.catalog.definitions.locations import UnsafeLocation as UnsafeLocation
+from airflow_partitions.catalog.definitions.locations import check_location as check_location
+from airflow_partitions.catalog.definitions.producers import Producer, check_producers
+from airflow_partitions.catalog.slices.dimensions import (
     Dimension,
     dimensions_from_json,
     dimensions_to_json,
 )
-from airflow_partitions.catalog.json_types import FactDefJson, PartitionJson, StorageDefJson
-from airflow_partitions.catalog.location_check import InvalidPartitionSpec as InvalidPartitionSpec
-from airflow_partitions.catalog.location_check import UnsafeLocation as UnsafeLocation
-from airflow_partitions.catalog.location_check import check_location as check_location
-from airflow_partitions.catalog.producers import Producer, check_producers
 from airflow_partitions.cover import to_instant
 from airflow_partitions.defaults import MAX_RANGE_PARTITIONS
 from airflow_partitions.errors import InvalidInput, InvalidPartitionValue, RangeTooLarge

@@ -5,7 +5,7 @@ hours and nothing else; us may read the same hours through its own run, or throu
 Verification (DESIGN.md invariant 1) must check that eu's rows are there, and the manifest
 must list exactly them: every row of the hour would have the job read us twice.
 
-How: runs without a slice are read as before (:func:`.run_rows.read_runs`). The sliced runs of
+How: runs without a slice are read as before (:func:`.rows.runs.read_runs`). The sliced runs of
 one (storage, period) are read together: the union of their ordinals is read once, as
 time-only runs (a hundred regions' runs over the same hours cost one scan, not a hundred),
 then the rows are indexed once by their declared-column values (a slice) and ordinal, and
@@ -21,19 +21,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.row_decode import PartitionDecoder
-from airflow_partitions.catalog.run_rows import RowValues, RunRows, read_runs
+from airflow_partitions.catalog.definitions.tables import StorageDef
+from airflow_partitions.catalog.rows.decode import PartitionDecoder
+from airflow_partitions.catalog.rows.runs import RowValues, RunRows, read_runs
 from airflow_partitions.cover import CoverRun, OrdinalSet
 from airflow_partitions.kv import RowsMemo
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.rows import CatalogRows
+    from airflow_partitions.catalog.rows.layout import CatalogRows
 
 
 #: The sliced runs of one (storage, period) taken out of rows already checked: kept with the
-#: :class:`RunRows` they came from, which :mod:`.run_rows` hands back (the same objects) while
+#: :class:`RunRows` they came from, which :mod:`.rows.runs` hands back (the same objects) while
 #: the store returns the same bytes.
 _SLICED: RowsMemo[tuple[str, UpdatePeriod, str, tuple[CoverRun, ...]],
                   tuple[RunRows, ...]] = RowsMemo()

@@ -14,16 +14,20 @@ from collections.abc import Callable, Mapping
 
 from airflow_partitions.arguments import shown
 from airflow_partitions.catalog.cache import UnknownStorage
-from airflow_partitions.catalog.dimensions import Dimension, parse_dimension
-from airflow_partitions.catalog.model import StorageDef, encode_json
-from airflow_partitions.catalog.producers import InvalidProducer, Producer, check_producers
-from airflow_partitions.catalog.rows import (
+from airflow_partitions.catalog.definitions.producers import (
+    InvalidProducer,
+    Producer,
+    check_producers,
+)
+from airflow_partitions.catalog.definitions.tables import StorageDef, encode_json
+from airflow_partitions.catalog.rows.layout import (
     DEF,
     MAX_SWAP_ATTEMPTS,
     CatalogRows,
     decode_storage,
     storage_row,
 )
+from airflow_partitions.catalog.slices.dimensions import Dimension, parse_dimension
 from airflow_partitions.errors import ConcurrentUpdateError, WrongType
 from airflow_partitions.periods import UpdatePeriod
 

@@ -6,7 +6,7 @@ it is refreshed) or the stored timeline over-reports (then it is repaired, the f
 sees it fixes it); either way the cover is recomputed, never returned wrong.
 
 A fact with a storage that declares dimensions gets one minimal cover per slice
-(:mod:`.slice_cover`, the same loop); the time-only path below serves facts without
+(:mod:`.covers.per_slice`, the same loop); the time-only path below serves facts without
 dimensions, and a dimensioned fact when no slice is required in the range.
 """
 
@@ -16,18 +16,21 @@ import logging
 from collections.abc import Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from airflow_partitions.catalog import slice_writer, writer
-from airflow_partitions.catalog.dimension_coverage import (
+from airflow_partitions.catalog.covers.fresh import fresh_sources
+from airflow_partitions.catalog.covers.per_slice import slice_round, uses_slices
+from airflow_partitions.catalog.covers.unadvertise import (
+    settle_slice_timelines,
+    unadvertise_timelines,
+)
+from airflow_partitions.catalog.definitions.tables import Partition, StorageDef
+from airflow_partitions.catalog.rows.runs import RunRows, read_runs, run_locator
+from airflow_partitions.catalog.slices.completeness import (
     SliceCompleteness,
     complete_sources,
     incomplete_in,
     with_slices,
 )
-from airflow_partitions.catalog.dimension_notes import cover_notes
-from airflow_partitions.catalog.fresh_cover import fresh_sources
-from airflow_partitions.catalog.model import Partition, StorageDef
-from airflow_partitions.catalog.run_rows import RunRows, read_runs, run_locator
-from airflow_partitions.catalog.slice_cover import slice_round, uses_slices
+from airflow_partitions.catalog.slices.notes import cover_notes
 from airflow_partitions.cover import (
     Cover,
     CoverRequest,
@@ -55,7 +58,7 @@ class CoverVerificationError(PartitionsError):
 class VerifiedCover:
     """A cover plus every registered partition row behind it, in cover order.
 
-    The rows are kept as read (:class:`.run_rows.RunRows`); :attr:`partitions` decodes them on
+    The rows are kept as read (:class:`.rows.runs.RunRows`); :attr:`partitions` decodes them on
     first access, O(rows), so a caller that only needs the cover (a sensor, a status line)
     never pays for one object per partition.
     """
@@ -86,8 +89,8 @@ def verified_cover(
 
     Cost: one generation read when the cache is warm, the cover itself (O(runs)), and one
     projected scan of each run's rows, checked in O(rows) with no object per partition
-    (:mod:`.run_rows`); ``verify=False`` skips the read, for diagnostics only. A
-    ``fresh_only`` request also reads the lineage in the range (:mod:`.fresh_cover`).
+    (:mod:`.rows.runs`); ``verify=False`` skips the read, for diagnostics only. A
+    ``fresh_only`` request also reads the lineage in the range (:mod:`.covers.fresh`).
 
     A store that proves it unchanged since this request was last answered (SQLite's change
     stamp, :meth:`KVStore.change_stamp`: one PRAGMA) gets that answer again: its rows are
@@ -292,10 +295,7 @@ def _repair_slices(catalog: CatalogCore, defs: dict[str, StorageDef], column: st
         sdef, check = defs[run.storage], checks[(run.storage, run.period)]
         wanted = {s: {run.period.format_ordinal(o, sdef.tz) for o in ordinals if o in needed}
                   for s, needed in check.needs.items()}
-        if slice_writer.settle_slices(catalog.rows, sdef, run.period, column, wanted):
-            log.warning("cover of %s: repaired slice timelines of %s %s that advertised "
-                        "partitions without a row", sdef.fact, run.storage, run.period.name)
-            catalog.rows.bump_generation(sdef.fact)
+        settle_slice_timelines(catalog, sdef, run.period, column, wanted)
 
 
 def _repair(catalog: CatalogCore, defs: dict[str, StorageDef], column: str,
@@ -304,9 +304,4 @@ def _repair(catalog: CatalogCore, defs: dict[str, StorageDef], column: str,
     by_timeline: dict[tuple[str, UpdatePeriod], set[int]] = {}
     for run, ordinal in unbacked:
         by_timeline.setdefault((run.storage, run.period), set()).add(ordinal)
-    for (storage, period), ordinals in by_timeline.items():
-        sdef = defs[storage]
-        values = {period.format_ordinal(o, sdef.tz) for o in ordinals}
-        _, changed = writer.unadvertise(catalog.rows, sdef, period, column, values)
-        if changed:
-            catalog.rows.bump_generation(sdef.fact)
+    unadvertise_timelines(catalog, defs, column, by_timeline)

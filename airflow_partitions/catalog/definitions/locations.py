@@ -3,7 +3,7 @@
 Why a module of its own: a location given by hand (``partition add --location``) is the one
 path into the catalog that no template proves safe, so its rules (no control characters, no
 ``..`` segment, one spelling per directory) live in one place, with the error types that
-:mod:`.model` re-exports.
+:mod:`.definitions.tables` re-exports.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def check_location(location: object) -> str:
     >>> check_location("/data/a\\tb")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    airflow_partitions.catalog.location_check.UnsafeLocation: location '/data/a\\tb' holds the ...
+    airflow_partitions.catalog.definitions.locations.UnsafeLocation: location '/data/a\\tb' ...
     """
     location = require_text("location", location)
     if not location.strip():
@@ -53,7 +53,7 @@ def normal_location(location: str) -> str:
     >>> normal_location("/data/ev/raw/../../etc")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    airflow_partitions.catalog.location_check.UnsafeLocation: location '/data/ev/raw/../../etc' ...
+    airflow_partitions.catalog.definitions.locations.UnsafeLocation: location ...
     """
     scheme = _SCHEME.match(location)
     head = scheme[0] if scheme else ""

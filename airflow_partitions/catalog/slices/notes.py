@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from airflow_partitions.catalog.dimensions import undeclared_notes
-from airflow_partitions.catalog.model import StorageDef
+from airflow_partitions.catalog.definitions.tables import StorageDef
+from airflow_partitions.catalog.slices.dimensions import undeclared_notes
 from airflow_partitions.cover import CoverRequest
 
 
@@ -25,8 +25,8 @@ def cover_notes(storages: Iterable[StorageDef], request: CoverRequest,
     A column declared by one storage and not by another names the storages that do not:
     ``region: not a dimension of ev_rollup, any value counts``.
 
-    >>> from airflow_partitions.catalog.model import ColumnType
-    >>> from airflow_partitions.catalog.dimensions import parse_dimensions
+    >>> from airflow_partitions.catalog.definitions.tables import ColumnType
+    >>> from airflow_partitions.catalog.slices.dimensions import parse_dimensions
     >>> from airflow_partitions.periods import UpdatePeriod
     >>> def storage(name, dims=()):
     ...     return StorageDef(name, "ev", (("dt", ColumnType.STRING), ("region",

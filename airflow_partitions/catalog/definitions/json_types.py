@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from airflow_partitions.catalog.dimensions import DimensionJson
-from airflow_partitions.catalog.producers import ProducerJson
+from airflow_partitions.catalog.definitions.producers import ProducerJson
+from airflow_partitions.catalog.slices.dimensions import DimensionJson
 
 
 class FactDefJson(TypedDict):

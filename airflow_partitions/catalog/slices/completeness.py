@@ -7,7 +7,7 @@ cover only when every *required* slice (each combination of the declared columns
 the domain requires at that time, narrowed by the request's ``where``) has its row there.
 
 How: a time partition is complete when the per-column timeline advertises it and every slice
-required there has it in its *slice timeline* (:mod:`.slice_cells`, kept by the write protocol
+required there has it in its *slice timeline* (:mod:`.slices.cells`, kept by the write protocol
 and cached with the fact): O(required slices x window) in memory, no read. Where the slice
 timelines are not built (a storage declared before they existed, a build not finished, a
 corrupt slice cell), the storage's rows in the range are read instead, with one projected scan
@@ -24,10 +24,14 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from airflow_partitions.catalog.dimensions import NotADimension, required_slices, select_slices
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.row_decode import LIST_BATCH, PartitionDecoder
-from airflow_partitions.catalog.rows import CatalogRows
+from airflow_partitions.catalog.definitions.tables import StorageDef
+from airflow_partitions.catalog.rows.decode import LIST_BATCH, PartitionDecoder
+from airflow_partitions.catalog.rows.layout import CatalogRows
+from airflow_partitions.catalog.slices.dimensions import (
+    NotADimension,
+    required_slices,
+    select_slices,
+)
 from airflow_partitions.cover import (
     MAX_NEEDED_RUNS,
     CoverRequest,
@@ -168,7 +172,7 @@ def _present(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: 
         start, stop = base, prefix_successor(base)
     out: dict[int, set[Slice]] = {}
     ordinal_of: dict[bytes, int | None] = {}
-    # Whole rows only: a damaged row holds no slice (issue 29, catalog/row_check.py).
+    # Whole rows only: a damaged row holds no slice (issue 29, catalog/rows/check.py).
     for _, values in decoder.rows(rows.partitions, start, stop, batch_size=LIST_BATCH):
         text = values[at]
         if values[0] is None or text is None:  # no location: not a partition

@@ -1,7 +1,7 @@
 """Staleness: which derived partitions were built from inputs that changed since.
 
-A partition is *derived* when its row records inputs (``p:in``, :mod:`.lineage`). It is *stale*
-when one of those inputs was restated (its version now differs from the recorded one), was
+A partition is *derived* when its row records inputs (``p:in``, :mod:`.lineage.inputs`). It is
+*stale* when one of those inputs was restated (its version now differs from the recorded one), was
 dropped (no live row), or is stale itself: transitively, so an hour restated makes the day built
 from it stale, and the month built from that day too.
 
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from airflow_partitions.catalog.cache import UnknownStorage
-from airflow_partitions.catalog.json_types import PartitionJson
-from airflow_partitions.catalog.lineage import PartitionInput, decode_inputs
-from airflow_partitions.catalog.model import Partition, StorageDef, make_spec
-from airflow_partitions.catalog.rows import (
+from airflow_partitions.catalog.definitions.json_types import PartitionJson
+from airflow_partitions.catalog.definitions.tables import Partition, StorageDef, make_spec
+from airflow_partitions.catalog.lineage.inputs import PartitionInput, decode_inputs
+from airflow_partitions.catalog.rows.layout import (
     INPUTS,
     LIVE,
     LOC,

@@ -23,8 +23,8 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Concatenate, Final, ParamSpec, TypeVar
 
-from airflow_partitions.catalog.model import StorageDef, typed_value
-from airflow_partitions.catalog.rows import DROPPING, LIVE, CatalogRows
+from airflow_partitions.catalog.definitions.tables import StorageDef, typed_value
+from airflow_partitions.catalog.rows.layout import DROPPING, LIVE, CatalogRows
 from airflow_partitions.errors import CorruptPartitionRow, InvalidInput
 from airflow_partitions.keys import (
     ColumnType,
@@ -75,7 +75,7 @@ def describe_key(sdef: StorageDef, key: bytes) -> str:
 
 class RowCheck:
     """The checks of one (storage, period) over rows projected as (location, version, each
-    value as text, ..., state): :class:`.row_decode.PartitionDecoder`'s columns."""
+    value as text, ..., state): :class:`.rows.decode.PartitionDecoder`'s columns."""
 
     def __init__(self, sdef: StorageDef, period: UpdatePeriod) -> None:
         self.sdef = sdef

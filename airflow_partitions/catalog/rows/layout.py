@@ -7,13 +7,13 @@ Two KV tables:
     change of any of the fact's storages: the one small read of a warm cache check),
     ``m:s.<storage>`` (membership, one cell per storage so concurrent creates never collide).
   * ``S\\x00<storage>``: ``m:def`` (JSON), ``m:lineage`` (``none`` or ``some``: whether a row
-    may record inputs, :mod:`.lineage_flag`), ``t:present`` (``true`` once timelines are stored),
+    may record inputs, :mod:`.lineage.flag`), ``t:present`` (``true`` once timelines are stored),
     ``t:<PERIOD>.<col>`` (one cell per timeline: JSON ``{"version", "properties"}``, updated only by
     check-and-put, because Thrift1's checkAndPut swaps exactly one cell), and for StoreAll
     timelines one ``v:<PERIOD>.<col>:<ordinal>`` column per value, so a cold reader can read a
     slice of a large timeline with a column-range filter (seed 004). A storage with declared
     dimensions also keeps ``t:<PERIOD>.<col>@<slice>`` (one timeline per slice) and
-    ``t:slices`` (their build marker): :mod:`.slice_cells`.
+    ``t:slices`` (their build marker): :mod:`.slices.cells`.
 
 ``partitions``: one row per partition, keyed by :mod:`airflow_partitions.keys` as
   ``(storage, period, values...)``: ``p:loc``, ``p:state`` (``live`` or ``dropping``), ``p:v.<col>``
@@ -21,7 +21,7 @@ Two KV tables:
   filters compare typed values with binary comparators), ``p:ts`` (when the row was last
   written), ``p:ver`` (the partition's version, an 8-byte big-endian counter; absent in rows
   written before versions existed, which read as 1) and ``p:in`` (the lineage: the exact input
-  partitions it was built from, compact JSON, see :mod:`.lineage`; absent when none was
+  partitions it was built from, compact JSON, see :mod:`.lineage.inputs`; absent when none was
   recorded). Version and lineage are written in the same row put as the rest. The names of
   the cells a reader needs (``p:loc``, ``p:v.<col>``, ``p:k.<col>``) are defined once, by
   :class:`airflow_partitions.keys.RowLayout`; the ones here re-export them.
@@ -37,7 +37,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
-from airflow_partitions.catalog.model import FactDef, Partition, StorageDef, encode_json
+from airflow_partitions.catalog.definitions.tables import (
+    FactDef,
+    Partition,
+    StorageDef,
+    encode_json,
+)
 from airflow_partitions.errors import (
     CorruptDefinition,
     CorruptPartitionRow,

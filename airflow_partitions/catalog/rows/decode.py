@@ -1,11 +1,11 @@
 """Partitions straight from projected partition rows: the fast path of large lists.
 
 A list or a filter over a million partitions spent most of its time building a dict of every
-row's cells and then picking a few of them (:func:`.rows.partition_from_cells`). A
+row's cells and then picking a few of them (:func:`.rows.layout.partition_from_cells`). A
 :class:`PartitionDecoder` asks the store only for the cells a :class:`Partition` needs, in a
 fixed order (``KVTable.scan_columns``), and builds the partition from that tuple. It decodes
 exactly as ``partition_from_cells`` does (tests hold the two equal on random rows). The
-row's state comes last in the projection, so that damaged rows (:mod:`.row_check`) are left
+row's state comes last in the projection, so that damaged rows (:mod:`.rows.check`) are left
 out, never listed.
 """
 
@@ -14,10 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from airflow_partitions.catalog.model import Partition, StorageDef
-from airflow_partitions.catalog.row_check import RowCheck
-from airflow_partitions.catalog.row_scan import scan_whole_rows
-from airflow_partitions.catalog.rows import LOC, STATE, VERSION, decode_version, value_cell_column
+from airflow_partitions.catalog.definitions.tables import Partition, StorageDef
+from airflow_partitions.catalog.rows.check import RowCheck
+from airflow_partitions.catalog.rows.layout import (
+    LOC,
+    STATE,
+    VERSION,
+    decode_version,
+    value_cell_column,
+)
+from airflow_partitions.catalog.rows.scan import scan_whole_rows
 from airflow_partitions.kv import CorruptCell, KVTable
 from airflow_partitions.periods import UpdatePeriod
 
@@ -52,7 +58,7 @@ class PartitionDecoder:
 
     def get(self, table: KVTable, key: bytes) -> Partition | None:
         """The partition of one row key, None when there is no row; a damaged row raises
-        :class:`.row_check.DamagedPartitionRow` naming it, never a half-read partition."""
+        :class:`.rows.check.DamagedPartitionRow` naming it, never a half-read partition."""
         try:
             cells = table.get(key, list(self.columns))
         except CorruptCell as exc:
@@ -68,7 +74,7 @@ class PartitionDecoder:
     def scan(self, table: KVTable, start: bytes | None = None, stop: bytes | None = None,
              prefix: bytes | None = None, batch_size: int = LIST_BATCH) -> Iterator[Partition]:
         """The whole partitions of a key range, in key order; damaged rows are logged and
-        left out (:mod:`.row_check`), and so is a blob that does not decode (SQLite)."""
+        left out (:mod:`.rows.check`), and so is a blob that does not decode (SQLite)."""
         for _, values in self.rows(table, start, stop, prefix, batch_size):
             yield self.decode(values)
 

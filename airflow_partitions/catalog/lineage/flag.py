@@ -1,10 +1,10 @@
 """Whether a storage may hold derived partitions: so a stale check skips the ones that cannot.
 
-Why (issue 28): a partition is stale only if its row records inputs (``p:in``, :mod:`.lineage`),
-yet :func:`.staleness.find_stale` had to scan every row of every storage in the window to find
-the derived ones. A raw storage of 1,000 regions holds 744,000 rows a month, none derived: the
-Partitions view's default stale check took 2.1 s there. The storage's catalog row now says
-whether any of its rows may record inputs, in the cell ``m:lineage``:
+Why: a partition is stale only if its row records inputs (``p:in``, :mod:`.lineage.inputs`),
+so without this :func:`.lineage.staleness.find_stale` would scan every row of every storage in
+the window to find the derived ones. A raw storage of 1,000 regions holds 744,000 rows a month,
+none derived (the Partitions view's default stale check took 2.1 s there). The storage's catalog
+row says whether any of its rows may record inputs, in the cell ``m:lineage``:
 
 - ``none``: no row records inputs. Written when the storage is created (it has no rows), only
   if the cell is still absent, so a concurrent register with inputs wins.
@@ -24,13 +24,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
-from airflow_partitions.catalog.rows import INPUTS, storage_row
+from airflow_partitions.catalog.rows.layout import INPUTS, storage_row
 from airflow_partitions.keys import prefix_successor
 from airflow_partitions.kv import CorruptCell
 
 if TYPE_CHECKING:
-    from airflow_partitions.catalog.model import StorageDef
-    from airflow_partitions.catalog.rows import CatalogRows
+    from airflow_partitions.catalog.definitions.tables import StorageDef
+    from airflow_partitions.catalog.rows.layout import CatalogRows
 
 LINEAGE: Final = b"m:lineage"
 NONE: Final = b"none"

@@ -23,7 +23,7 @@ Each slice timeline is intersected with the storage's per-column timeline (both 
 worst, never over-report: invariant 3), so a slice is never offered an hour the storage's own
 timeline does not advertise. Where a storage's slice timelines are not built (a marker not
 written yet, a corrupt slice cell), its per-slice availability is read from the rows in the
-window with one projected scan (:func:`.dimension_coverage.slice_presence`): the same answer,
+window with one projected scan (:func:`.slices.completeness.slice_presence`): the same answer,
 at O(rows in the range).
 
 Cost with slice timelines built: O(storages x periods x slices x ranges in the window) in
@@ -35,15 +35,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from airflow_partitions.catalog.dimension_coverage import slice_presence
-from airflow_partitions.catalog.dimensions import (
+from airflow_partitions.catalog.definitions.tables import StorageDef
+from airflow_partitions.catalog.rows.layout import CatalogRows
+from airflow_partitions.catalog.slices.completeness import slice_presence
+from airflow_partitions.catalog.slices.dimensions import (
     Dimension,
     DomainValue,
     required_slices,
     select_slices,
 )
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.rows import CatalogRows
 from airflow_partitions.cover import (
     CoverRequest,
     RequiredSlice,
@@ -123,7 +123,7 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def fact_required(storages: Sequence[StorageDef], request: CoverRequest) -> list[RequiredSlice]:
     """The slices the request needs: the fact-level domain's (:func:`fact_dimensions`) over
     the request's range, narrowed by ``request.where`` (only the fact's declared columns may
-    appear there: :class:`~.dimensions.NotADimension` otherwise)."""
+    appear there: :class:`~.slices.dimensions.NotADimension` otherwise)."""
     dims = fact_dimensions(storages, to_us(request.start), to_us(request.end))
     declared = {d.column for s in storages for d in s.dimensions}
     named = dims + tuple(Dimension(c, (DomainValue("any"),))

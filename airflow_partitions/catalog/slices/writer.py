@@ -23,16 +23,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from airflow_partitions.catalog.bulk_specs import KeyedSpec
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.row_decode import LIST_BATCH, PartitionDecoder
-from airflow_partitions.catalog.rows import (
+from airflow_partitions.catalog.definitions.tables import StorageDef
+from airflow_partitions.catalog.rows.decode import LIST_BATCH, PartitionDecoder
+from airflow_partitions.catalog.rows.layout import (
     LIVE,
     MAX_SWAP_ATTEMPTS,
     CatalogRows,
     backoff,
     storage_row,
 )
-from airflow_partitions.catalog.slice_cells import (
+from airflow_partitions.catalog.slices.cells import (
     read_slice_cell,
     slice_cell,
     slice_columns,

@@ -11,7 +11,7 @@ on a storage with rows), a catalog written before slice timelines existed, and `
    cell meanwhile makes the build retry that timeline (its rows were written before its
    cell, so a re-scan sees them); a writer that changes it afterwards applies its change on
    top. So a built slice timeline never holds a time value no live row of the slice had;
-2. then add the timeline to the marker (``t:slices``, :mod:`.slice_cells`), check-and-put.
+2. then add the timeline to the marker (``t:slices``, :mod:`.slices.cells`), check-and-put.
 
 Crash safety: until step 2, readers do not use that timeline's slice cells (they read the
 rows, as before slice timelines), so a crash anywhere leaves them unused, never
@@ -26,11 +26,10 @@ import logging
 from collections.abc import Callable
 from typing import Final
 
-from airflow_partitions.catalog import definition_update
-from airflow_partitions.catalog.dimensions import parse_dimension
-from airflow_partitions.catalog.model import StorageDef
-from airflow_partitions.catalog.row_decode import LIST_BATCH, PartitionDecoder
-from airflow_partitions.catalog.rows import (
+from airflow_partitions.catalog.definitions import update as definition_update
+from airflow_partitions.catalog.definitions.tables import StorageDef
+from airflow_partitions.catalog.rows.decode import LIST_BATCH, PartitionDecoder
+from airflow_partitions.catalog.rows.layout import (
     LIVE,
     MAX_SWAP_ATTEMPTS,
     CatalogRows,
@@ -39,7 +38,7 @@ from airflow_partitions.catalog.rows import (
     encode_timeline_cell,
     storage_row,
 )
-from airflow_partitions.catalog.slice_cells import (
+from airflow_partitions.catalog.slices.cells import (
     MARKER,
     SliceMarker,
     created_marker,
@@ -49,6 +48,7 @@ from airflow_partitions.catalog.slice_cells import (
     slice_columns,
     timeline_name,
 )
+from airflow_partitions.catalog.slices.dimensions import parse_dimension
 from airflow_partitions.catalog.writer import crash_point
 from airflow_partitions.cover import Slice
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptTimeline, InvalidInput

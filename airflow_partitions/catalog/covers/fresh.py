@@ -13,7 +13,7 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from airflow_partitions.catalog.staleness import StalePartition, find_stale, overlap_window
+from airflow_partitions.catalog.lineage.staleness import StalePartition, find_stale, overlap_window
 from airflow_partitions.cover import CoverRequest, CoverSource, SkippedPartition
 from airflow_partitions.errors import InvalidRange
 from airflow_partitions.periods import UpdatePeriod
