@@ -29,12 +29,14 @@ MANIFEST_RETENTION_DAYS: Final = 7.0
 #: ``spark.airflow_partitions.manifest`` instead of ``--partitions-manifest`` (a cluster's
 #: setting, shared by every worker; an operator's own ``manifest_conf`` wins).
 ENV_MANIFEST_CONF: Final = "AIRFLOW_PARTITIONS_MANIFEST_CONF"
-#: Row keys per ``get_many`` call: bounds one Thrift message and SQLite's bound-parameter count.
 #: The catalog's backends, and an HBase Thrift server's transports and protocols: what a store
-#: URL accepts and what the connection form offers (its dropdowns), defined once.
+#: URL accepts and what the connection form offers (its dropdowns), defined once. ``BACKENDS``
+#: names ``kv.STORE_BACKENDS``' schemes (a test holds them equal) so provider discovery, which
+#: Airflow runs while configuring itself, need not import ``kv``.
 BACKENDS: Final = ("sqlite", "hbase")
 HBASE_TRANSPORTS: Final = ("buffered", "framed")
 HBASE_PROTOCOLS: Final = ("binary", "compact")
+#: Row keys per ``get_many`` call: bounds one Thrift message and SQLite's bound-parameter count.
 GET_BATCH: Final = 1000
 #: Rows a process keeps from its verified covers' reads, to skip checking them again while
 #: the store returns the same bytes (kv/page_memo.py; 0 keeps none). About 0.5 KiB a row.

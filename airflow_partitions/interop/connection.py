@@ -4,7 +4,8 @@ the ``airflow-partitions`` CLI can read a connection the same way the hook does.
 Fields (the connection's host and port, the rest in its extra):
 
 * ``store_url``: a full store URL; when set it wins over every other field;
-* ``backend``: ``sqlite`` or ``hbase``; without it, a connection with a host is HBase;
+* ``backend``: a scheme of ``kv.STORE_BACKENDS`` (``sqlite`` or ``hbase``); without it, a
+  connection with a host is HBase;
 * hbase: host, port (default 9090), ``table_prefix``, ``transport``, ``protocol``,
   ``pool_size``, ``timeout`` (ms);
 * sqlite: ``sqlite_path`` (default ``$AIRFLOW_HOME/partitions.db``);
@@ -21,8 +22,8 @@ from collections.abc import Mapping
 from typing import Final
 from urllib.parse import quote, urlencode
 
-from airflow_partitions.defaults import BACKENDS, ENV_STORE, default_store_url
-from airflow_partitions.kv import parse_store_url
+from airflow_partitions.defaults import ENV_STORE, default_store_url
+from airflow_partitions.kv import STORE_BACKENDS, parse_store_url
 
 CONN_TYPE: Final = "partition_catalog"
 HBASE_PARAMS: Final = ("table_prefix", "transport", "protocol", "pool_size", "timeout")
@@ -66,10 +67,14 @@ def store_url_from_fields(
             params = {k: v for k in HBASE_PARAMS if (v := extra_field(extras, k)) is not None}
             query = f"?{urlencode(params)}" if params else ""
             url = f"hbase://{quote(host.strip(), safe='.-_[]:')}:{int(port or 9090)}{query}"
+        elif kind in STORE_BACKENDS:
+            raise InvalidConnection(
+                f"{CONN_TYPE} connection: the {kind} backend has no connection fields; "
+                "set store_url")
         else:
             raise InvalidConnection(
                 f"{CONN_TYPE} connection: backend {backend!r} is not "
-                f"{' or '.join(BACKENDS)}")
+                f"{' or '.join(STORE_BACKENDS)}")
     try:
         parse_store_url(url)  # fail here, naming the bad part, rather than at the first read
     except ValueError as exc:

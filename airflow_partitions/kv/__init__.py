@@ -1,12 +1,19 @@
 """Ordered key/value store with the HBase data model; knows nothing about partitions.
 
 ``open_store(url)`` gives a ``KVStore`` for ``sqlite:///path.db`` (embedded, the default) or
-``hbase://host:9090?...`` (happybase over Thrift1). The HBase backend is imported only when an
-``hbase://`` URL is opened.
+``hbase://host:9090?...`` (happybase over Thrift1), the schemes ``STORE_BACKENDS`` registers.
+A backend's module is imported only when a URL of its scheme is opened.
 """
 
 from __future__ import annotations
 
+from airflow_partitions.kv.backends import (
+    STORE_BACKENDS,
+    AnyBackend,
+    Backend,
+    open_store,
+    parse_store_url,
+)
 from airflow_partitions.kv.base import Cells, KVStore, KVTable, RowCells, RowValues, StoreStats
 from airflow_partitions.kv.cell_blob import decode_cells, encode_cells
 from airflow_partitions.kv.errors import (
@@ -34,37 +41,13 @@ from airflow_partitions.kv.scan_filters import (
     render_hbase,
     render_hbase_bytes,
 )
-from airflow_partitions.kv.urls import (
-    HBaseConfig,
-    SQLiteConfig,
-    parse_store_url,
-)
-
-
-def open_store(url: str) -> KVStore:
-    """Open the store a URL names; raises ``InvalidStoreURL`` naming the bad part.
-
-    Opening connects lazily: an unreachable HBase raises ``StoreUnavailable`` at the first
-    operation, not here.
-    """
-    config = parse_store_url(url)
-    if isinstance(config, SQLiteConfig):
-        from airflow_partitions.kv.sqlite import SQLiteStore
-
-        return SQLiteStore(
-            config.path,
-            url=url,
-            busy_timeout_ms=config.busy_timeout_ms,
-            lock_timeout_s=config.lock_timeout_s,
-            synchronous=config.synchronous,
-        )
-    from airflow_partitions.kv.hbase import HBaseStore
-
-    return HBaseStore(config, url=url)
-
+from airflow_partitions.kv.urls import HBaseConfig, SQLiteConfig, StoreConfig
 
 __all__ = [
     "MAX_ROWS",
+    "STORE_BACKENDS",
+    "AnyBackend",
+    "Backend",
     "Cells",
     "ColumnRange",
     "CorruptCell",
@@ -85,6 +68,7 @@ __all__ = [
     "SQLiteConfig",
     "ScanFilter",
     "SingleColumnValue",
+    "StoreConfig",
     "StoreDamaged",
     "StoreStats",
     "StoreUnavailable",

@@ -5,6 +5,8 @@
   locked file before it fails) and ``synchronous`` (off|normal|full|extra).
 * ``hbase://host[:port]`` (port 9090 by default); parameters ``table_prefix``,
   ``transport`` (buffered|framed), ``protocol`` (binary|compact), ``pool_size``, ``timeout`` (ms).
+
+Each backend's parser is here; which scheme goes to which parser is ``kv.backends``' registry.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeAlias
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import SplitResult, parse_qsl, urlsplit
 
 from airflow_partitions.defaults import HBASE_PROTOCOLS, HBASE_TRANSPORTS
 from airflow_partitions.kv.errors import InvalidStoreURL
@@ -46,6 +48,10 @@ class HBaseConfig:
     protocol: str = "binary"
     pool_size: int = 4
     timeout_ms: int | None = 30_000
+
+
+#: What ``parse_store_url`` gives: one config type per backend.
+StoreConfig: TypeAlias = SQLiteConfig | HBaseConfig
 
 
 def _params(url: str, query: str, allowed: set[str]) -> dict[str, str]:
@@ -82,26 +88,20 @@ def _choice(url: str, key: str, value: str, choices: tuple[str, ...]) -> str:
     return value.lower()
 
 
-def parse_store_url(url: str) -> SQLiteConfig | HBaseConfig:
-    """Parse a store URL into a backend config, or raise ``InvalidStoreURL``."""
+def split_store_url(url: str) -> tuple[str, SplitResult]:
+    """The stripped URL and its parts, after the checks every scheme shares."""
     if not isinstance(url, str) or not url.strip():
         raise InvalidStoreURL(f"store URL must be a non-empty string, got {url!r}")
     url = url.strip()
     parts = urlsplit(url)
-    scheme = parts.scheme.lower()
     if parts.fragment:
         raise InvalidStoreURL(f"store URL {url!r} must not have a fragment (#...)")
-    if scheme == "sqlite":
-        return _parse_sqlite(url, parts.netloc, parts.path, parts.query)
-    if scheme == "hbase":
-        return _parse_hbase(url)
-    raise InvalidStoreURL(
-        f"unknown scheme {parts.scheme!r} in store URL {url!r}; use sqlite:///path.db or "
-        "hbase://host:port"
-    )
+    return url, parts
 
 
-def _parse_sqlite(url: str, netloc: str, path: str, query: str) -> SQLiteConfig:
+def parse_sqlite_url(url: str, parts: SplitResult) -> SQLiteConfig:
+    """A ``sqlite:`` URL's config (``url`` as ``split_store_url`` returned it)."""
+    netloc, path, query = parts.netloc, parts.path, parts.query
     if netloc:
         raise InvalidStoreURL(
             f"sqlite store URL {url!r} has a host ({netloc!r}); use sqlite:///abs/path.db"
@@ -120,8 +120,8 @@ def _parse_sqlite(url: str, netloc: str, path: str, query: str) -> SQLiteConfig:
     )
 
 
-def _parse_hbase(url: str) -> HBaseConfig:
-    parts = urlsplit(url)
+def parse_hbase_url(url: str, parts: SplitResult) -> HBaseConfig:
+    """An ``hbase://`` URL's config (``url`` as ``split_store_url`` returned it)."""
     if parts.username is not None or parts.password is not None:
         raise InvalidStoreURL(f"hbase store URL {url!r} must not carry credentials")
     host = parts.hostname
