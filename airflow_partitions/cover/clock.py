@@ -21,10 +21,9 @@ _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _EPOCH_DAY: Final = _EPOCH.toordinal()
 _ONE_US: Final = dt.timedelta(microseconds=1)
 _SUB: Final = dt.datetime.__sub__
-_FIXED_US: Final = {
-    UpdatePeriod.SECONDLY: US,
-    UpdatePeriod.MINUTELY: 60 * US,
-    UpdatePeriod.HOURLY: 3600 * US,
+#: Each fixed period's length in microseconds (the UTC fast path divides by it).
+FIXED_US: Final[dict[UpdatePeriod, int]] = {
+    p: p.spec.seconds * US for p in UpdatePeriod if p.spec.fixed
 }
 _UTC_NAMES: Final = frozenset({"UTC", "Etc/UTC", "Etc/UCT", "UCT", "Etc/Universal", "Universal"})
 
@@ -77,7 +76,7 @@ class Clock:
     def floor(self, period: UpdatePeriod, us: int) -> int:
         """The ordinal of the partition containing instant ``us``."""
         if self.fast:
-            step = _FIXED_US.get(period)
+            step = FIXED_US.get(period)
             if step is not None:
                 return us // step
             return period.calendar_ordinal(dt.date.fromordinal(us // DAY_US + _EPOCH_DAY))
@@ -91,7 +90,7 @@ class Clock:
     def start(self, period: UpdatePeriod, ordinal: int) -> int:
         """The first instant (microseconds) of partition ``ordinal``."""
         if self.fast:
-            step = _FIXED_US.get(period)
+            step = FIXED_US.get(period)
             if step is not None:
                 return ordinal * step
             return (period.calendar_start_day(ordinal) - _EPOCH_DAY) * DAY_US

@@ -50,15 +50,11 @@ from airflow_partitions.cover.model import (
 from airflow_partitions.cover.ordinal_sets import best_label_sweep
 from airflow_partitions.cover.request import CoverRequest
 from airflow_partitions.cover.sources import CoverSource, PreparedCover, prepare
-from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.periods import STRADDLING, UpdatePeriod
 from airflow_partitions.timelines import OrdinalRange
 
 __all__ = ["compute_cover", "cover_key"]
 
-#: Periods whose boundaries may cross each other (WEEKLY vs the calendar months).
-_COARSE: Final = frozenset(
-    {UpdatePeriod.WEEKLY, UpdatePeriod.MONTHLY, UpdatePeriod.QUARTERLY, UpdatePeriod.YEARLY}
-)
 #: Position of each period in the cost key, coarsest first (tie rule 3).
 _PERIOD_SLOT: Final = {p: i for i, p in enumerate(sorted(UpdatePeriod, reverse=True))}
 _KEY_HEAD: Final = 2 + len(_PERIOD_SLOT)
@@ -254,8 +250,8 @@ class _Planner:
         greedily by the finer periods (they nest in days, and every boundary is a day boundary,
         so a fine cover splits there at no cost). Costs are the lexicographic key vectors.
         """
-        coarse = [p for p in chain if p in _COARSE]
-        fine = [p for p in chain if p not in _COARSE]
+        coarse = [p for p in chain if p in STRADDLING]  # WEEKLY and the calendar months
+        fine = [p for p in chain if p not in STRADDLING]
         assert all(f.nests_in(c) for f in fine for c in coarse)
         edges: dict[int, list[_Run]] = {}
         for period in coarse:

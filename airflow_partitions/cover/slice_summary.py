@@ -13,21 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
 
 from airflow_partitions.cover.missing import SLICES_SHOWN, MissingRange
 from airflow_partitions.periods import UpdatePeriod
 
 #: A slice as the missing ranges name it: ``(("region", "eu"),)``.
 SliceKey = tuple[tuple[str, str], ...]
-
-#: The unit a count of partitions of each period is said in.
-UNITS: Final = {
-    UpdatePeriod.SECONDLY: "second", UpdatePeriod.MINUTELY: "minute",
-    UpdatePeriod.HOURLY: "hour", UpdatePeriod.DAILY: "day", UpdatePeriod.WEEKLY: "week",
-    UpdatePeriod.MONTHLY: "month", UpdatePeriod.QUARTERLY: "quarter",
-    UpdatePeriod.YEARLY: "year",
-}
 
 
 @dataclass(frozen=True)
@@ -45,9 +36,8 @@ class SliceLack:
 
     def text(self) -> str:
         """``19 hours of region=eu``, ``1 day of region=eu,source=web``."""
-        unit = UNITS[self.period]
         of = ",".join(f"{c}={v}" for c, v in self.slice)
-        return f"{self.count} {unit}{'s' if self.count != 1 else ''} of {of}"
+        return f"{self.count} {self.period.spec.unit_word(self.count)} of {of}"
 
 
 def slice_lacks(missing: Iterable[MissingRange]) -> list[SliceLack]:
@@ -98,4 +88,4 @@ def lacking_text(lacks: list[SliceLack], shown: int = SLICES_SHOWN) -> str:
     return text
 
 
-__all__ = ["UNITS", "SliceKey", "SliceLack", "lacking_text", "slice_lacks"]
+__all__ = ["SliceKey", "SliceLack", "lacking_text", "slice_lacks"]

@@ -32,7 +32,8 @@ class Instants:
     """
 
     #: How many of (month, day, hour, minute, second) each fixed period's value prints.
-    FIXED: Final = {UpdatePeriod.SECONDLY: 5, UpdatePeriod.MINUTELY: 4, UpdatePeriod.HOURLY: 3}
+    FIXED: Final[dict[UpdatePeriod, int]] = {
+        p: 2 + p.spec.clock_fields for p in UpdatePeriod if p.spec.fixed}
 
     def __init__(self, period: UpdatePeriod, tz: str, anchor: int) -> None:
         self.period, self.tz, self.anchor = period, tz, anchor

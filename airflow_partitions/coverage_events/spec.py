@@ -142,7 +142,7 @@ class CoverageAssetSpec:
         """The partition key of the window starting at ``start`` (of ``slice_``)."""
         local = pendulum.instance(start).in_timezone(tz)
         text = local.strftime(KEY_FORMAT)
-        if self.period.approx_seconds < 86_400 and _is_repeated(local, tz):
+        if self.period.spec.fixed and _is_repeated(local, tz):
             text += local.strftime("%z")[:3] + ":" + local.strftime("%z")[3:]
         if not self.per_slice:
             return text

@@ -9,15 +9,23 @@ Value formats follow Apache Lens (``yyyy-MM-dd-HH`` ...) except WEEKLY (ISO week
 and QUARTERLY (``2015-Q1``). Parsing is strict: ``2015-13-45`` is an error, never rolled over.
 Sub-daily values whose wall-clock time occurs twice (DST fall-back) carry their UTC offset,
 ``2015-10-25-02+01:00``, because the plain value would name two partitions.
+
+Each period's facts (its length, nesting, unit words, Lens's spelling) are one entry of
+``specs.SPECS``, read through :attr:`UpdatePeriod.spec`; other modules derive their per-period
+tables from it, so a new period changes only this folder.
 """
 
 from airflow_partitions.periods.fast_parse import fast_ordinal, fast_ordinals, fast_value_bytes
+from airflow_partitions.periods.nesting import STRADDLING, nested_chain, straddles
 from airflow_partitions.periods.partition import TimePartitionRange
+from airflow_partitions.periods.specs import PeriodSpec
 from airflow_partitions.periods.update_period import TimePartition, UpdatePeriod
 from airflow_partitions.periods.zones import UTC, TzLike, zone, zone_name
 
 __all__ = [
+    "STRADDLING",
     "UTC",
+    "PeriodSpec",
     "TimePartition",
     "TimePartitionRange",
     "TzLike",
@@ -25,6 +33,8 @@ __all__ = [
     "fast_ordinal",
     "fast_ordinals",
     "fast_value_bytes",
+    "nested_chain",
+    "straddles",
     "zone",
     "zone_name",
 ]

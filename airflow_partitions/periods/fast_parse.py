@@ -23,12 +23,14 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from airflow_partitions.periods.specs import OFFSET, SPECS
 from airflow_partitions.periods.zones import EPOCH_ORDINAL, UTC
 
-_FIXED: Final[dict[str, tuple[re.Pattern[str], int]]] = {
-    "SECONDLY": (re.compile(r"(\d{4})-(\d\d)-(\d\d)-(\d\d)-(\d\d)-(\d\d)"), 1),
-    "MINUTELY": (re.compile(r"(\d{4})-(\d\d)-(\d\d)-(\d\d)-(\d\d)"), 60),
-    "HOURLY": (re.compile(r"(\d{4})-(\d\d)-(\d\d)-(\d\d)"), 3600),
+#: Per fixed period: its value pattern without an offset (UTC repeats no wall time), its
+#: length in seconds, and how many of hour, minute and second its value prints.
+_FIXED: Final[dict[str, tuple[re.Pattern[str], int, int]]] = {
+    name: (re.compile(spec.regex.pattern.removesuffix(OFFSET)), spec.seconds, spec.clock_fields)
+    for name, spec in SPECS.items() if spec.fixed
 }
 _DAY: Final = re.compile(r"(\d{4})-(\d\d)-(\d\d)")
 _MONTH: Final = re.compile(r"(\d{4})-(\d\d)")
@@ -100,8 +102,8 @@ def fast_ordinals(period: str, values: Sequence[str], tz: dt.tzinfo) -> list[int
     if fixed is None or (tz is not UTC and getattr(tz, "name", None) != "UTC"):
         found = [fast_ordinal(period, value, tz) for value in values]
         return None if None in found else found  # type: ignore[return-value]
-    fullmatch, step = fixed[0].fullmatch, fixed[1]
-    fields = {3600: 1, 60: 2, 1: 3}[step]  # hour; hour and minute; hour, minute and second
+    pattern, step, fields = fixed  # fields: hour; hour and minute; hour, minute and second
+    fullmatch = pattern.fullmatch
     memo = _DAY_MEMO
     out: list[int] = []
     for value in values:
@@ -150,9 +152,9 @@ def fast_value(period: str, ordinal: int, tz: dt.tzinfo) -> str | None:
             _DAY_TEXT.clear()
         day = _DAY_TEXT[days] = dt.date.fromordinal(days + EPOCH_ORDINAL).isoformat()
     hour, rest = divmod(rest, 3600)
-    if fixed[1] == 3600:
+    if fixed[2] == 1:
         return f"{day}-{hour:02d}"
-    if fixed[1] == 60:
+    if fixed[2] == 2:
         return f"{day}-{hour:02d}-{rest // 60:02d}"
     return f"{day}-{hour:02d}-{rest // 60:02d}-{rest % 60:02d}"
 

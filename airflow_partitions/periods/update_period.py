@@ -74,9 +74,8 @@ class UpdatePeriod(enum.Enum):
     QUARTERLY = "QUARTERLY"
     YEARLY = "YEARLY"
 
-    #: Members are singletons compared by identity, so the identity hash (a C slot) is valid;
-    #: Enum's own ``__hash__`` is a Python call, and periods key most of the cover's dicts
-    #: (about a tenth of a hundred-slice cover went to it).
+    #: Members are singletons, so the identity hash (a C slot) is valid; Enum's own ``__hash__``
+    #: is a Python call, and periods key most of the cover's dicts (a tenth of a slice cover).
     __hash__ = object.__hash__
 
     @classmethod
@@ -99,18 +98,19 @@ class UpdatePeriod(enum.Enum):
             ) from None
 
     @property
-    def _spec(self) -> PeriodSpec:
+    def spec(self) -> PeriodSpec:
+        """Every fact of this period: length, nesting, unit words, Lens's spelling."""
         return SPECS[self.value]
 
     @property
     def approx_seconds(self) -> int:
         """Nominal length, used only to order periods."""
-        return self._spec.seconds
+        return self.spec.seconds
 
     @property
     def format_pattern(self) -> str:
         """The value format in Lens/Java notation, for documentation and errors."""
-        return self._spec.pattern
+        return self.spec.pattern
 
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, UpdatePeriod):
@@ -127,7 +127,7 @@ class UpdatePeriod(enum.Enum):
         """The ordinal of the partition containing ``instant`` (in ``tz``, else its own zone)."""
         require_aware(instant, "instant")
         zone_ = zone(tz if tz is not None else instant.tzinfo)
-        spec = self._spec
+        spec = self.spec
         local, cycles = to_zone(instant, zone_)
         if spec.fixed:
             phase = zone_phase(zone_, self)
@@ -189,7 +189,7 @@ class UpdatePeriod(enum.Enum):
 
     def _start_utc(self, ordinal: int, tz: dt.tzinfo) -> dt.datetime:
         """The start in UTC; OverflowError or ValueError when ``datetime`` cannot hold it."""
-        spec = self._spec
+        spec = self.spec
         if spec.fixed:
             phase = zone_phase(tz, self)
             start = EPOCH + dt.timedelta(seconds=ordinal * spec.seconds - phase)
@@ -206,7 +206,7 @@ class UpdatePeriod(enum.Enum):
         except OverflowError:
             cycles = 1 if ordinal > 0 else -1
         try:
-            local, more = to_zone(self._start_utc(ordinal - cycles * self._spec.cycle, tz), tz)
+            local, more = to_zone(self._start_utc(ordinal - cycles * self.spec.cycle, tz), tz)
         except OverflowError:
             raise InvalidRange(f"{self.name} ordinal {ordinal} is outside years "
                                "0001 to 9999") from None
@@ -318,14 +318,11 @@ class UpdatePeriod(enum.Enum):
                 return fast
             local, cycles = self._local_start(ordinal, zone_)
             year = local.year + 400 * cycles
-            text = f"{year:04d}" + local.strftime(
-                {"HOURLY": "-%m-%d-%H", "MINUTELY": "-%m-%d-%H-%M"}.get(
-                    self.value, "-%m-%d-%H-%M-%S"
-                )
-            )
+            clock = "-%m-%d-%H-%M-%S"[:6 + 3 * self.spec.clock_fields]  # -%m-%d, then H M S
+            text = f"{year:04d}" + local.strftime(clock)
             if 1 <= year <= 9999 and zone_has_transitions(zone_) and is_ambiguous(local):
                 text += offset_text(local)
-        if not 1 <= year <= 9999 and text != self._spec.end_text:
+        if not 1 <= year <= 9999 and text != self.spec.end_text:
             raise InvalidRange(
                 f"{self.name} ordinal {ordinal} ({text}) is outside the calendar: values run "
                 f"from year 0001 to 9999"
@@ -350,9 +347,9 @@ class UpdatePeriod(enum.Enum):
             raise InvalidPartitionValue(
                 f"{self.name} value must be a string, not {shown(value)}"
             )
-        if value == self._spec.end_text:
+        if value == self.spec.end_text:
             return self.end_ordinal(zone_)
-        match = self._spec.regex.fullmatch(value)
+        match = self.spec.regex.fullmatch(value)
         if match is None:
             raise InvalidPartitionValue(
                 f"{shown(value)} is not a {self.name} value; expected the format "
@@ -399,7 +396,7 @@ class UpdatePeriod(enum.Enum):
             cycles = 1 if wall.year > 5000 else -1
         shifted = wall.replace(year=wall.year - 400 * cycles)
         instant = resolve_wall_time(shifted, tz, offset, value, self)
-        return self.ordinal(instant, tz) + cycles * self._spec.cycle
+        return self.ordinal(instant, tz) + cycles * self.spec.cycle
 
     # -- convenience -------------------------------------------------------------------------------
 
@@ -414,10 +411,10 @@ def _end_ordinal(period: UpdatePeriod, tz: dt.tzinfo) -> int:
     first_day = UpdatePeriod.YEARLY.calendar_start_day(10000)
     if period is UpdatePeriod.WEEKLY:  # the first ISO week starting in 10000 (its 3 January)
         return -(-(first_day - 1) // 7)
-    if not period._spec.fixed:
+    if not period.spec.fixed:
         return period.calendar_ordinal(dt.date(9999, 12, 31)) + 1
     return period._wall_ordinal(dt.datetime(10000 - 400, 1, 1), tz, None,
-                                period._spec.end_text) + period._spec.cycle
+                                period.spec.end_text) + period.spec.cycle
 
 
 #: Exact names, the fast path of :meth:`UpdatePeriod.of`.

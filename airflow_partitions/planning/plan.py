@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from airflow_partitions.arguments import shown
 from airflow_partitions.catalog import SliceCompleteness, StorageDef, complete_sources
@@ -33,7 +33,7 @@ from airflow_partitions.cover import (
 )
 from airflow_partitions.defaults import MAX_RANGE_PARTITIONS
 from airflow_partitions.errors import InvalidInput
-from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.periods import UpdatePeriod, nested_chain
 from airflow_partitions.planning.fill import Filler, Level, Slot, SlotKey
 from airflow_partitions.planning.model import PartitionRef, Plan, PlannedRun, Span
 from airflow_partitions.planning.slices import run_groups
@@ -48,8 +48,6 @@ from airflow_partitions.timelines import (
 if TYPE_CHECKING:
     from airflow_partitions.catalog import Catalog
 
-#: Periods whose partitions straddle WEEKLY ones (the planner keeps a nested chain).
-_CALENDAR: Final = frozenset({UpdatePeriod.MONTHLY, UpdatePeriod.QUARTERLY, UpdatePeriod.YEARLY})
 StorageKey = tuple[str, UpdatePeriod]
 #: A partition to re-make: (storage, period, time value), optionally with the stale slice.
 RestateItem = (tuple[str, str, str]
@@ -146,14 +144,6 @@ def _restate_set(items: Iterable[RestateItem], defs: Mapping[str, StorageDef], t
     return out, slices
 
 
-def _chain(periods: Iterable[UpdatePeriod]) -> list[UpdatePeriod]:
-    """A nested chain, coarsest first: WEEKLY is left out next to months, quarters or years."""
-    chosen = set(periods)
-    if chosen & _CALENDAR:
-        chosen.discard(UpdatePeriod.WEEKLY)
-    return sorted(chosen, reverse=True)
-
-
 class _Planner:
     """One plan: availability per period, the fill, then the runs and the cover after."""
 
@@ -185,7 +175,7 @@ class _Planner:
             gaps = [(req.start_us, req.end_us)] if req.start_us != req.end_us else []
             return self._answer([], gaps)
         levels = []
-        for period in _chain(req.by_period):
+        for period in nested_chain(req.by_period):
             available: list[OrdinalRange] = []
             for name in req.storages:
                 available = union_ranges(available, self.fresh.get((name, period), []))
@@ -268,8 +258,8 @@ class _Planner:
 
     def _gap_reason(self) -> str:
         """Why a stretch stays uncovered: which periods have no producer, which cannot be made."""
-        lacking = [p.name for p in _chain(self.req.by_period) if not self.makers[p]]
-        making = [p.name for p in _chain(self.req.by_period) if self.makers[p]]
+        lacking = [p.name for p in nested_chain(self.req.by_period) if not self.makers[p]]
+        making = [p.name for p in nested_chain(self.req.by_period) if self.makers[p]]
         reason = "no fresh partition covers it and none can be produced"
         if lacking:
             reason += f": no producer for {', '.join(lacking)}"

@@ -6,7 +6,7 @@ Lens keeps a storage table's timelines in its Hive table parameters: the keys of
 ``cube.storagetable.partition.timeline.cache.present = true``, without which Lens ignores them
 and rebuilds every timeline from the table's partitions.
 
-Two value spellings differ on purpose (DESIGN.md): Lens writes a QUARTERLY partition as the
+Two value spellings differ on purpose: Lens writes a QUARTERLY partition as the
 ``yyyy-MM`` of its first month (``2015-04``), this project as ``2015-Q2``; the two are
 translated here, both ways. Lens's WEEKLY values (``yyyy-'W'ww`` in the JVM's locale, often
 Sunday-start weeks numbered inside the calendar year) name other weeks than the ISO weeks this
@@ -181,7 +181,7 @@ def read_lens_table(
         if period is UpdatePeriod.WEEKLY:
             skipped.append((period, column))
             continue
-        if period in _SUB_DAILY:
+        if period.spec.fixed:  # only sub-daily wall times repeat at a DST fall-back
             relative = _fall_back(period, column, relative, tz, ambiguous)
         timeline, extra = _load(period, column, relative, tz)
         _check_calendar(timeline, tz)
@@ -190,8 +190,6 @@ def read_lens_table(
     return LensTable(loaded, tuple(skipped), tuple(sorted(ignored)), others, tuple(ambiguous))
 
 
-_SUB_DAILY: Final = {UpdatePeriod.SECONDLY: "%Y-%m-%d-%H-%M-%S",
-                     UpdatePeriod.MINUTELY: "%Y-%m-%d-%H-%M", UpdatePeriod.HOURLY: "%Y-%m-%d-%H"}
 #: A sub-daily value as Lens writes it: no offset after it.
 _WALL: Final = re.compile(r"(?<![0-9])[0-9]{4}(?:-[0-9]{2}){3,5}(?![0-9+:]|-[0-9]{2}:)")
 
@@ -208,7 +206,8 @@ def _fall_back(period: UpdatePeriod, column: str, relative: Mapping[str, str], t
     partition, and a hole held once is both (a hole is never read as data). Each one is
     said in ``notes``. Cost: one regex pass over the values.
     """
-    fmt = _SUB_DAILY[period]
+    fmt = period.spec.lens_strftime
+    assert fmt is not None  # every fixed period's Lens value has a strftime spelling
     counts: dict[str, int] = {}
     for name, text in relative.items():
         if name.startswith(("partitions", "holes")) and name[-5:] != ".size":
@@ -255,9 +254,9 @@ def _fall_back(period: UpdatePeriod, column: str, relative: Mapping[str, str], t
 def _check_calendar(timeline: PartitionTimeline, tz: TzLike) -> None:
     """Refuse a timeline reaching past the calendar (years 0001 to 9999), before any write.
 
-    Why (issue 29, F7): ``latest = 10000-01-01-00`` parsed (it is the calendar's exclusive
-    end), was stored, and only failed when the next cell was formatted: the refused import
-    had rewritten a cell, and every later read of it failed. Two formats per timeline.
+    Why: ``latest = 10000-01-01-00`` parses (it is the calendar's exclusive end), but a
+    timeline holding it fails when its next cell is formatted, so an import that stored it
+    would leave a cell every later read fails on. Cost: two formats per timeline.
     """
     ranges = timeline.ordinal_ranges()
     if not ranges:

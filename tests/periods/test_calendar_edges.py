@@ -1,4 +1,4 @@
-"""The edges of the calendar: year 0001 and year 9999 (issue 13 item 6, first part).
+"""The edges of the calendar: year 0001 and year 9999.
 
 Partition values run from year 0001 to 9999 in every period and zone; the exclusive end of the
 last one is the first value of year 10000 (``10000-01-01``), which formats and parses so a

@@ -1,4 +1,4 @@
-"""The fast value parser (issue 18) and formatter answer exactly as the general ones, or leave
+"""The fast value parser and formatter answer exactly as the general ones, or leave
 it to them."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def test_common_values_take_the_fast_path(period: str, value: str) -> None:
 
 
 def test_control_character_regex_is_unicode_category_cc() -> None:
-    """``arguments.control_character`` uses a regex (issue 18): the same set as ``Cc``."""
+    """``arguments.control_character`` uses a regex: the same set as ``Cc``."""
     import sys
     import unicodedata
 
