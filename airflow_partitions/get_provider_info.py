@@ -25,7 +25,7 @@ _STRING_OR_NULL = {"type": ["string", "null"]}
 def _field(label: str, description: str, default: str | None = None,
            choices: tuple[str, ...] = ()) -> dict[str, JsonValue]:
     """One form field. With ``choices``, the schema's ``enum`` makes Airflow 3.3's connection
-    form draw a dropdown of exactly those values instead of a free-text box (issue 31)."""
+    form draw a dropdown of exactly those values instead of a free-text box."""
     schema: dict[str, JsonValue] = dict(_STRING_OR_NULL)
     if default is not None:
         schema["default"] = default

@@ -1,5 +1,5 @@
 """Benchmark ``read_manifest``'s single scan against the per-location union and a hand-written
-parent-directory read, measured in the same run (issue 18).
+parent-directory read, measured in the same run.
 
 The data: one table of hourly partitions (``events/dt=yyyy-MM-dd-HH``, one small Parquet file
 each, the synthetic events of ``airflow_partitions.spark.synthetic``) written with pyarrow, a year

@@ -1,4 +1,4 @@
-"""The Partitions view at scale (issue 17): a fact with 1,000,000 hourly partitions and 1,000
+"""The Partitions view at scale: a fact with 1,000,000 hourly partitions and 1,000
 holes, its whole history on one page, server side.
 
 The timeline is stored directly as Lens ``Ranges`` properties (``import_lens_timelines``), the
@@ -13,7 +13,7 @@ the api-server mounts (auth overridden; the catalog's store is SQLite):
 
 Goal: the whole-history page under 300 ms server side.
 
-Slices (issue 28): facts ``s1``, ``s100``, ``s1000`` (``--slices``), each a ``(dt, region)``
+Slices: facts ``s1``, ``s100``, ``s1000`` (``--slices``), each a ``(dt, region)``
 HOURLY storage with that many declared regions and a month of rows per region (every tenth
 region lacks one hour), viewed over the month: warm (the cover and the slice presence kept
 for the generation), without and with the stale check, cold (both computed: rows scanned),
@@ -42,7 +42,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from airflow_partitions.catalog import Catalog, TimelineCache
-from airflow_partitions.coverage import (
+from airflow_partitions.lanes import (
     MISSING,
     NOT_APPLICABLE,
     REGISTERED,
@@ -323,7 +323,7 @@ def slices_section(url: str, sizes: list[int], repeat: int) -> str:
     warm_ms = cpu[("JSON, warm, without the stale check", sizes[-1])]
     largest = sizes_doc[sizes[-1]]
     return (
-        "### Slices (issue 28)\n\n"
+        "### Slices\n\n"
         f"Facts `s1`, ..., `s{sizes[-1]}`: a `(dt, region)` HOURLY storage with that many "
         f"declared regions and the month {MONTH['start'][:10]} → {MONTH['end'][:10]} of rows "
         f"for each ({', '.join(f'{built[n]:,}' for n in sizes)} rows); every {LATE_EVERY}th "

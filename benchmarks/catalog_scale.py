@@ -1,15 +1,15 @@
-"""Catalog at scale (issue 18): full scans with decoding, bulk registration, a 10M catalog.
+"""Catalog at scale: full scans with decoding, bulk registration, a 10M catalog.
 
 Every ratio compares against baselines measured in the same run on the same machine:
 
 * **scan**: a bare ``sqlite3`` SELECT of the same rows (the physical reference: SQLite walking
   its B-tree, Python receiving one ``(key, cell blob)`` tuple per row), the same bare SELECT
-  of the same cells in the layout before issue 18 (one SQL row per cell, a copy made for the
+  of the same cells in the older layout (one SQL row per cell, a copy made for the
   run) and the per-row path (a KV scan of every cell into a dict per row, then
   ``partition_from_cells``), against ``Catalog.list_partitions`` and a one-month filter;
 * **registration**: a bare ``sqlite3`` INSERT of exactly the rows the catalog wrote (same
-  schema, pragmas and batches), the same for the same cells in the layout before, and the
-  code before issue 18 (``git archive`` of ``--baseline-rev``, run in a subprocess), against
+  schema, pragmas and batches), the same for the same cells in the older layout, and the
+  code of the older layout (``git archive`` of ``--baseline-rev``, run in a subprocess), against
   one bulk ``Catalog.register`` call;
 * **10M** (``--huge N``): a catalog of N HOURLY partitions generated with the bulk path, then
   the warm poke (round trips), a cold one-month cover, the timeline's ranges.
@@ -191,7 +191,7 @@ def _connect(path: Path, schema: str) -> sqlite3.Connection:
 
 
 def copy_as_cells(source: Path, target: Path) -> int:
-    """The partition rows of ``source`` in the layout before issue 18: one SQL row per cell.
+    """The partition rows of ``source`` in the older layout: one SQL row per cell.
 
     Why: the old layout's own ceilings (a bare INSERT, a bare SELECT) are measured on the
     very cells the catalog holds now.
@@ -263,7 +263,7 @@ print(time.perf_counter() - t0)
 
 
 def baseline_register(workdir: Path, rev: str, partitions: int) -> float:
-    """The code of ``rev`` (before issue 18) registering ``partitions``, in a subprocess."""
+    """The code of ``rev`` (the older layout) registering ``partitions``, in a subprocess."""
     src = workdir / "baseline-src"
     src.mkdir()
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "airflow_partitions"],
@@ -395,7 +395,8 @@ def markdown(args: argparse.Namespace, scan: dict[str, Any] | None,
         if reg.get("old") is not None:
             m = args.baseline_register
             lines.append(
-                f"| before issue 18 (`{args.baseline_rev}`, {m:,} partitions) | {m:,} "
+                f"| the code with the older layout (`{args.baseline_rev}`, {m:,} partitions) "
+                f"| {m:,} "
                 f"| {reg['old']:.2f} | {rate(m, reg['old'])} "
                 f"| {(m / reg['old']) / (n / reg['bare']):.2f} |")
         lines += [
@@ -444,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-register", type=int, default=100_000,
                         help="partitions the pre-issue-18 code registers (0: skip)")
     parser.add_argument("--baseline-rev", default="76e6f7a",
-                        help="the git revision before issue 18's catalog changes")
+                        help="a git revision with the older layout (one SQL row per cell)")
     parser.add_argument("--huge", type=int, default=0, help="partitions of the huge catalog")
     parser.add_argument("--huge-call", type=int, default=1_000_000,
                         help="partitions per register call while generating it")

@@ -1,8 +1,8 @@
-"""Benchmark ``compute_cover`` against the Lens-style per-slot ``exists`` recursion (seed 002).
+"""Benchmark ``compute_cover`` against the Lens-style per-slot ``exists`` recursion.
 
 Cases, each timed in the same run for both algorithms:
 
-1. the seed's worst case: one year, YEARLY, MONTHLY, DAILY, HOURLY, MINUTELY, nothing registered
+1. Lens's worst case: one year, YEARLY, MONTHLY, DAILY, HOURLY, MINUTELY, nothing registered
    (Lens: 534,738 metastore calls);
 2. a realistic year: HOURLY complete except 0.1% holes, DAILY complete except 10 days, MONTHLY for
    10 of 12 months;
@@ -207,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def seed_worst_case(repeat: int) -> Row:
     start, end = pendulum.datetime(2015, 1, 1), pendulum.datetime(2016, 1, 1)
     sources = [source("fact", p, start, end, present=False) for p in (Y, M, D, H, MI)]
-    return measure("1. seed worst case: 1 year, YEARLY..MINUTELY, nothing registered",
+    return measure("1. Lens's worst case: 1 year, YEARLY..MINUTELY, nothing registered",
                    sources, start, end, repeat)
 
 

@@ -1,4 +1,4 @@
-"""Our cover beside Luigi, Dagster and an ``os.path.exists`` loop, in one run (issue 33).
+"""Our cover beside Luigi, Dagster and an ``os.path.exists`` loop, in one run.
 
 The question: "which hours of the range are missing?", asked of the same data by
 

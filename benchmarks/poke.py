@@ -1,4 +1,4 @@
-"""One idle sensor poke and one idle trigger poll, warm, in one process (issue 33).
+"""One idle sensor poke and one idle trigger poll, warm, in one process.
 
 The catalog is a real SQLite file with ten years of hourly partitions of ``events`` in which one
 day lacks one hour; the sensor (``PartitionCoverageSensor``, its connection defined by a JSON
@@ -109,9 +109,9 @@ class Bench:
 
     def __init__(self, db: Path, data: Path) -> None:
         try:
+            from airflow_partitions import watch as coverage_watch
+        except ImportError:  # a --before tree where the watch lived in coverage/
             from airflow_partitions import coverage as coverage_watch
-        except ImportError:  # a --before tree from before issue 27 moved it out of catalog/
-            from airflow_partitions.catalog import coverage_watch
         from airflow_partitions.hooks.catalog import PartitionCatalogHook
         from airflow_partitions.sensors.coverage import PartitionCoverageSensor
 
@@ -317,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
 
 NOTES = """\
 Where the time goes (`--profile`, a cProfile of the poke; shares measured when this benchmark
-was written). Before issue 33, an idle poke spent about half its time asking Airflow for the
+was written). In the code measured as *before*, an idle poke spent about half its time asking
+Airflow for the
 connection again (`BaseHook.get_connection`: the secrets backends, the config parser, the
 connection URI). About a sixth went to reading four `[metrics]` settings to find metrics off,
 and about a quarter to formatting and logging the status line. The store read was under a
@@ -376,7 +377,7 @@ def render(command: str, args: argparse.Namespace,
         "calls, every case in every round"
         + (f" (before: {args.before_label}, in a child process, rounds interleaved)"
            if before is not None else "")
-        + ". Goal (issue 33): an idle poke and poll at most 0.15 ms, below the 24-target "
+        + ". Goal: an idle poke and poll at most 0.15 ms, below the 24-target "
         "`exists` check.\n\n"
         + "\n".join(lines) + "\n\n"
         + NOTES

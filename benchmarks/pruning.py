@@ -8,7 +8,7 @@ dimension selects 1% of the store keys. Variants, on the same data in the same S
 2. **spark-dpp**: ``spark.read.parquet(root)`` joined with the full dimension filtered to the
    same stores (``tier = 'gold'``): Spark needs a selective predicate on the small side;
 3. **spark-dpp-unfiltered**: the same join with the pre-selected 1-row dimension, which has no
-   predicate, so Spark's DPP does not fire (an honest note: that is the seed's case);
+   predicate, so Spark's DPP does not fire (an honest note: that is the case measured here);
 4. **no pruning**: the same join with DPP disabled.
 
 Files and bytes come from Spark's scan metrics (``numFiles``, ``filesSize``, and for DPP
@@ -261,7 +261,7 @@ def render(results: list[Result], args: argparse.Namespace, partitions: int, sel
         "(`tier = 'gold'`); joined with an already-selected dimension (no predicate) it reads "
         "everything. Our pruning uses the small table's values whatever produced them.",
         "- Ours reads exactly the pruned partitions' directories, one scan over all of them "
-        "(`read_manifest`, issue 18); it wins by never touching the rest.",
+        "(`read_manifest`); it wins by never touching the rest.",
     ]
     return "\n".join(lines)
 

@@ -1,4 +1,4 @@
-"""Benchmark stored slice timelines (issue 28 item 2) on SQLite, ratios in one run.
+"""Benchmark stored slice timelines on SQLite, ratios in one run.
 
 1. **Bulk registration with a dimension**: one bulk ``register`` of ``--partitions`` HOURLY
    ``(dt, region)`` partitions over 10 regions, into a storage without a declared dimension

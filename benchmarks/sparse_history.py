@@ -1,8 +1,8 @@
 """The sparse-history cliff: a one-day cover in a fresh process, dense history vs the same plus
-one hour ten years later (issue 13).
+one hour ten years later.
 
-One far-future hour used to make the default EndsAndHoles timeline list every hour in between
-as a hole (87,600 of them), and every cover, poke and trigger check parsed them all. The
+One far-future hour would make an EndsAndHoles timeline list every hour in between as a hole
+(87,600 of them), and every cover, poke and trigger check parse them all. The
 baseline is the same cover on the dense history alone, measured in the same run; the goal is a
 ratio of at most 1.2x. A third storage forces EndsAndHoles explicitly, the slow shape a user
 may still choose (and is warned about).

@@ -1,4 +1,4 @@
-"""What a verified cover costs when it is asked again, after a write, and from scratch (issue 33).
+"""What a verified cover costs when it is asked again, after a write, and from scratch.
 
 A verified cover reads its runs' rows at every call; pages and checked runs whose bytes come
 back equal are reused (docs/cover.md, "A repeated cover"). A sensor asks again after each

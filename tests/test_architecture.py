@@ -120,7 +120,7 @@ def test_the_private_name_check_bites(tmp_path: Path) -> None:
 #: files spark-submit runs by path; ``spark`` exports what others use of them. Not here: the
 #: Airflow layer's rooms, which DAG files import by module.
 THROUGH_INIT = ["periods", "keys", "kv", "timelines", "cover", "filters", "catalog", "pruning",
-                "planning", "coverage", "coverage_events", "interop", "spark", "cli"]
+                "planning", "watch", "lanes", "coverage_events", "interop", "spark", "cli"]
 #: Where the package is used: itself, the tests, the benchmarks and the example DAGs.
 USERS = [PACKAGE, ROOT / "tests", ROOT / "benchmarks", ROOT / "dags_examples"]
 
@@ -142,13 +142,13 @@ def test_the_exports_check_bites(tmp_path: Path) -> None:
     (probe / "test_probe.py").write_text(
         "from airflow_partitions.catalog import Catalog, writer\n"
         "from airflow_partitions.catalog.definitions.tables import StorageDef\n"
-        "import airflow_partitions.coverage.watch\n"
+        "import airflow_partitions.watch.watch\n"
         "def later():\n"
         "    from airflow_partitions.interop.connection import CONN_TYPE\n")
     assert internal_reaches(PACKAGE, [probe], THROUGH_INIT) == [
         "probe/test_probe.py:1: airflow_partitions.catalog.writer",
         "probe/test_probe.py:2: airflow_partitions.catalog.definitions.tables",
-        "probe/test_probe.py:3: airflow_partitions.coverage.watch",
+        "probe/test_probe.py:3: airflow_partitions.watch.watch",
         "probe/test_probe.py:5: airflow_partitions.interop.connection",
     ]
 

@@ -59,7 +59,7 @@ def test_the_provider_page_links_our_documentation() -> None:
 
 
 def test_the_form_offers_the_valid_choices_as_dropdowns() -> None:
-    """Issue 31: backend, transport and protocol were free text; Airflow 3.3's connection form
+    """Backend, transport and protocol are dropdowns, not free text; Airflow 3.3's connection form
     draws a dropdown for a ``conn-fields`` schema with ``enum`` (its provider.yaml schema says
     "creates dropdown"), so the form offers exactly the values the store URL accepts."""
     [conn] = get_provider_info()["connection-types"]

@@ -47,8 +47,8 @@ def _locked(exc: BaseException) -> bool:
 
 
 class MetadataDbMissing(InvalidInput):
-    """``AIRFLOW_HOME`` has no migrated metadata DB (issue 29, F12: a dry run printed its plan,
-    then ``unexpected OperationalError ... no such table: dag``)."""
+    """``AIRFLOW_HOME`` has no migrated metadata DB: refused before a dry run prints its plan,
+    instead of ``unexpected OperationalError ... no such table: dag`` after it."""
 
 
 def _no_tables(exc: BaseException) -> bool:

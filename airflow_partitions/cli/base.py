@@ -158,7 +158,7 @@ def positive_seconds(text: str) -> float:
     """argparse ``type=`` for a duration such as ``--poll-interval``: finite seconds above 0.
 
     ``float()`` accepts ``nan`` and ``inf``; a poll every NaN seconds never sleeps and one
-    every infinite seconds never wakes (issue 29), so both are refused here.
+    every infinite seconds never wakes, so both are refused here.
 
     >>> positive_seconds("0.5")
     0.5

@@ -14,7 +14,7 @@ from types import ModuleType
 from airflow_partitions.cli import (
     assets,
     backfill,
-    coverage,
+    cover,
     definitions,
     filters,
     metrics,
@@ -26,7 +26,7 @@ from airflow_partitions.cli import (
 
 #: In the order their commands appear in ``airflow-partitions --help``.
 COMMAND_MODULES: tuple[ModuleType, ...] = (
-    definitions, partitions, timelines, coverage, metrics, staleness, planning, backfill,
+    definitions, partitions, timelines, cover, metrics, staleness, planning, backfill,
     filters, assets,
 )
 

@@ -65,7 +65,7 @@ def coverage_lanes(state: FactState, cover: Cover, column: str) -> list[Lane]:
 
 def _start_or(period: UpdatePeriod, ordinal: int, tz: str, past: dt.datetime) -> dt.datetime:
     """The start of ``ordinal``, or ``past`` (the clip bound) when no instant holds it: the
-    calendar's end, after ``DAILY 9999-12-31`` (issue 29, F10)."""
+    calendar's end, after ``DAILY 9999-12-31``."""
     try:
         return period.start_of(ordinal, tz)
     except InvalidRange:
@@ -118,7 +118,7 @@ def plot_coverage(lanes: list[Lane], cover: Cover, path: str | Path,
                   title: str | None = None) -> Path:
     """Draw the lanes, the chosen cover and the missing ranges into a PNG file."""
     out = Path(path)
-    if not out.parent.is_dir():  # a typo must not create a directory tree (issue 29)
+    if not out.parent.is_dir():  # a typo must not create a directory tree
         raise PlotDirectoryMissing(
             f"--plot {str(out)!r}: the directory {str(out.parent)!r} does not exist; "
             "create it first")

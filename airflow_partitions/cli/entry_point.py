@@ -67,7 +67,7 @@ def build_parser() -> CliParser:
     return parser
 
 
-# -- store resolution (DESIGN.md "Resolving the store") -------------------------------------------
+# -- store resolution (docs/design.md, "The store") ------------------------------------------------
 
 
 def airflow_connection_url(conn_id: str = CONNECTION_ID,

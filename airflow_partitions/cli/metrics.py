@@ -20,7 +20,7 @@ from airflow_partitions.cli.base import (
     print_json,
     say,
 )
-from airflow_partitions.cli.coverage import parse_instant
+from airflow_partitions.cli.cover import parse_instant
 from airflow_partitions.cover import CoverageMetrics, CoverRequest, slice_label
 
 
@@ -48,8 +48,8 @@ def register(sub: SubParsers) -> None:
 
 
 def metrics(args: argparse.Namespace, ctx: Context) -> int:
-    from airflow_partitions.coverage import measure
-    from airflow_partitions.hooks.metrics import metrics_enabled, metrics_target, send
+    from airflow_partitions.hooks.stats import metrics_enabled, metrics_target, send
+    from airflow_partitions.watch import measure
 
     tz = ctx.catalog.get_fact(args.fact).tz
     request = CoverRequest.of(

@@ -19,7 +19,7 @@ from airflow_partitions.cli.base import (
     print_json,
     say,
 )
-from airflow_partitions.cli.coverage import parse_instant
+from airflow_partitions.cli.cover import parse_instant
 
 
 def register(sub: SubParsers) -> None:

@@ -5,10 +5,11 @@ Pure: no store, no Airflow. See ``docs/cover.md``.
 
 from airflow_partitions.cover.clock import Clock, clock_for, from_us, to_us
 from airflow_partitions.cover.compute import compute_cover, cover_key
+from airflow_partitions.cover.gauges import CoverageMetrics, coverage_metrics
 from airflow_partitions.cover.instant_text import format_instant
-from airflow_partitions.cover.metrics import CoverageMetrics, coverage_metrics
 from airflow_partitions.cover.missing import MissingJson, NeededJson, ValueRunJson
-from airflow_partitions.cover.model import (
+from airflow_partitions.cover.request import CoverRequest, NaiveInstant, to_instant, zoned_instant
+from airflow_partitions.cover.result import (
     MAX_NEEDED_RUNS,
     Cover,
     CoverJson,
@@ -20,11 +21,11 @@ from airflow_partitions.cover.model import (
     RunLocator,
     ValueRun,
 )
-from airflow_partitions.cover.ordinal_sets import OrdinalSet
-from airflow_partitions.cover.request import CoverRequest, NaiveInstant, to_instant, zoned_instant
 from airflow_partitions.cover.skipped import SkippedJson, SkippedPartition, skipped_text
-from airflow_partitions.cover.slice_metrics import MAX_SLICE_TAGS, slice_label
-from airflow_partitions.cover.slice_model import (
+from airflow_partitions.cover.slices.compute import compute_slice_cover
+from airflow_partitions.cover.slices.gauges import MAX_SLICE_TAGS, slice_label
+from airflow_partitions.cover.slices.ordinal_sets import OrdinalSet
+from airflow_partitions.cover.slices.result import (
     RequiredSlice,
     Slice,
     SliceCover,
@@ -32,8 +33,7 @@ from airflow_partitions.cover.slice_model import (
     slice_of,
     slice_text,
 )
-from airflow_partitions.cover.slice_summary import SliceKey
-from airflow_partitions.cover.slices import compute_slice_cover
+from airflow_partitions.cover.slices.summary import SliceKey
 from airflow_partitions.cover.sources import CoverSource, MisalignedBound, PreparedCover, prepare
 from airflow_partitions.cover.text import missing_list, status_line
 

@@ -1,7 +1,7 @@
 """COVER: the fewest existing partitions whose disjoint union is exactly a requested time range.
 
 Pure: no Airflow, no store access. The input is the fact's timelines (one per storage table and
-period); the output is a :class:`~airflow_partitions.cover.model.Cover`. See ``docs/cover.md``.
+period); the output is a :class:`~.result.Cover`. See ``docs/cover.md``.
 
 Objective, compared lexicographically (the chosen cover is the unique minimum, up to the last,
 deterministic rule):
@@ -39,7 +39,8 @@ from itertools import combinations
 from typing import Final
 
 from airflow_partitions.cover.clock import clock_for, from_us, to_us
-from airflow_partitions.cover.model import (
+from airflow_partitions.cover.request import CoverRequest
+from airflow_partitions.cover.result import (
     MAX_NEEDED_RUNS,
     Cover,
     CoverRun,
@@ -47,8 +48,7 @@ from airflow_partitions.cover.model import (
     NeededPartitions,
     ValueRun,
 )
-from airflow_partitions.cover.ordinal_sets import best_label_sweep
-from airflow_partitions.cover.request import CoverRequest
+from airflow_partitions.cover.slices.ordinal_sets import best_label_sweep
 from airflow_partitions.cover.sources import CoverSource, PreparedCover, prepare
 from airflow_partitions.periods import STRADDLING, UpdatePeriod
 from airflow_partitions.timelines import OrdinalRange

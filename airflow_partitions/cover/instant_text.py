@@ -1,7 +1,7 @@
 """Compact text of instants and value runs: what every cover line is made of.
 
-Its own module because :mod:`.model` (a run's and a missing range's ``describe``) and
-:mod:`.text` (the status line, which reads a :class:`~.model.Cover`) both need it: kept in
+Its own module because :mod:`.result` (a run's and a missing range's ``describe``) and
+:mod:`.text` (the status line, which reads a :class:`~.result.Cover`) both need it: kept in
 ``text`` it made the two import each other.
 """
 

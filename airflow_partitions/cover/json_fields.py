@@ -1,6 +1,6 @@
 """Reading cover JSON back: instants and required fields, with one error style.
 
-Why apart: the cover's partitions (:mod:`.model`) and its missing ranges (:mod:`.missing`)
+Why apart: the cover's partitions (:mod:`.result`) and its missing ranges (:mod:`.missing`)
 are read back from XCom and manifests by the same rules, and a damaged document must fail
 with a message that says which field, not a ``KeyError``.
 """

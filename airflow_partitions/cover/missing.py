@@ -1,10 +1,10 @@
 """What a cover lacks: the missing ranges and the absent partitions that would fill them.
 
-Why apart from :mod:`.model`: the missing side of an answer has grown its own vocabulary with
+Why apart from :mod:`.result`: the missing side of an answer has grown its own vocabulary with
 dimensions (a per-slice entry for each slice that lacks partitions, docs/dimensions.md), and
 its text must stay short for people however many slices lack something, while the JSON keeps
 every entry. :meth:`MissingRange.describe` names at most :data:`SLICES_SHOWN` slices per
-range; :mod:`.slice_summary` sums what each slice lacks over a whole cover.
+range; :mod:`.slices.summary` sums what each slice lacks over a whole cover.
 """
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ class CoverRequestJson(TypedDict):
 class CoverRequest:
     """``[start, end)`` of ``fact``, read from the given periods and storages (None: all).
 
-    ``fact`` may be None for a cover of bare sources (:func:`~airflow_partitions.cover.
+    ``fact`` may be None for a cover of bare sources (:func:`~.
     compute_cover` needs no fact; the catalog does). Build one from loose input with :meth:`of`.
     """
 

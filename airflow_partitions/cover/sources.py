@@ -1,6 +1,6 @@
 """Validated input of a cover: the usable sources ranked by preference, and the aligned bounds.
 
-Shared by :func:`airflow_partitions.cover.compute_cover` and the Lens-style test oracle, so
+Shared by :func:`.compute_cover` and the Lens-style test oracle, so
 that both answer exactly the same question.
 """
 

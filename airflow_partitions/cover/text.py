@@ -4,12 +4,12 @@ The sensor's poke log, the trigger's events, the operator's errors and the demo 
 same line, so a user who learns it once can read every log.
 
 Over declared dimensions (docs/dimensions.md) the line stays people-sized however many slices
-lack something: up to :data:`~airflow_partitions.cover.missing.SLICES_SHOWN` lacking slices,
+lack something: up to :data:`~.missing.SLICES_SHOWN` lacking slices,
 each missing range is described with its per-slice entries (``no HOURLY 2015-01-01-05..23 (19)
 for region=eu``); beyond that the line sums what each slice lacks, worst first
 (``missing 19 hours of region=eu, 19 hours of region=us, ... and 997 more slices, in
 2015-01-01T05:00/2015-01-02T00:00``). The cover's JSON always lists every entry. The cover's
-:attr:`~airflow_partitions.cover.model.Cover.notes` (``region: not a dimension, any value
+:attr:`~.result.Cover.notes` (``region: not a dimension, any value
 counts``) end every line, coverable or not, so the old meaning of an undeclared column is never
 silent.
 """
@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Final
 from airflow_partitions.cover.instant_text import format_instant
 from airflow_partitions.cover.missing import SLICES_SHOWN
 from airflow_partitions.cover.skipped import skipped_text
-from airflow_partitions.cover.slice_summary import lacking_text, slice_lacks
+from airflow_partitions.cover.slices.summary import lacking_text, slice_lacks
 
 if TYPE_CHECKING:
-    from airflow_partitions.cover.model import Cover
+    from airflow_partitions.cover.result import Cover
 
 #: How many missing ranges a status line shows.
 MISSING_SHOWN: Final = 3
@@ -33,7 +33,7 @@ MISSING_SHOWN: Final = 3
 def missing_list(cover: Cover | None, shown: int = 20) -> list[str]:
     """The first ``shown`` missing ranges as short strings, then a count of the rest (each
     range names at most ``SLICES_SHOWN`` lacking slices: see
-    :meth:`~airflow_partitions.cover.missing.MissingRange.describe`)."""
+    :meth:`~.missing.MissingRange.describe`)."""
     if cover is None:
         return []
     out = [m.describe() for m in cover.missing[:shown]]

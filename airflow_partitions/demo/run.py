@@ -351,7 +351,7 @@ class Demo:
 
 def demo_console(file: IO[str]) -> Console:
     """The demo's console, by the CLI's rule: in a log or a pipe, 200 columns instead of rich's
-    80, so headers keep their paths (issue 31)."""
+    80, so headers keep their paths."""
     return console_for(file, highlight=True)
 
 

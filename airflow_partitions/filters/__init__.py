@@ -2,7 +2,8 @@
 
 See docs/filters.md. Modules: ``lexer`` and ``parser`` (text -> :mod:`.ast`), ``types``
 (typing and client evaluation), ``like`` (SQL LIKE), ``normalise`` (NNF, DNF), ``planner``
-(scans and gets per period), ``decompose`` (seed 001), ``query_plan`` (a filter planned for one
+(scans and gets per period), ``decompose`` (pushed/residual split), ``query_plan`` (a filter
+planned for one
 storage, :class:`QueryStats`), ``explanation`` (a plan as data and text).
 
 Everything here is pure: a storage is seen only through its

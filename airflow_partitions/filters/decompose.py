@@ -1,4 +1,4 @@
-"""Pushed/residual decomposition (seed 001, Hive's ``decomposePredicate``).
+"""Pushed/residual decomposition (Hive's ``decomposePredicate``).
 
 ``decompose`` is the generic, storage-neutral analyzer: top-level ``AND`` terms made only of
 ``column op literal`` on allowed columns and operators are pushed; everything else is residual.

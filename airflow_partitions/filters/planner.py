@@ -1,4 +1,5 @@
-"""Filter -> store reads for one (storage, period): seed 000's ScanPlan/MultiScanPlan, done right.
+"""Filter -> store reads for one (storage, period): Hive-on-HBase's ScanPlan/MultiScanPlan, done
+right.
 
 The storage is seen only through its :class:`~airflow_partitions.keys.RowLayout` (key fields,
 typed columns, cell names), so planning needs no catalog.

@@ -1,6 +1,6 @@
 """``PartitionCatalogHook``: open the partition catalog from an Airflow connection.
 
-Resolving the store (DESIGN.md): an explicit ``store_url``; else the connection
+Resolving the store (docs/design.md): an explicit ``store_url``; else the connection
 (``partitions_default`` unless told otherwise); else ``$AIRFLOW_PARTITIONS_STORE``; else
 ``sqlite:///$AIRFLOW_HOME/partitions.db``. A missing *default* connection falls back; a missing
 connection the caller named is an error (a typo must not silently open another catalog).
@@ -11,9 +11,10 @@ One :class:`~airflow_partitions.catalog.Catalog` per (store URL, data root) per 
 hook, sensor and trigger of a worker or triggerer shares its store connection and its timeline
 cache, so a warm check costs one round trip.
 
-:meth:`PartitionCatalogHook.cached_conn` also keeps the *resolution* per process (issue 33): a
-sensor poking every minute asked Airflow for its connection at every poke (in a task, a round
-trip to the supervisor), which cost more than the store read itself. It is resolved again when
+:meth:`PartitionCatalogHook.cached_conn` also keeps the *resolution* per process: a
+sensor poking every minute would otherwise ask Airflow for its connection at every poke (in a
+task, a round trip to the supervisor), which costs more than the store read itself. It is resolved
+again when
 its ``AIRFLOW_CONN_<ID>`` variable or the fallback's environment changes, and after
 :meth:`~PartitionCatalogHook.forget_cached` (the sensor calls it when the store fails).
 """

@@ -1,4 +1,4 @@
-"""Order-preserving row keys for partition rows (seed 000: Hive metastore on HBase).
+"""Order-preserving row keys for partition rows (the Hive metastore's scheme on HBase).
 
 A row key encodes ``(db, table, v0, v1, ...)`` so that an ordered key/value store can answer
 partition filters with range scans. The layout is::
@@ -32,7 +32,7 @@ Why filters can run on bytes: for one column, ``encode_value(t, a) < encode_valu
 ``a < b`` (NULL first) and equal bytes iff equal values, so a planner builds scan bounds from
 :func:`key_prefix`, :func:`encode_value` and :func:`prefix_successor`, and a residual filter
 compares :func:`field_bytes` of a row against ``encode_value`` of a literal without decoding.
-:func:`field_bytes` uses only the trailer (seed 000, property 3), so it is O(1).
+:func:`field_bytes` uses only the trailer (property 3 in docs/keys.md), so it is O(1).
 
 Keys are limited to 32767 bytes, HBase's maximum row length; that also keeps every offset in
 two bytes. See docs/keys.md for a worked example.
@@ -308,7 +308,7 @@ def _read_string(data: bytes, pos: int, column: str) -> tuple[str, int]:
 
 # ------------------------------------------------------------------------------------ whole key
 def table_prefix(db: str, table: str) -> bytes:
-    """The bytes every key of ``db.table`` starts with (the seed's ``X``)."""
+    """The bytes every key of ``db.table`` starts with (``X`` in docs/keys.md)."""
     return _encode_name("db", db) + _encode_name("table", table)
 
 
@@ -436,7 +436,8 @@ def _trailer(count: int) -> struct.Struct:
 
 
 def prefix_successor(prefix: bytes) -> bytes | None:
-    """The smallest byte string above every string starting with ``prefix`` (the seed's ``X+``).
+    """The smallest byte string above every string starting with ``prefix`` (``X+`` in
+    docs/keys.md).
 
     ``None`` when there is none (``prefix`` is empty or all 0xFF): scan to the end of the table.
     """

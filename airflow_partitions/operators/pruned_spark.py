@@ -1,6 +1,6 @@
 """``PrunedSparkSubmitOperator``: a covered Spark job that reads only partitions its joins can use.
 
-Seed 003 as three steps before the launch (see docs/pruning.md):
+Dynamic partition pruning as three steps before the launch (see docs/pruning.md):
 
 1. collect the DISTINCT join-key values of the small tables: the bundled ``collect_keys`` job,
    spark-submitted through the same connection as the main job (``collect_in_process=True``

@@ -2,7 +2,7 @@
 
 The cover comes from an upstream ``PartitionCoverageSensor`` (``cover_from``) or from the
 operator's own ``fact``/``start``/``end``. Either way it is recomputed and verified against the
-partition rows right before launch (DESIGN.md invariant 1), then written as a manifest (see
+partition rows right before launch (docs/design.md, invariants), then written as a manifest (see
 :mod:`airflow_partitions.spark.manifest`) whose path reaches the application as
 ``--partitions-manifest PATH``: never a partition list on the command line. With
 ``manifest_conf`` (or ``AIRFLOW_PARTITIONS_MANIFEST_CONF=true`` on the worker) the path travels

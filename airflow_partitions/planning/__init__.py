@@ -4,7 +4,8 @@ Pure core above the catalog (no Airflow): the backfill command and ``airflow-par
 build on it. See ``docs/backfill.md``.
 """
 
-from airflow_partitions.planning.model import (
+from airflow_partitions.planning.plan import Instant, plan
+from airflow_partitions.planning.planned_runs import (
     KINDS,
     PartitionRefJson,
     Plan,
@@ -13,7 +14,6 @@ from airflow_partitions.planning.model import (
     PlannedRunJson,
     UnfillableJson,
 )
-from airflow_partitions.planning.plan import Instant, plan
 from airflow_partitions.planning.slices import conf_text, run_conf, slices_text
 
 __all__ = [

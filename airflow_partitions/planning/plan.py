@@ -35,7 +35,7 @@ from airflow_partitions.defaults import MAX_RANGE_PARTITIONS
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod, nested_chain
 from airflow_partitions.planning.fill import Filler, Level, Slot, SlotKey
-from airflow_partitions.planning.model import PartitionRef, Plan, PlannedRun, Span
+from airflow_partitions.planning.planned_runs import PartitionRef, Plan, PlannedRun, Span
 from airflow_partitions.planning.slices import run_groups
 from airflow_partitions.timelines import (
     OrdinalRange,

@@ -1,4 +1,5 @@
-"""Dynamic partition pruning (seed 003): small tables' join-key values prune a big table's
+"""Dynamic partition pruning (Hive's MapJoin pruning): small tables' join-key values prune a big
+table's
 partitions before Spark reads them. See ``docs/pruning.md``.
 """
 

@@ -1,6 +1,6 @@
 """Dynamic partition pruning: small tables' join-key value sets -> the big table's partitions.
 
-Seed 003 (Hive's MapJoin pruning), for a big storage table joined with small tables:
+Hive's MapJoin pruning, for a big storage table joined with small tables:
 
 1. **Which keys may prune** (:func:`analyse`). Per key pair (big key, small key) of every join:
    the big table must be on the inner side (an outer join that keeps every big row cannot

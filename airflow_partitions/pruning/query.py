@@ -1,4 +1,4 @@
-"""The catalog query of a pruning: "partitions where x IN (...) AND y IN (...)" (seed 003).
+"""The catalog query of a pruning: "partitions where x IN (...) AND y IN (...)".
 
 The query is built as a filter tree (never as text, so values holding quotes need no escaping)
 and planned by :mod:`airflow_partitions.filters`:

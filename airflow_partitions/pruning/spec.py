@@ -1,4 +1,4 @@
-"""Join specifications for dynamic partition pruning, and which key pairs may prune (seed 003).
+"""Join specifications for dynamic partition pruning, and which key pairs may prune.
 
 A join spec says how the big table meets one small table: the key pairs (big key, small key),
 the join type, and which side the big table is on. A key is a bare column or a function of one;
@@ -222,7 +222,8 @@ class PairCheck:
 
 
 def check_pairs(specs: Sequence[JoinSpec], partition_columns: Sequence[str]) -> list[PairCheck]:
-    """Seed 003's compile-time rules, per key pair: the big table must be on the inner side,
+    """The compile-time rules of docs/pruning.md, per key pair: the big table must be on the inner
+    side,
     neither key may be wrapped in a function, and the big key must be a partition column."""
     by_lower = {c.lower(): c for c in partition_columns}
     out: list[PairCheck] = []

@@ -2,7 +2,7 @@
 
 Each poke makes one cache check (``catalog.fact_state``: one round trip when warm) and computes
 the cover only when the fact's generation changed since the last poke of this process. An idle
-poke costs that round trip and little else (issue 33, docs/airflow.md): the connection is
+poke costs that round trip and little else (docs/airflow.md): the connection is
 resolved once per process (``PartitionCatalogHook.cached_conn``), the ``[metrics]`` settings
 read once, and the status line logged only when it changes (or as a reminder every 10 minutes).
 Each poke publishes the coverage metrics when Airflow's metrics are on (docs/observability.md).
@@ -34,15 +34,15 @@ from airflow_partitions.cover import (
     status_line,
     to_instant,
 )
-from airflow_partitions.coverage import CoverageWatch
 from airflow_partitions.errors import CorruptCatalog, InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
-from airflow_partitions.hooks.metrics import publish_coverage
+from airflow_partitions.hooks.stats import publish_coverage
 from airflow_partitions.kv import StoreDamaged, StoreUnavailable
 from airflow_partitions.operators.cover_arguments import COVER_TEMPLATE_FIELDS, CoverArguments
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
 from airflow_partitions.triggers.events import CoverageEvent
 from airflow_partitions.ui.link import PartitionsViewLink, view_url
+from airflow_partitions.watch import CoverageWatch
 
 if TYPE_CHECKING:
     from airflow.sdk import Context

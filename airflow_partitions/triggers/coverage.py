@@ -11,12 +11,12 @@ per generation change it saw; ``polls``: the generation reads of its last poller
 ``{"status": "timeout", "missing": [...], "notes": [...], "deadline"}`` (``notes``: the
 cover's, e.g. ``region: not a dimension, any value counts``) or
 ``{"status": "error", "message"}``.
-The sensor re-verifies the cover on ``success`` before it succeeds (DESIGN.md invariant 1).
+The sensor re-verifies the cover on ``success`` before it succeeds (docs/design.md, invariants).
 When the picture changes, the trigger logs it and publishes the coverage metrics (a no-op unless
 Airflow's metrics are on; docs/observability.md); an unchanged picture is logged again every 10
 minutes (``coverage.watch.REMINDER_SECONDS``).
 
-Idle polls (issue 33): after a check, the trigger registers the fact's generation read with the
+Idle polls: after a check, the trigger registers the fact's generation read with the
 process's shared poller (:mod:`.poller`) and awaits a change. The poller's thread reads it every
 ``poke_interval`` and wakes this trigger's event loop only when the generation moved or the
 read failed, so an idle poll is the read and a heap operation: no thread hand-off, no loop
@@ -39,14 +39,14 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import CoverRequest, missing_list, to_instant
-from airflow_partitions.coverage import CoverageWatch
 from airflow_partitions.errors import CorruptCatalog, InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook, shared_catalog
-from airflow_partitions.hooks.metrics import publish_coverage
+from airflow_partitions.hooks.stats import publish_coverage
 from airflow_partitions.interop import InvalidConnection
 from airflow_partitions.kv import StoreDamaged, StoreUnavailable
 from airflow_partitions.triggers.events import CoverageEvent
 from airflow_partitions.triggers.poller import POLLER, Watch
+from airflow_partitions.watch import CoverageWatch
 
 #: What makes a poll retry after ``poke_interval``, resolving the connection again.
 _UNREACHABLE = (StoreUnavailable, AirflowNotFoundException, InvalidConnection)

@@ -5,7 +5,7 @@ Routes (every one behind :func:`.auth.require_viewer`):
 * ``GET /api/facts``: the facts, their time columns, zones and storages;
 * ``GET /api/facts/{fact}?start=&end=&time_column=&stale=``: the stretches of every
   (storage, period) lane over the range (default: the fact's whole history), the cover and its
-  status line (:func:`airflow_partitions.coverage.view.fact_view`);
+  status line (:func:`airflow_partitions.lanes.fact_lanes.fact_view`);
 * ``GET /api/facts/{fact}/coverage-assets?start=&end=``: each followed coverage asset of the
   fact with its windows in the range, announced or pending and what they lack
   (:mod:`.coverage_assets`);
@@ -27,14 +27,14 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
 from airflow_partitions.catalog import Catalog, UnknownFact
-from airflow_partitions.coverage import (
+from airflow_partitions.coverage_events import AssetWindowsJson
+from airflow_partitions.errors import InvalidInput
+from airflow_partitions.lanes import (
     FactJson,
     FactViewJson,
     fact_view,
     facts_json,
 )
-from airflow_partitions.coverage_events import AssetWindowsJson
-from airflow_partitions.errors import InvalidInput
 from airflow_partitions.ui.action_routes import router as action_router
 from airflow_partitions.ui.auth import require_viewer
 from airflow_partitions.ui.coverage_assets import coverage_assets_json, coverage_assets_section

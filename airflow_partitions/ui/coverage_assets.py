@@ -1,7 +1,7 @@
 """The Partitions view's coverage assets: per followed asset of the fact shown, the windows of
 the shown range that were announced to Airflow and those still pending, with what each lacks.
 
-Why here and not in :mod:`airflow_partitions.coverage.view`: the answer comes from the
+Why here and not in :mod:`airflow_partitions.lanes.fact_lanes`: the answer comes from the
 emission markers and one verified cover per pending window
 (:func:`airflow_partitions.coverage_events.asset_windows`), a different cost from the lanes'
 cached timelines; the route and the page section only read it. Every value is HTML-escaped.

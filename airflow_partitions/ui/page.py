@@ -1,7 +1,7 @@
 """Server-rendered HTML of the Partitions view: inline SVG lanes, a range form, zoom links.
 
 No build step and no script: the page is drawn from the JSON the API serves
-(:func:`airflow_partitions.coverage.view.fact_view`), one rectangle per stretch, and
+(:func:`airflow_partitions.lanes.fact_lanes.fact_view`), one rectangle per stretch, and
 stretches narrower than a pixel that fall on an already drawn pixel of the same state are
 skipped, so a page never holds more rectangles than lanes times pixels. Every value is
 HTML-escaped (``esc``), including those in links.
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from airflow_partitions.coverage import FactJson, FactViewJson, StretchJson
+    from airflow_partitions.lanes import FactJson, FactViewJson, StretchJson
 
 WIDTH: Final = 960
 LABEL: Final = 190
@@ -141,8 +141,8 @@ _LAST = dt.datetime(9999, 12, 31, tzinfo=dt.UTC)
 
 
 def _at(base: dt.datetime, delta: dt.timedelta) -> str:
-    """``base + delta`` in ISO form, kept inside the calendar (issue 29, F9: a range reaching
-    year 1 or 9999 made the zoom links overflow, and the page answer 500)."""
+    """``base + delta`` in ISO form, kept inside the calendar: a range reaching
+    year 1 or 9999 must not make the zoom links overflow (and the page answer 500)."""
     try:
         moved = base + delta
     except OverflowError:

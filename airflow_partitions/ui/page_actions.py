@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 from airflow_partitions.ui.page import LABEL, WIDTH, esc
 
 if TYPE_CHECKING:
-    from airflow_partitions.coverage import FactViewJson
+    from airflow_partitions.lanes import FactViewJson
 
 STYLE: Final = """
 #act{margin:1rem 0;padding:.5rem;border:1px solid #ccc}#act table{margin:.5rem 0}

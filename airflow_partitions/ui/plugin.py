@@ -4,7 +4,7 @@ The api-server mounts :data:`fastapi_apps` under ``/partitions``; the external v
 "Partitions" button in the UI's navigation bar, and its ``url_route`` makes the UI draw the page
 inside its own frame (``/plugin/partitions``) rather than leave Airflow.
 
-How Airflow 3.3's UI treats it (read from its bundled UI, issue 31):
+How Airflow 3.3's UI treats it (read from its bundled UI):
 
 * The button is top level (``nav_top_level``), not in the Browse menu: the UI highlights the
   Browse button only on its own built-in pages (Audit Log, XComs, ...), never on a plugin's,

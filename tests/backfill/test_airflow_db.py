@@ -73,8 +73,9 @@ def test_other_refusals_and_endless_locks_surface() -> None:
 
 def test_a_home_without_a_metadata_db_is_one_typed_error(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Issue 29, F12: a dry run against a home with no metadata DB printed its plan, then
-    ``unexpected OperationalError ... no such table: dag``. Here Airflow's session is opened
+    """A dry run against a home with no metadata DB is refused before it prints its plan, not
+    with ``unexpected OperationalError ... no such table: dag`` after it. Here Airflow's session is
+    opened
     on a real, empty SQLite file."""
     engine = sqlalchemy.create_engine(f"sqlite:///{tmp_path}/airflow.db")
 

@@ -1,4 +1,4 @@
-"""The backfill runner over declared dimensions (issue 28): each run's slices reach Airflow as
+"""The backfill runner over declared dimensions: each run's slices reach Airflow as
 its ``dag_run_conf``, and a DAG's backfills with different confs run one after the other.
 
 The stand-in for Airflow is test_runner's: it refuses a second open backfill of one DAG, and a

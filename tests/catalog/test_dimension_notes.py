@@ -7,7 +7,7 @@ import datetime as dt
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import CoverRequest
-from airflow_partitions.coverage import metrics_of, request_slices
+from airflow_partitions.watch import metrics_of, request_slices
 
 T0 = dt.datetime(2015, 1, 1, tzinfo=dt.UTC)
 NOTE = "region: not a dimension, any value counts"

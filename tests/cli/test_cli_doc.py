@@ -1,4 +1,4 @@
-"""docs/cli.md keeps up with the command (issue 31): every command and option that ``--help``
+"""docs/cli.md keeps up with the command: every command and option that ``--help``
 shows, at every level, is in the command table at the top of the page.
 
 Driven by the help text a user reads, not by the parser's internals: a command is a line of a

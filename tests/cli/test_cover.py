@@ -68,7 +68,7 @@ def test_bad_bounds_exit_2_with_one_line(lens: Run) -> None:
 
 def test_coverage_draws_bars_and_a_png(lens: Run, tmp_path: Path) -> None:
     png = tmp_path / "out" / "coverage.png"
-    png.parent.mkdir()  # --plot creates no directories (issue 29)
+    png.parent.mkdir()  # --plot creates no directories
     result = lens("coverage", "events", *RANGE, "--plot", str(png), "--width", "31")
     assert result.code == 0, result.err
     lines = result.out.splitlines()

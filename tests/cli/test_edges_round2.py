@@ -1,5 +1,5 @@
-"""Edges of the calendar and of the inputs, hardening round 2 (issue 29, F10, F11, F13, and
-the smaller items): each one typed and short, nothing written, or answered where it failed.
+"""Edges of the calendar and of the inputs: each one typed and short, nothing written, or answered
+where it failed.
 
 On SQLite (the inputs are refused before any store is touched; the calendar edges are pure
 arithmetic over the timelines).
@@ -42,7 +42,7 @@ def ev(tmp_path: Path) -> Catalog:
     "/data/ev/raw/../../../../etc", "../etc", "s3://bucket/ev/../../x", "/data/./..",
 ])
 def test_an_explicit_location_climbing_out_is_refused(ev: Catalog, location: str) -> None:
-    """F13: ``--location /data/ev/raw/../../../../etc`` was registered as given."""
+    """``--location /data/ev/raw/../../../../etc`` is refused, never registered as given."""
     with pytest.raises(UnsafeLocation, match=r"'\.\.' segment"):
         ev.register("raw", "HOURLY", {"dt": "2015-01-01-10", "region": "us"}, location=location)
     assert ev.get_partition("raw", "HOURLY", {"dt": "2015-01-01-10", "region": "us"}) is None
@@ -63,7 +63,7 @@ def test_an_explicit_location_is_normalised(ev: Catalog,
                                   "start-P5218W"])
 def test_a_producer_rule_past_a_century_is_refused_at_input(
         ev: Catalog, rule: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """F11: ``start-P10000Y`` was accepted by set-producer; ``plan`` then raised an untyped
+    """``start-P10000Y`` is refused by set-producer, not left for ``plan`` to raise an untyped
     ``ValueError``."""
     with pytest.raises(InvalidProducer, match="more than 36,525 days"):
         parse_rule(rule)
@@ -81,8 +81,8 @@ def test_a_producer_near_the_ends_of_the_calendar_is_typed() -> None:
 
 def test_the_last_day_of_the_calendar_breaks_no_command(
         ev: Catalog, capsys: pytest.CaptureFixture[str]) -> None:
-    """F10: with ``DAILY 9999-12-31`` registered, coverage and metrics exited 2 over ranges
-    inside the calendar."""
+    """With ``DAILY 9999-12-31`` registered, coverage and metrics answer (no exit 2) over
+    ranges inside the calendar."""
     ev.register("raw", "DAILY", {"dt": "9999-12-31", "region": "us"})
     inside = ("--start", "2015-01-01T00:00:00Z", "--end", "2015-01-01T09:00:00Z")
     last = ("--start", "9999-12-01T00:00:00Z", "--end", "9999-12-31T00:00:00Z")

@@ -1,4 +1,4 @@
-"""``timeline import STORAGE --lens FILE`` and ``timeline export STORAGE --lens`` (issue 14)."""
+"""``timeline import STORAGE --lens FILE`` and ``timeline export STORAGE --lens``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``partition add|drop --range`` is counted before anything is listed, refused above a limit,
-and written in batches with progress on stderr (issue 13 item 6).
+and written in batches with progress on stderr.
 
 Before: ``--range 0001-01-01-00 9999-12-31-23`` listed 87.6 million hours in memory (13 GB after
 12 minutes) before writing anything, with no progress and no way to stop it early.

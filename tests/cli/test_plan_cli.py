@@ -81,7 +81,7 @@ def test_plan_says_when_the_range_stays_uncoverable(run: Run) -> None:
 
 
 def test_slice_conf_is_set_shown_and_reaches_the_plan(run: Run) -> None:
-    """Issue 28: ``--slice-conf`` names the run-conf key of a producer that takes several
+    """``--slice-conf`` names the run-conf key of a producer that takes several
     slices; ``plan`` then names the slices and the conf of each run."""
     assert run("fact", "create", "events").code == 0
     made = run("storage", "create", "events", "raw", "--periods", "HOURLY",

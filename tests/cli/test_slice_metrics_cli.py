@@ -1,5 +1,5 @@
 """``metrics --where`` over declared dimensions: the incomplete slices and the worst one,
-printed and in the JSON (issue 28)."""
+printed and in the JSON."""
 
 from __future__ import annotations
 

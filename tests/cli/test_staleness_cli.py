@@ -1,4 +1,5 @@
-"""Issue 16 on the command line: ``stale``, ``partition add --restate``, ``cover --fresh-only``
+"""Versions, lineage and staleness on the command line: ``stale``, ``partition add --restate``,
+``cover --fresh-only``
 and the version in ``partition list``."""
 
 from __future__ import annotations

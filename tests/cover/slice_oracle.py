@@ -6,7 +6,7 @@ independent given which slices are left to cover. So the optimum is: at each nod
 over *every* subset of the partitions that exist there (``exists_ordinal``, no ranges, no
 classes, no shortcuts) of its cost plus its children's optimum for the slices it leaves. A
 chosen partition serves a slice when it holds the slice and the slice is required on the whole
-node. The vector is the objective of :mod:`airflow_partitions.cover.slices`.
+node. The vector is the objective of :mod:`airflow_partitions.cover.slices.compute`.
 
 Partition bounds come from ``tests.cover.naive_cover.WallClock`` (``datetime`` and ``zoneinfo``
 only), never from the package's arithmetic, so a bug there cannot hide in the check.

@@ -24,11 +24,10 @@ from airflow_partitions.cover import (
     compute_cover,
     cover_key,
 )
-from airflow_partitions.cover.clock import to_us
 from airflow_partitions.errors import InvalidInput, InvalidRange, MisalignedTime
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import PartitionTimeline, RangesTimeline, new_timeline, runs
-from tests.cover.naive_cover import NaiveCover, naive_cover_slots
+from tests.cover.naive_cover import NaiveCover, WallClock, coarseness, naive_cover_slots, us_of
 from tests.hypothesis_budget import examples
 
 
@@ -229,15 +228,19 @@ def oracle(
 ) -> tuple[tuple[int, ...], set[int]]:
     """Brute force: DP over unit slots (hours or days), every existing partition an edge.
 
-    Returns the best objective vector and the slots that some usable partition contains.
+    Returns the best objective vector and the start instants (µs) of the unit slots that some
+    usable partition contains. Partition bounds and ordinals come from :class:`WallClock`
+    (``datetime`` and ``zoneinfo`` only), never from the package's period arithmetic, so a bug
+    there cannot be in both the cover and its check.
     """
-    unit = H if min(s.period for s in sources) <= H else D
-    lo, hi = unit.ordinal(start, tz), unit.ordinal(end, tz)
+    clock = WallClock(tz)
+    unit = H if max(coarseness(s.period) for s in sources) >= coarseness(H) else D
     # Instants (microseconds), never datetimes: same-zone datetimes compare and hash by wall
     # clock, so the two 01:00s of a DST fall-back would collide.
-    bounds = [to_us(unit.start_of(o, tz)) for o in range(lo, hi + 1)]
-    start_us, end_us = to_us(start), to_us(end)
-    assert bounds[0] == start_us and bounds[-1] == end_us
+    start_us, end_us = us_of(start), us_of(end)
+    unit_slots = clock.slots(unit, start_us, end_us)
+    bounds = [start_us, *(slot.end for slot in unit_slots)]
+    assert [slot.start for slot in unit_slots] == bounds[:-1] and bounds[-1] == end_us
     index = {b: i for i, b in enumerate(bounds)}
     ranks = {name: i for i, name in enumerate(ranked_storages(sources))}
     width = 2 + len(COARSEST_FIRST) + len(ranks)
@@ -245,16 +248,15 @@ def oracle(
     usable: set[int] = set()
     for s in sources:
         p = s.period
-        for o in range(p.ordinal(start, tz) - 1, p.ordinal(end, tz) + 2):
-            a, b = to_us(p.start_of(o, tz)), to_us(p.start_of(o + 1, tz))
-            if a < start_us or b > end_us or not s.timeline.exists_ordinal(o):
+        for slot in clock.slots(p, start_us, end_us):  # wholly inside [start, end)
+            if not s.timeline.exists_ordinal(slot.ordinal):
                 continue
             cost = [0] * width
             cost[1] = 1
-            cost[2 + COARSEST_FIRST.index(p)] = -1
+            cost[2 + coarseness(p)] = -1
             cost[2 + len(COARSEST_FIRST) + ranks[s.storage]] = -1
-            edges.setdefault(index[a], []).append((index[b], tuple(cost)))
-            usable.update(range(index[a], index[b]))
+            edges.setdefault(index[slot.start], []).append((index[slot.end], tuple(cost)))
+            usable.update(bounds[index[slot.start]:index[slot.end]])
     best: list[tuple[int, ...] | None] = [None] * len(bounds)
     best[0] = (0,) * width
     for i in range(len(bounds) - 1):
@@ -269,49 +271,75 @@ def oracle(
                 best[j] = candidate
     final = best[-1]
     assert final is not None
-    return final, {lo + i for i in usable}
+    return final, usable
+
+
+def independent_key(cover: Cover, storages: Sequence[str]) -> tuple[int, ...]:
+    """The cover's objective vector (as :func:`cover_key`), from its parts with plain
+    arithmetic: missing microseconds, count, then minus the count per period and per storage."""
+    ranks = {name: i for i, name in enumerate(storages)}
+    key = [0] * (2 + len(COARSEST_FIRST) + len(ranks))
+    key[0] = sum(us_of(m.end) - us_of(m.start) for m in cover.missing)
+    for p in cover.partitions:
+        key[1] += 1
+        key[2 + coarseness(p.period)] -= 1
+        key[2 + len(COARSEST_FIRST) + ranks[p.storage]] -= 1
+    return tuple(key)
+
+
+def nests(finer: UpdatePeriod, coarser: UpdatePeriod) -> bool:
+    """Whether every ``coarser`` partition is a union of ``finer`` ones, by the calendar: only
+    ISO weeks cross the boundaries of months, quarters and years."""
+    return not (finer.name == "WEEKLY" and coarser.name in ("MONTHLY", "QUARTERLY", "YEARLY"))
 
 
 def check_cover(
     cover: Cover, sources: Sequence[CoverSource], start: pendulum.DateTime,
     end: pendulum.DateTime, tz: str,
 ) -> None:
-    """Exactness, existence, minimality (the oracle's full objective) and ``missing``."""
+    """Exactness, existence, minimality (the oracle's full objective) and ``missing``.
+
+    Every bound and ordinal the check relies on comes from :class:`WallClock`, not from the
+    package's period arithmetic.
+    """
+    clock = WallClock(tz)
     by_key = {(s.storage, s.period): s.timeline for s in sources}
-    pieces: list[tuple[pendulum.DateTime, pendulum.DateTime, str]] = []
+    pieces: list[tuple[int, int, str]] = []
     for p in cover.partitions:
         assert by_key[p.storage, p.period].exists_ordinal(p.ordinal)
-        assert p.start == p.period.start_of(p.ordinal, tz)
-        assert p.end == p.period.start_of(p.ordinal + 1, tz)
+        slot = clock.slot_at(p.period, us_of(p.start))
+        assert (slot.ordinal, slot.start, slot.end) == (p.ordinal, us_of(p.start), us_of(p.end))
         assert p.value == p.period.format_ordinal(p.ordinal, tz)
-        pieces.append((p.start, p.end, "p"))
-    pieces += [(m.start, m.end, "m") for m in cover.missing]
+        pieces.append((slot.start, slot.end, "p"))
     # Compare instants, not datetimes: within one zone Python compares wall clocks and ignores
     # ``fold``, so a DST fall-back hour 01:00 (fold 0) -> 01:00 (fold 1) would look empty.
-    spans = sorted((to_us(a), to_us(b), kind) for a, b, kind in pieces)
-    cursor = to_us(start)
+    pieces += [(us_of(m.start), us_of(m.end), "m") for m in cover.missing]
+    spans = sorted(pieces)
+    cursor = us_of(start)
     for a, b, _ in spans:  # disjoint, no holes, union exactly [start, end)
         assert a == cursor and a < b
         cursor = b
-    assert cursor == to_us(end)
+    assert cursor == us_of(end)
     for (_, b1, k1), (a2, _, k2) in itertools.pairwise(spans):
         assert not (k1 == k2 == "m" and b1 == a2), "missing ranges must be maximal"
-    starts = [to_us(p.start) for p in cover.partitions]
+    starts = [us_of(p.start) for p in cover.partitions]
     assert starts == sorted(starts)
+    ranked = ranked_storages(sources)
     expected, usable = oracle(sources, start, end, tz)
-    assert cover_key(cover, ranked_storages(sources)) == expected
+    assert independent_key(cover, ranked) == expected
+    assert cover_key(cover, ranked) == expected
     assert cover.coverable == (expected[0] == 0)
     periods = {s.period for s in sources}
-    nested = all(f.nests_in(c) for f in periods for c in periods if f < c)
+    nested = all(nests(f, c) for f in periods for c in periods if coarseness(f) > coarseness(c))
     if nested:  # missing = exactly the points no usable partition holds
-        unit = H if min(periods) <= H else D
-        lo = unit.ordinal(start, tz)
+        unit = H if max(coarseness(p) for p in periods) >= coarseness(H) else D
         missing = {
-            o
+            slot.start
             for m in cover.missing
-            for o in range(unit.ordinal(m.start, tz), unit.ordinal(m.end, tz))
+            for slot in clock.slots(unit, us_of(m.start), us_of(m.end))
         }
-        assert missing == set(range(lo, unit.ordinal(end, tz))) - usable
+        everything = {slot.start for slot in clock.slots(unit, us_of(start), us_of(end))}
+        assert missing == everything - usable
         naive = naive_of(sources, start, end, tz=tz)
         chosen = [(p.storage, p.period, p.ordinal) for p in cover.partitions]
         assert list(naive.partitions) == chosen

@@ -1,4 +1,4 @@
-"""Coverage metrics (cover/metrics.py): fraction, missing partitions, lateness, their gauges."""
+"""Coverage metrics (cover/gauges.py): fraction, missing partitions, lateness, their gauges."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from airflow_partitions.cover import Cover, CoverRequest, CoverSource, compute_cover
-from airflow_partitions.cover.metrics import (
+from airflow_partitions.cover.gauges import (
     COVERED_FRACTION,
     LATENESS_SECONDS,
     MISSING_PARTITIONS,

@@ -1,4 +1,4 @@
-"""Coverage metrics per slice (cover/slice_metrics.py): incomplete slices, the worst one, and
+"""Coverage metrics per slice (cover/slices/gauges.py): incomplete slices, the worst one, and
 per-slice gauges only while the required slices are few (issue 28)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pendulum
 
 from airflow_partitions.cover import Cover, MissingRange, NeededPartitions, ValueRun
-from airflow_partitions.cover.metrics import (
+from airflow_partitions.cover.gauges import (
     INCOMPLETE_SLICES,
     MISSING_PARTITIONS,
     SLICE_MISSING,
@@ -14,7 +14,7 @@ from airflow_partitions.cover.metrics import (
     coverage_metrics,
     missing_partitions,
 )
-from airflow_partitions.cover.slice_metrics import MAX_SLICE_TAGS, slice_metrics
+from airflow_partitions.cover.slices.gauges import MAX_SLICE_TAGS, slice_metrics
 from airflow_partitions.periods import UpdatePeriod
 
 T0 = pendulum.datetime(2015, 1, 1, tz="UTC")

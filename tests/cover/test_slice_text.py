@@ -10,7 +10,7 @@ import pytest
 
 from airflow_partitions.cover import Cover, MissingRange, NeededPartitions, ValueRun, status_line
 from airflow_partitions.cover.missing import SLICES_SHOWN
-from airflow_partitions.cover.slice_summary import lacking_text, slice_lacks
+from airflow_partitions.cover.slices.summary import lacking_text, slice_lacks
 from airflow_partitions.cover.text import missing_list
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod

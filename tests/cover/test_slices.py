@@ -14,15 +14,15 @@ from hypothesis import strategies as st
 
 from airflow_partitions.cover import CoverRequest, CoverSource, compute_cover
 from airflow_partitions.cover.clock import Clock, to_us
-from airflow_partitions.cover.slice_model import (
+from airflow_partitions.cover.slices.compute import compute_slice_cover, slice_cover_key
+from airflow_partitions.cover.slices.result import (
     RequiredSlice,
     Slice,
     SliceCover,
     SliceSource,
     slice_of,
 )
-from airflow_partitions.cover.slice_solver import EXACT_LIMIT
-from airflow_partitions.cover.slices import compute_slice_cover, slice_cover_key
+from airflow_partitions.cover.slices.solver import EXACT_LIMIT
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import PartitionTimeline, new_timeline, runs

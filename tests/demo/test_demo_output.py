@@ -1,4 +1,4 @@
-"""``make demo`` in a log (issue 31): its lines are laid out by the CLI's rule, 200 columns when
+"""``make demo`` in a log: its lines are laid out by the CLI's rule, 200 columns when
 the output is not a terminal, so the first header keeps the catalog's whole path."""
 
 from __future__ import annotations

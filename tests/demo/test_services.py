@@ -122,7 +122,7 @@ def test_the_demo_and_the_services_share_one_environment(tmp_path: Path) -> None
     assert env["PYSPARK_PYTHON"] == sys.executable
 
 
-# -- the caller's settings, env.sh, the port (issue 31) -------------------------------------------
+# -- the caller's settings, env.sh, the port --------------------------------------------------
 
 USER = {"AIRFLOW__METRICS__STATSD_ON": "True", "AIRFLOW_CONN_WAREHOUSE": '{"password": "s3cret"}',
         "AIRFLOW_PARTITIONS_STORE": "sqlite:////elsewhere.db", "AIRFLOW__CORE__EXECUTOR":

@@ -13,20 +13,20 @@ read through the REST API (a JWT from the simple auth manager), and only polled,
   backfill of the rollup's producer DAG, which runs the covered Spark job on exactly each
   day's 24 hours and registers each day with its inputs (two spark-submits);
 * a ``PartitionedAssetTimetable`` DAG runs once per registered day, with that day's key;
-* over declared dimensions (issue 28): a deferrable sensor over two regions stays deferred
+* over declared dimensions: a deferrable sensor over two regions stays deferred
   while one region's hour is missing (its log names the region) and fires at the first poll
   after the registration; the registration's composite asset keys (``eu|2024-01-01T05:00:00``)
   run a ``PartitionedAssetTimetable`` consumer with ``ProductMapper`` once per region and day;
 * restating one hour makes exactly its day stale; a backfill of the paused producer is
   refused; ``PartitionBackfillOperator(restate=True)`` (the REST API path) rebuilds that day
   alone (one more spark-submit), after which the rollup equals the raw data again;
-* the Partitions view on the same api-server (issue 17): the plugin is found the way a user's
+* the Partitions view on the same api-server: the plugin is found the way a user's
   installation finds it (the package's entry point), its app is mounted at ``/partitions``,
   and its routes answer only to an authenticated Airflow user: no token is 401, a forged one
   403, the simple auth manager's admin token 200. The JSON the page is drawn from is checked
   against what the catalog holds. (It shares these services rather than starting an
   api-server of its own: one start-up less in ``make test``.)
-* acting from the view (issue 32), as Airflow's users ``admin`` and ``viewer``: the viewer is
+* acting from the view, as Airflow's users ``admin`` and ``viewer``: the viewer is
   refused (403 naming the DAG) and nothing is created; the admin fills a two-day gap of
   ``vfact`` from the view's endpoints, a double-submitted confirmation creating one backfill,
   until the range is coverable, and the audit log says who; a restate from the view re-runs
@@ -220,7 +220,7 @@ with DAG(
 
     register_day()
 '''
-#: The view's users (issue 32): the simple auth manager's admin, and a read-only viewer.
+#: The view's users: the simple auth manager's admin, and a read-only viewer.
 VIEW_USERS = {"AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin,viewer:viewer"}
 VIEW_DAYS = [dt.datetime(2024, 2, d, tzinfo=dt.UTC) for d in (1, 2, 3, 4)]
 
@@ -324,7 +324,7 @@ def write_hours(catalog: Catalog, data: Path) -> None:
     catalog.register("sevents_raw", "HOURLY", values)
 
 
-#: What a user exported before `make airflow` (issue 31): passed through, except the executor,
+#: What a user exported before `make airflow`: passed through, except the executor,
 #: which the harness needs to be LocalExecutor (Airflow 3 has no SequentialExecutor: a scheduler
 #: given it would not start). The StatsD settings come from :class:`StatsdSink`.
 CALLER_SETTINGS = {"AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
@@ -398,7 +398,7 @@ def start_scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
     catalog.create_fact("waits")
     catalog.create_storage("waits", "waits_hourly", ["HOURLY"])
     catalog.register("waits_hourly", "HOURLY", [{"dt": "2024-01-01-00"}, {"dt": "2024-01-01-02"}])
-    catalog.create_fact("regions")  # us has hours 04 and 05, eu only 04 (issue 28)
+    catalog.create_fact("regions")  # us has hours 04 and 05, eu only 04
     catalog.create_storage("regions", "regions_raw", ["HOURLY"], columns=["dt", "region"],
                            dimensions=["region=eu,us"])
     catalog.register("regions_raw", "HOURLY", [{"dt": "2024-01-01-04", "region": "eu"}] + [
@@ -443,7 +443,7 @@ def start_scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
 
 
 def add_vfact(catalog: Catalog) -> None:
-    """``vfact`` (issue 32): four days of hours, days 1 and 4 rolled up, 2 and 3 the gap."""
+    """``vfact``: four days of hours, days 1 and 4 rolled up, 2 and 3 the gap."""
     catalog.create_fact("vfact")
     catalog.create_storage("vfact", "vfact_raw", ["HOURLY"])
     catalog.create_storage("vfact", "vfact_daily", ["DAILY"], priority=5)
@@ -500,7 +500,7 @@ def backfill(scheduler: Scheduler) -> Iterator[Command]:
 
 def test_the_callers_settings_reach_every_service_and_env_sh_gives_airflow(
         scheduler: Scheduler, statsd: StatsdSink) -> None:
-    """Issue 31: settings a caller exported reach the services, the harness's required values
+    """Settings a caller exported reach the services, the harness's required values
     win (and it names the ones it replaced), and ``source env.sh`` in a fresh shell finds the
     venv's ``airflow`` and the same settings."""
     services = scheduler.services
@@ -531,7 +531,7 @@ def test_deferrable_sensor_waits_in_the_triggerer(scheduler: Scheduler, backfill
                              "xcomEntries/return_value")
     cover = xcom["value"] if isinstance(xcom["value"], dict) else json.loads(xcom["value"])
     assert [p["value"] for p in cover["partitions"]] == ["2024-01-01-00", "2024-01-01-01"]
-    # the task processes and the trigger inherit the caller's metrics settings (issue 31)
+    # the task processes and the trigger inherit the caller's metrics settings
     assert any(n.startswith(f"{STATSD_PREFIX}.partitions.coverage") for n in statsd.names), \
         sorted(statsd.names)
 
@@ -623,7 +623,8 @@ def produce_regions(scheduler: Scheduler) -> str:
 
 def test_a_deferred_sensor_over_two_regions_waits_for_the_late_one(scheduler: Scheduler,
                                                                    backfill: Command) -> None:
-    """Issue 28 under the real triggerer: us has both hours, eu lacks 05. The sensor defers,
+    """Declared dimensions under the real triggerer: us has both hours, eu lacks 05. The sensor
+    defers,
     names eu, stays deferred over several polls, and fires on the first poll after eu's hour
     is registered: the trigger computed the cover at its start and once more, at the first
     generation change it saw (``checks == 2``), having polled in between."""
@@ -815,7 +816,7 @@ def test_the_api_server_log_is_clean(ui: ApiClient, scheduler: Scheduler) -> Non
     assert "Failed to import plugin" not in text, text[-3000:]
 
 
-# -- acting from the Partitions view (issue 32) --------------------------------------------------
+# -- acting from the Partitions view -----------------------------------------------------------
 
 VIEW_RANGE = {"start": "2024-02-01T00:00:00+00:00", "end": "2024-02-05T00:00:00+00:00"}
 ACTIONS = "/partitions/api/facts/vfact/actions"

@@ -1,4 +1,5 @@
-"""Plan shapes: seed 000's table, contradictions, merging, gets, and Hive's bugs not repeated."""
+"""Plan shapes: the Hive-on-HBase table, contradictions, merging, gets, and Hive's bugs not
+repeated."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def one(layout: RowLayout, text: str, **kw: object) -> PeriodPlan:
     return period
 
 
-# ----------------------------------------------------------------------- seed 000's table
+# ------------------------------------------------------------------- the Hive-on-HBase table
 def test_range_on_the_first_column() -> None:
     p = one(TWO, "p1 > 10 and p1 < 20")
     assert p.scans == (ScanSpec(X(TWO, 11), X(TWO, 20)),) and not p.gets and not p.full_scan

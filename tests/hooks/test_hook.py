@@ -112,8 +112,8 @@ print(json.dumps(out))
 
 
 def test_hook_outside_a_task_reads_the_metadata_db_like_the_cli(airflow_home: AirflowHome) -> None:
-    # Issue 15: a script or notebook used to get sqlite:///$AIRFLOW_HOME/partitions.db (another,
-    # empty catalog) while the CLI opened the connection saved in the metadata DB.
+    # A script or notebook opens the connection saved in the metadata DB, as the CLI does, not
+    # sqlite:///$AIRFLOW_HOME/partitions.db (another, empty catalog).
     conn_id = unique("saved_catalog")
     saved = airflow_home.home / f"{conn_id}.db"
     added = airflow_home.airflow("connections", "add", conn_id, "--conn-json", json.dumps(

@@ -1,4 +1,4 @@
-"""Composite asset partition keys (issue 28): ``partition_key='composite'`` gives Airflow 3.3's
+"""Composite asset partition keys: ``partition_key='composite'`` gives Airflow 3.3's
 ``region|start`` form, which the consumer's ``ProductMapper`` splits segment by segment; the
 scheduler-level proof is in tests/e2e/test_scheduler.py."""
 

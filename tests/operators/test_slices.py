@@ -1,4 +1,4 @@
-"""The covered operators over declared dimensions (issue 28): they refuse while a required
+"""The covered operators over declared dimensions: they refuse while a required
 slice lacks an hour (naming it), take a ``where`` slice filter, and inherit the sensor's."""
 
 from __future__ import annotations

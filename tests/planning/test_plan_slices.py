@@ -1,4 +1,4 @@
-"""Plans over declared dimensions (issue 28): an hour lacking some required slice is missing for
+"""Plans over declared dimensions: an hour lacking some required slice is missing for
 exactly those slices, a run names them, and a rollup is planned only when its inputs are
 complete or planned for every slice."""
 

@@ -1,4 +1,4 @@
-"""Join specs and seed 003's bail-out rules, pair by pair (pure: no catalog)."""
+"""Join specs and the pruning bail-out rules, pair by pair (pure: no catalog)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 16: ``fresh_only`` through the sensor, its deferral and the trigger's JSON."""
+"""``fresh_only`` through the sensor, its deferral and the trigger's JSON."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def test_the_deferral_carries_fresh_only_to_the_trigger(stale_day: Catalog) -> N
 
 
 def test_requests_without_the_flag_read_as_not_fresh_only() -> None:
-    """Triggers serialised before issue 16 have no ``fresh_only`` key."""
+    """Triggers serialised without a ``fresh_only`` key still load."""
     data = CoverRequest.of("events", T0, T0.add(days=1)).to_json()
     del data["fresh_only"]
     assert CoverRequest.from_json(data).fresh_only is False

@@ -1,4 +1,4 @@
-"""An idle poke is one store round trip and nothing else that scales with pokes (issue 33): the
+"""An idle poke is one store round trip and nothing else that scales with pokes: the
 connection resolved once per process (again when it changes or the store fails), the status
 line logged only when the answer changes (or as a reminder)."""
 
@@ -16,10 +16,10 @@ from structlog.testing import capture_logs
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import CoverRequest, status_line
-from airflow_partitions.coverage import CoverageWatch
 from airflow_partitions.hooks.catalog import PartitionCatalogHook, forget_catalogs
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
+from airflow_partitions.watch import CoverageWatch
 from tests.helpers import T0, register_hours
 
 

@@ -1,4 +1,4 @@
-"""Permanent damage fails fast and typed; only transient outages are waited out (issue 29).
+"""Permanent damage fails fast and typed; only transient outages are waited out.
 
 A file that is not SQLite was "unavailable", so a sensor waited until its timeout; a corrupt
 timeline made the trigger raise instead of yielding an error event. Real parts: a real file of

@@ -243,7 +243,7 @@ def test_a_manual_run_whose_interval_misses_its_logical_date_is_warned(
 
 def test_the_first_poke_logs_the_partitions_view_once(events: Catalog,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 31: the view is one click from the log, not only behind Details > Extra Links;
+    """The view is one click from the log, not only behind Details > Extra Links;
     a reschedule-mode poke after the first (a new process, the same try) does not repeat it."""
     monkeypatch.setenv("AIRFLOW__API__BASE_URL", "http://127.0.0.1:8080")
     register_hours(events, 0, 4)

@@ -1,4 +1,4 @@
-"""The sensor and the trigger over declared dimensions (issue 28): they wait for every required
+"""The sensor and the trigger over declared dimensions: they wait for every required
 slice, take a ``where`` slice filter, and name the slice that lacks an hour in their status
 lines and timeout messages. The covered operators: tests/operators/test_slices.py."""
 

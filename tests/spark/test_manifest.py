@@ -43,7 +43,7 @@ def test_write_and_load_round_trip(tmp_path: Path) -> None:
 
 
 def test_partition_versions_travel_and_old_manifests_read_as_version_1(tmp_path: Path) -> None:
-    """Issue 16: each partition carries its version; a manifest written before versions (no
+    """Each partition carries its version; a manifest written before versions (no
     per-partition ``version``) still loads, each partition at version 1."""
     rows: list[dict[str, Any]] = [{**ROWS[0], "version": 3}, ROWS[1]]
     built = build_manifest("events", "2024-01-01T00:00:00+00:00", "2024-01-03T00:00:00+00:00",

@@ -1,4 +1,4 @@
-"""read_manifest (issue 18): one scan per storage, exactly the listed files, the manifest's values.
+"""read_manifest: one scan per storage, exactly the listed files, the manifest's values.
 
 Every grouped result is compared with the per-location union (the pre-issue-18 reader), which
 reads each location on its own and so cannot mix partitions up.

@@ -1,4 +1,4 @@
-"""The test double's ``--state``: a stopped server comes back with its tables (issue 30)."""
+"""The test double's ``--state``: a stopped server comes back with its tables."""
 
 from __future__ import annotations
 

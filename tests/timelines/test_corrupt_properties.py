@@ -1,4 +1,4 @@
-"""Corrupt property sets the pure loader used to read silently (issue 13 item 4).
+"""Corrupt property sets: the pure loader reports them, never reads them silently.
 
 A list chunk with no ``.size``, a ``.size`` that is not a canonical non-negative number, and a
 ``storage.class`` that contradicts the implementation asked to load them are all reported as

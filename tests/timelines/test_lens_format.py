@@ -1,4 +1,4 @@
-"""Timeline properties exactly as Apache Lens writes and reads them (issue 14).
+"""Timeline properties exactly as Apache Lens writes and reads them.
 
 The reference below restates Lens's rules (lens-cube ``MetastoreUtil.getNamedStrs`` /
 ``addNameStrings`` / ``getNamedStringValue``, the three ``*PartitionTimeline.toProperties`` /

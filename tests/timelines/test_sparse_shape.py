@@ -1,4 +1,4 @@
-"""The sparse-history cliff (issue 13 item 1): no registration pattern makes a timeline cost
+"""The sparse-history cliff: no registration pattern makes a timeline cost
 more than O(ranges) in memory, and the sparse rule says when EndsAndHoles should become Ranges."""
 
 from __future__ import annotations

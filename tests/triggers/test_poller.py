@@ -1,4 +1,4 @@
-"""The shared poller (issue 33): an idle watch is read once per interval and wakes no event loop;
+"""The shared poller: an idle watch is read once per interval and wakes no event loop;
 a change or a failure wakes it; cancelling disarms, closing unregisters; one set of threads
 serves every watch, and a read that hangs does not hold the others. Then the trigger on it."""
 

@@ -1,4 +1,4 @@
-"""The view's actions in-process (issue 32): plan, prepare, confirm, progress, refusals.
+"""The view's actions in-process: plan, prepare, confirm, progress, refusals.
 
 The app is the real one over a real catalog and action store; only Airflow's side is a
 stand-in (the backfill runner's :class:`FakeAirflow`, whose finished runs register what their

@@ -1,4 +1,4 @@
-"""The sensor's "Partitions" button: the fact's view over the rendered range (issue 17)."""
+"""The sensor's "Partitions" button: the fact's view over the rendered range."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Partitions view's slice lanes through the app (issue 28): JSON schema, grouping, the
+"""The Partitions view's slice lanes through the app: JSON schema, grouping, the
 storage lane, bounded and escaped HTML, the "not a dimension" note."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.coverage import (
+from airflow_partitions.lanes import (
     DimensionGroupJson,
     SlicedStorageJson,
     SliceLaneJson,

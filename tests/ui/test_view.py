@@ -1,4 +1,4 @@
-"""The Partitions view's app in-process (FastAPI's TestClient; issue 17).
+"""The Partitions view's app in-process (FastAPI's TestClient).
 
 Auth is overridden here except where it is the subject; ``tests/e2e/test_scheduler.py`` runs the
 same app under a real api-server with Airflow's auth.
@@ -158,7 +158,7 @@ def test_a_write_is_seen_at_once(client: TestClient, events: Catalog) -> None:
 
 
 def test_a_cover_on_stale_partitions_says_how_many(client: TestClient, events: Catalog) -> None:
-    """Issue 31: green "coverable" alone hid that the cover stands on a stale partition."""
+    """Green "coverable" alone would hide that the cover stands on a stale partition."""
     hours = [{"dt": f"2024-01-01-{h:02d}", "region": "eu"} for h in range(24) if h not in (5, 6)]
     events.register("rollup", "DAILY", {"dt": "2024-01-01"}, inputs=[
         {"storage": "raw", "period": "HOURLY", "values": v, "version": 1} for v in hours])
@@ -177,7 +177,7 @@ def test_a_cover_on_stale_partitions_says_how_many(client: TestClient, events: C
 
 def test_partitions_that_stick_out_of_the_range_are_not_applicable(
         client: TestClient, events: Catalog) -> None:
-    """Issue 31: a MONTHLY lane over three days, and the days a window cuts, cannot be in any
+    """A MONTHLY lane over three days, and the days a window cuts, cannot be in any
     cover of the window: they are drawn grey and not counted as missing."""
     events.create_storage("events", "monthly", ["MONTHLY"], priority=9)
     three_days = {"start": "2024-01-01T00:00:00+00:00", "end": "2024-01-04T00:00:00+00:00"}

@@ -4,7 +4,7 @@ Why: before this, a time partition of a dimensioned storage counted only when *e
 required slice had its row there, then the time-only cover ran. With eu's DAILY and us's 24
 HOURS of a day, each period of the storage was incomplete and the day was called missing,
 though each region could be covered. Here the catalog feeds the pure slice cover
-(:func:`airflow_partitions.cover.slices.compute_slice_cover`, proven minimal against a
+(:func:`airflow_partitions.cover.slices.compute.compute_slice_cover`, proven minimal against a
 brute-force oracle): per slice the fewest partitions, a rollup shared by many slices counted
 once (docs/dimensions.md, "What is chosen").
 

@@ -3,7 +3,7 @@
 Why: a column that is not a declared dimension keeps its old meaning, any value counts (an hour
 of a ``(dt, region)`` storage is there as soon as one region has it). Issue 28 asks that this
 is never silent: every status line and JSON answer of a cover over such a storage says
-``region: not a dimension, any value counts`` (:attr:`~airflow_partitions.cover.model.Cover.notes`;
+``region: not a dimension, any value counts`` (:attr:`~airflow_partitions.cover.result.Cover.notes`;
 docs/dimensions.md). The verified cover calls :func:`cover_notes` once per computed cover:
 O(storages x columns), no store access.
 """

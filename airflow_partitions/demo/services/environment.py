@@ -7,7 +7,7 @@ different catalog from the sensor that waited for it.
 
 The caller's own settings (``AIRFLOW__*``, ``AIRFLOW_CONN_*``, ``AIRFLOW_PARTITIONS_*``: metrics,
 OpenLineage, a database, more connections) are passed through to every service, because
-docs/observability.md tells users to turn features on exactly that way (issue 31). Only the
+docs/observability.md tells users to turn features on exactly that way. Only the
 values the installation cannot work without replace theirs, and :func:`overridden` names the
 replaced ones so ``make airflow`` can say so instead of dropping them silently.
 """

@@ -1,6 +1,6 @@
 """Free loopback ports, and whether a host is loopback (nothing else is bound by default).
 
-The api-server keeps the port it had last time when that port is free (issue 31): bookmarks,
+The api-server keeps the port it had last time when that port is free: bookmarks,
 open tabs and the Partitions links already rendered (absolute ``[api] base_url``) keep working
 across ``make airflow-stop``/``make airflow``. Checking costs one ``bind`` of a socket.
 """

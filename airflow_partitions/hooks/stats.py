@@ -3,7 +3,7 @@
 Why through Airflow: the gauges then go wherever Airflow's own metrics go (StatsD, DogStatsD,
 OpenTelemetry), with its prefix, allow/block lists and tag format, configured once in
 ``[metrics]``; and they are off when Airflow's metrics are off. The values come from
-:mod:`airflow_partitions.cover.metrics`; this module only sends them, and a failure to send is
+:mod:`airflow_partitions.cover.gauges`; this module only sends them, and a failure to send is
 logged, never raised: a metric must not fail a sensor.
 
 In Airflow 3.3 ``Stats`` is a no-op in a process until ``stats.initialize(factory=...)`` has
@@ -11,8 +11,8 @@ run there. The task runner and the triggerer do it; the ``airflow-partitions`` c
 not, so :func:`send` initializes it once per process from the same ``[metrics]`` settings.
 
 The ``[metrics]`` settings are read once per process (:func:`settings`), as Airflow's own
-``Stats`` does: a sensor with metrics off used to read four settings at every poke to find
-them off. Changing ``[metrics]`` therefore needs a restart of the worker or triggerer.
+``Stats`` does, so a sensor with metrics off does not read four settings at every poke to
+find them off. Changing ``[metrics]`` therefore needs a restart of the worker or triggerer.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import pendulum
 
 from airflow_partitions.catalog import Catalog, FactState
 from airflow_partitions.cover import Cover, CoverageMetrics, CoverRequest
-from airflow_partitions.coverage import measure, metrics_of
+from airflow_partitions.watch import measure, metrics_of
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +131,7 @@ def _stats() -> Any:
 def send(metrics: CoverageMetrics) -> bool:
     """Send the gauges; False (and nothing sent) when Airflow's metrics are off or sending
     failed. Each gauge goes with its tags, and, when ``[metrics] legacy_names_on`` (Airflow's
-    default), also under its :attr:`~airflow_partitions.cover.metrics.Gauge.flat_name`."""
+    default), also under its :attr:`~airflow_partitions.cover.gauges.Gauge.flat_name`."""
     if not metrics_enabled():
         return False
     try:

@@ -1,7 +1,7 @@
 """The stretches the Partitions view draws: states, fast instants, and the tiling of a lane.
 
-Shared by the per-(storage, period) lanes (:mod:`.view`) and the per-slice lanes
-(:mod:`.slice_view`). A *stretch* is a maximal run of partitions in one state; everything here
+Shared by the per-(storage, period) lanes (:mod:`.fact_lanes`) and the per-slice lanes
+(:mod:`.slice_lanes`). A *stretch* is a maximal run of partitions in one state; everything here
 works on ordinal ranges, never one entry per partition. No Airflow, no store access.
 """
 

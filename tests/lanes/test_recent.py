@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from airflow_partitions.coverage.recent import Recent
+from airflow_partitions.lanes.recent import Recent
 
 
 def test_it_keeps_the_most_recently_used_and_forgets_the_rest() -> None:

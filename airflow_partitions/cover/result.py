@@ -24,7 +24,7 @@ from airflow_partitions.cover.missing import MissingRange as MissingRange
 from airflow_partitions.cover.missing import NeededPartitions as NeededPartitions
 from airflow_partitions.cover.missing import ValueRun as ValueRun
 from airflow_partitions.cover.skipped import SkippedJson, SkippedPartition
-from airflow_partitions.cover.slice_summary import lacking_text, slice_lacks
+from airflow_partitions.cover.slices.summary import lacking_text, slice_lacks
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 
@@ -143,7 +143,7 @@ RunLocator = Callable[[CoverRun], Sequence[str | None]]
 
 
 class Cover:
-    """The answer of :func:`airflow_partitions.cover.compute.compute_cover`.
+    """The answer of :func:`.compute.compute_cover`.
 
     ``partitions`` are disjoint, in time order, and their union is ``[start, end)`` minus the
     ``missing`` ranges. Immutable: every attribute is read-only, and :meth:`with_locations`

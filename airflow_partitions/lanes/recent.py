@@ -1,7 +1,7 @@
 """``Recent``: the small, thread-safe cache of the last answers that the view's modules keep.
 
-Why one helper: the cover cache (:func:`.view.cached_cover`) and the slice-presence cache
-(:func:`.slice_view.read_presence`) are the same structure: a map of the last ``size`` keys
+Why one helper: the cover cache (:func:`.fact_lanes.cached_cover`) and the slice-presence cache
+(:func:`.slice_lanes.read_presence`) are the same structure: a map of the last ``size`` keys
 used, shared by the api-server's request threads. A miss is computed outside the lock (two
 requests may compute the same answer; the later one is kept), so a slow answer never blocks
 a hit.

@@ -24,15 +24,16 @@ import pendulum
 
 from airflow_partitions.catalog import FactState, StalePartition, overlap_window
 from airflow_partitions.cover import Cover, CoverRequest, status_line
-from airflow_partitions.coverage.recent import Recent
-from airflow_partitions.coverage.slice_view import (
+from airflow_partitions.errors import InvalidInput, InvalidRange
+from airflow_partitions.lanes.recent import Recent
+from airflow_partitions.lanes.slice_lanes import (
     SlicedStorageJson,
     SlicePresence,
     UndeclaredJson,
     sliced_lanes,
     undeclared,
 )
-from airflow_partitions.coverage.view_stretches import (
+from airflow_partitions.lanes.stretches import (
     MISSING,
     NOT_APPLICABLE,
     REGISTERED,
@@ -43,7 +44,6 @@ from airflow_partitions.coverage.view_stretches import (
     inside_window,
     lane_stretches,
 )
-from airflow_partitions.errors import InvalidInput, InvalidRange
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import OrdinalRange, runs
 
@@ -328,9 +328,9 @@ def fact_view(catalog: Catalog, fact: str, start: dt.datetime | str | None = Non
     the sensor's, word for word, plus how many stale partitions the cover uses when it uses
     any (``coverable, 1 stale partition used``: the sensor would succeed on them). The cover
     is reused while the fact's generation stands (:func:`cached_cover`), and so is each
-    dimensioned storage's slice presence (:func:`.slice_view.read_presence`); the stale check
+    dimensioned storage's slice presence (:func:`.slice_lanes.read_presence`); the stale check
     and the lanes are computed on every call. ``slices``: per dimensioned (storage, period),
-    every slice lane, grouped per dimension, worst first (:mod:`.slice_view`); ``undeclared``:
+    every slice lane, grouped per dimension, worst first (:mod:`.slice_lanes`); ``undeclared``:
     the non-time partition columns that are not dimensions (``region: not a dimension, any
     value counts``).
     """

@@ -2,7 +2,7 @@
 
 A *slice* is one combination of dimension values, kept canonical as a tuple of
 ``(column, value)`` pairs sorted by column, so two spellings of the same slice compare equal.
-Everything here is an immutable value; the computation is :mod:`airflow_partitions.cover.slices`.
+Everything here is an immutable value; the computation is :mod:`.slices.compute`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Final, TypeAlias, TypedDict
 from airflow_partitions.cover.clock import from_us, to_us
 from airflow_partitions.cover.instant_text import format_instant
 from airflow_partitions.cover.missing import NeededJson
-from airflow_partitions.cover.model import Cover, CoverRun, MissingRange
-from airflow_partitions.cover.slice_missing import NeededIndex
+from airflow_partitions.cover.result import Cover, CoverRun, MissingRange
+from airflow_partitions.cover.slices.missing import NeededIndex
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import PartitionTimeline
@@ -64,7 +64,7 @@ def agrees(fixed: Slice, slice_: Slice) -> bool:
 
 @dataclass(frozen=True)
 class SliceSource:
-    """A :class:`~airflow_partitions.cover.CoverSource` whose partitions carry ``fixed``
+    """A :class:`~.CoverSource` whose partitions carry ``fixed``
     dimension values: a ``(dt, region)`` storage's timeline for ``region=eu`` has
     ``fixed=(("region", "eu"),)``; a rollup without the region column has ``fixed=()``."""
 
@@ -257,7 +257,7 @@ def duration_text(us: int) -> str:
 
 @dataclass(frozen=True)
 class SliceCover:
-    """The answer of :func:`~airflow_partitions.cover.slices.compute_slice_cover`.
+    """The answer of :func:`~.slices.compute.compute_slice_cover`.
 
     ``answers`` holds one :class:`SliceAnswer` per required slice, in slice order. ``runs`` are
     the distinct partitions overall (a rollup partition read by many slices is listed once).

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Final, TypedDict
 
 from airflow_partitions.cover.missing import MissingRange
-from airflow_partitions.cover.slice_summary import SliceKey, slice_lacks
+from airflow_partitions.cover.slices.summary import SliceKey, slice_lacks
 
 #: Per-slice gauges are sent only while a request requires at most this many slices.
 MAX_SLICE_TAGS: Final = 50

@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Any
 
 from airflow_partitions.cover import Slice, to_us
-from airflow_partitions.coverage.slice_view import (
+from airflow_partitions.lanes.slice_lanes import (
     SlicePresence,
     merge,
     presence_of,

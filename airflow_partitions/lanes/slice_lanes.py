@@ -34,8 +34,8 @@ from airflow_partitions.catalog import (
     undeclared_notes,
 )
 from airflow_partitions.cover import CoverRequest, Slice, clock_for, slice_text
-from airflow_partitions.coverage.recent import Recent
-from airflow_partitions.coverage.view_stretches import (
+from airflow_partitions.lanes.recent import Recent
+from airflow_partitions.lanes.stretches import (
     MISSING,
     NOT_APPLICABLE,
     REGISTERED,

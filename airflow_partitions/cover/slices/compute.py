@@ -3,12 +3,12 @@
 Pure: no store, no Airflow. The input is the fact-level required slices (each with the spans,
 in microseconds, during which it is required) and the slice sources (a ``CoverSource`` plus the
 dimension values its partitions carry); the output is a
-:class:`~airflow_partitions.cover.slice_model.SliceCover`. See ``docs/dimensions.md``.
+:class:`~.slices.result.SliceCover`. See ``docs/dimensions.md``.
 
 A source holds a slice when its ``fixed`` values agree with the slice on every column it fixes:
 a rollup without the region column (``fixed=()``) holds every region at once.
 
-Objective, compared lexicographically (extends :mod:`airflow_partitions.cover.compute`):
+Objective, compared lexicographically (extends :mod:`.compute`):
 
 1. the uncovered length summed over slices (microseconds) -- as small as possible;
 2. the number of **distinct** partitions overall -- as few as possible (a rollup partition
@@ -26,7 +26,7 @@ data needs the 12:00 partition (conservative: a cover never claims less than req
 Where the minimum is proven:
 
 * **Nested periods** (every pair of usable periods nests): exact, by the DP of
-  :mod:`airflow_partitions.cover.slice_solver` on the period tree, and exhaustive at every
+  :mod:`.slices.solver` on the period tree, and exhaustive at every
   contested node with at most ``EXACT_LIMIT`` candidates. Slices are first grouped into
   *classes* (same spans, same shared sources, equal private availability), and some optimal
   cover gives all slices of a class the same layout: take an optimal cover, pick the class
@@ -53,10 +53,11 @@ from collections.abc import Sequence
 
 from airflow_partitions.cover.clock import Clock, from_us
 from airflow_partitions.cover.compute import compute_cover
-from airflow_partitions.cover.ordinal_sets import OrdinalSet
 from airflow_partitions.cover.request import CoverRequest
-from airflow_partitions.cover.slice_missing import NeededIndex, merge_gaps
-from airflow_partitions.cover.slice_model import (
+from airflow_partitions.cover.slices.missing import NeededIndex, merge_gaps
+from airflow_partitions.cover.slices.ordinal_sets import OrdinalSet
+from airflow_partitions.cover.slices.problem import SliceProblem, build_problem
+from airflow_partitions.cover.slices.result import (
     RequiredSlice,
     Slice,
     SliceAnswer,
@@ -65,8 +66,7 @@ from airflow_partitions.cover.slice_model import (
     SliceSource,
     Span,
 )
-from airflow_partitions.cover.slice_problem import SliceProblem, build_problem
-from airflow_partitions.cover.slice_solver import (
+from airflow_partitions.cover.slices.solver import (
     KEY_HEAD,
     PERIOD_SLOT,
     Gap,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pendulum
 import pytest
 
-from airflow_partitions.coverage.view_stretches import Instants, lane_stretches
+from airflow_partitions.lanes.stretches import Instants, lane_stretches
 from airflow_partitions.periods import UpdatePeriod
 
 

@@ -3,7 +3,7 @@
 Why apart from the answer: a sensor over a thousand slices asks only whether each is coverable
 and how long it misses; building every :class:`MissingRange` (instants, value text) is
 O(gaps x periods) of pendulum work, so an answer keeps its gaps as integers and builds the
-ranges only when asked (:attr:`~airflow_partitions.cover.slice_model.SliceAnswer.missing`).
+ranges only when asked (:attr:`~.slices.result.SliceAnswer.missing`).
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from airflow_partitions.cover.clock import Clock, from_us
-from airflow_partitions.cover.model import (
+from airflow_partitions.cover.result import (
     MAX_NEEDED_RUNS,
     MissingRange,
     NeededPartitions,
     ValueRun,
 )
-from airflow_partitions.cover.ordinal_sets import OrdinalSet
+from airflow_partitions.cover.slices.ordinal_sets import OrdinalSet
 from airflow_partitions.periods import UpdatePeriod
 
 Span = tuple[int, int]

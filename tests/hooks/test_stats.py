@@ -18,7 +18,7 @@ import pytest
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import MAX_SLICE_TAGS, CoverRequest
-from airflow_partitions.hooks import metrics as publisher
+from airflow_partitions.hooks import stats as publisher
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
 from tests.helpers import (
@@ -212,7 +212,7 @@ def settings_forgotten() -> Iterator[None]:
 def test_the_metrics_settings_are_read_once_per_process(
         events: Catalog, listener: Listener, monkeypatch: pytest.MonkeyPatch,
         settings_forgotten: None) -> None:
-    """Issue 33: an idle poke with metrics off used to read four ``[metrics]`` settings; they
+    """An idle poke with metrics off does not read the four ``[metrics]`` settings; they
     are read once, and a change needs a restart (as for Airflow's own ``Stats``)."""
     reads: list[int] = []
     conf = publisher.airflow_conf

@@ -1,7 +1,7 @@
 """The exact slice cover for nested periods: a DP over the period tree, on intervals.
 
 The input is already reduced to *classes* of slices (slices with the same required spans, the
-same shared sources and equal private availability; see :mod:`airflow_partitions.cover.slices`
+same shared sources and equal private availability; see :mod:`.slices.compute`
 for why one layout per class loses nothing). ``solve(u, v, level, need)`` returns the best plan
 for the classes ``need`` on ``[u, v)`` using periods ``chain[level:]`` (nested, coarsest first).
 
@@ -22,7 +22,7 @@ At each period the whole partitions inside ``[u, v)`` are cut into runs where no
   search from "all" and from "none" (toggle one candidate while the vector improves) decides,
   and the answer is marked not proven minimal.
 
-Plans are compared by the objective vector of :mod:`airflow_partitions.cover.slices`.
+Plans are compared by the objective vector of :mod:`.slices.compute`.
 Results are memoised on ``(u, v, level, need)``.
 """
 
@@ -34,7 +34,7 @@ from itertools import pairwise
 from typing import Final
 
 from airflow_partitions.cover.clock import Clock
-from airflow_partitions.cover.ordinal_sets import OrdinalSet, best_labelled
+from airflow_partitions.cover.slices.ordinal_sets import OrdinalSet, best_labelled
 from airflow_partitions.periods import UpdatePeriod
 
 #: Contested nodes with at most this many candidate partitions are decided exhaustively.
@@ -250,7 +250,7 @@ class NestedSolver:
         best private sources, all together.
 
         Why together: inside the node the exchange argument of
-        :mod:`airflow_partitions.cover.slices` applies to locally alike classes, so some
+        :mod:`.slices.compute` applies to locally alike classes, so some
         optimal plan gives them one layout; a thousand slices alike inside the node are one
         candidate, not a thousand.
         """

@@ -2,7 +2,7 @@
 
 Why pure: the sensor, the trigger and the ``metrics`` command publish the same numbers, and the
 numbers are tested here without Airflow or a store; the Airflow layer only sends them
-(``airflow_partitions.hooks.metrics``).
+(``airflow_partitions.hooks.stats``).
 
 - **covered fraction** (per fact): covered time over requested time, in ``[0, 1]``;
 - **missing partitions** (per fact): for each missing range, how many partitions of the finest
@@ -10,7 +10,7 @@ numbers are tested here without Airflow or a store; the Airflow layer only sends
 - **lateness** (per storage): ``now`` minus the end of the storage's latest registered partition
   (of the cover's time column, over all its periods); negative when that partition ends in the
   future, absent when the storage has no partition;
-- with declared dimensions (:mod:`.slice_metrics`): **incomplete slices** and the **worst
+- with declared dimensions (:mod:`.slices.gauges`): **incomplete slices** and the **worst
   slice's missing partitions** (per fact), and per slice its missing partitions (tagged with
   its dimension values) while at most ``MAX_SLICE_TAGS`` (50) slices are required.
 """
@@ -22,14 +22,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, NotRequired, TypedDict
 
-from airflow_partitions.cover.model import Cover
-from airflow_partitions.cover.slice_metrics import (
+from airflow_partitions.cover.result import Cover
+from airflow_partitions.cover.slices.gauges import (
     SliceMetrics,
     SliceMetricsJson,
     slice_metrics,
     slice_tags,
 )
-from airflow_partitions.cover.slice_summary import SliceKey, slice_lacks
+from airflow_partitions.cover.slices.summary import SliceKey, slice_lacks
 from airflow_partitions.errors import InvalidInput, InvalidRange
 from airflow_partitions.periods import TimePartition
 from airflow_partitions.timelines import PartitionTimeline

@@ -4,7 +4,7 @@ Why classes: a thousand regions whose timelines look alike should cost one solve
 thousand. Two required slices are in one class when they have the same (aligned) spans, are
 held by the same shared sources (those holding two or more required slices) and have private
 sources (holding only them) of the same storages, periods and fixed columns with equal
-availability inside the range. ``docs/dimensions.md`` and :mod:`airflow_partitions.cover.slices`
+availability inside the range. ``docs/dimensions.md`` and :mod:`.slices.compute`
 say why one layout per class loses nothing.
 """
 
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from airflow_partitions.cover.clock import Clock
-from airflow_partitions.cover.ordinal_sets import OrdinalSet
 from airflow_partitions.cover.request import CoverRequest
-from airflow_partitions.cover.slice_model import (
+from airflow_partitions.cover.slices.ordinal_sets import OrdinalSet
+from airflow_partitions.cover.slices.result import (
     RequiredSlice,
     Slice,
     SliceSource,
@@ -25,7 +25,7 @@ from airflow_partitions.cover.slice_model import (
     slice_of,
     slice_text,
 )
-from airflow_partitions.cover.slice_solver import Option, SliceClass
+from airflow_partitions.cover.slices.solver import Option, SliceClass
 from airflow_partitions.cover.sources import CoverSource, prepare
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod

@@ -104,7 +104,7 @@ def _bars(ctx: Context, args: argparse.Namespace, cover: Cover, width: int) -> l
 
 def coverage_picture(args: argparse.Namespace, ctx: Context) -> int:
     # The picture draws the timelines, which are not verified either: checking the cover's
-    # rows would make it cost O(partitions) instead of O(ranges) (issue 18: 10M partitions).
+    # rows would make it cost O(partitions) instead of O(ranges) (10M partitions).
     cover = _compute(ctx, args, "outer", verify=False)
     say(ctx, "\n".join(_bars(ctx, args, cover, width=args.width)))
     if args.plot:

@@ -1,6 +1,6 @@
 """Coverage metrics of a request, read from the catalog's cached timelines.
 
-Why here: the numbers are pure (:mod:`airflow_partitions.cover.metrics`); this module only picks
+Why here: the numbers are pure (:mod:`airflow_partitions.cover.gauges`); this module only picks
 the timelines they need (the request's storages, periods and time column) from the cache, so
 the sensor, the trigger and the CLI measure the same thing.
 """
