@@ -43,6 +43,7 @@ from airflow_partitions.filters.normalise import (
 )
 from airflow_partitions.filters.types import PyValue
 from airflow_partitions.keys import (
+    INT_RANGES,
     ColumnType,
     RowLayout,
     decode_value,
@@ -51,8 +52,6 @@ from airflow_partitions.keys import (
 )
 from airflow_partitions.kv import FilterList, RowRange, ScanFilter, SingleColumnValue
 from airflow_partitions.periods import UpdatePeriod
-
-_INT_LIMITS = {ColumnType.INT: (-(2**31), 2**31 - 1), ColumnType.BIGINT: (-(2**63), 2**63 - 1)}
 
 
 @dataclass(frozen=True)
@@ -131,8 +130,8 @@ def _step(ctype: ColumnType, value: Any, up: bool) -> Any | None:
     """The next (or previous) value of a discrete type; ``None`` past the end of the type."""
     sign = 1 if up else -1
     try:
-        if ctype in _INT_LIMITS:
-            low, high = _INT_LIMITS[ctype]
+        if ctype in INT_RANGES:
+            low, high = INT_RANGES[ctype]
             nxt = value + sign
             return nxt if low <= nxt <= high else None
         if ctype is ColumnType.DATE:

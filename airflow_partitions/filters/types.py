@@ -22,7 +22,7 @@ from airflow_partitions.arguments import shown
 from airflow_partitions.filters import ast
 from airflow_partitions.filters.errors import FilterTypeError, UnknownColumnError
 from airflow_partitions.filters.like import parse_like
-from airflow_partitions.keys import ColumnType
+from airflow_partitions.keys import INT_RANGES, ColumnType
 
 #: A typed value: a literal, or a stored one (``dt.datetime`` is a ``dt.date``: timestamps too).
 PyValue: TypeAlias = str | int | dt.date
@@ -34,10 +34,6 @@ PredFn: TypeAlias = Callable[[Row], bool | None]
 
 _INT_TEXT: Final = re.compile(r"-?[0-9]{1,40}")
 _DATE_TEXT: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_INT_RANGE: Final = {
-    ColumnType.INT: (-(2**31), 2**31 - 1),
-    ColumnType.BIGINT: (-(2**63), 2**63 - 1),
-}
 
 
 class SqlType(enum.Enum):
@@ -172,8 +168,8 @@ class Binder:
             if number is None:
                 raise FilterTypeError(f"{where}: not an integer")
             found = self.column(other.name) if isinstance(other, ast.Column) else None
-            if found is not None and found[1] in _INT_RANGE:
-                low, high = _INT_RANGE[found[1]]
+            if found is not None and found[1] in INT_RANGES:
+                low, high = INT_RANGES[found[1]]
                 if not low <= number <= high:
                     raise FilterTypeError(f"{where}: out of the {found[1].value} range")
             return number

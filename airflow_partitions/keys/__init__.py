@@ -7,6 +7,7 @@ filter planner reads by. Everything is importable from ``airflow_partitions.keys
 
 from airflow_partitions.keys.codec import (
     FIRST_VALUE_FIELD,
+    INT_RANGES,
     MAX_COLUMNS,
     MAX_KEY_LENGTH,
     ArityError,
@@ -43,6 +44,7 @@ from airflow_partitions.keys.layout import (
 
 __all__ = [
     "FIRST_VALUE_FIELD",
+    "INT_RANGES",
     "LOCATION_CELL",
     "MAX_COLUMNS",
     "MAX_KEY_LENGTH",

@@ -47,6 +47,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
+from typing import Final
 
 from airflow_partitions.arguments import shown
 from airflow_partitions.errors import InvalidInput
@@ -136,6 +137,14 @@ class ColumnType(enum.Enum):
             allowed = ", ".join(t.value for t in cls)
             raise SchemaError(f"unknown column type {name!r}; expected one of {allowed}") from None
 
+
+
+#: The values each integer column type holds: what the codec encodes, and what a filter literal
+#: or a pruning value set of that type may be.
+INT_RANGES: Final[dict[ColumnType, tuple[int, int]]] = {
+    ColumnType.INT: (_INT32_MIN, _INT32_MAX),
+    ColumnType.BIGINT: (_INT64_MIN, _INT64_MAX),
+}
 
 @dataclass(frozen=True)
 class KeySchema:

@@ -28,14 +28,12 @@ from typing import Final, cast
 
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.json_value import JsonValue
-from airflow_partitions.keys import ColumnType
+from airflow_partitions.keys import INT_RANGES, ColumnType
 from airflow_partitions.spark import column_entries, decode_value, read_key_file
 
 DEFAULT_MAX_VALUES: Final = 10_000
 _INT_TEXT: Final = re.compile(r"\s*[-+]?\d{1,40}\s*")
 _DATE_TEXT: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
-_INT_RANGE: Final = {ColumnType.INT: (-(2**31), 2**31 - 1),
-                     ColumnType.BIGINT: (-(2**63), 2**63 - 1)}
 Typed = str | int | dt.date | dt.datetime
 
 
@@ -104,11 +102,11 @@ def convert_value(value: object, ctype: ColumnType, where: str) -> Typed:
         raise JoinKeyTypeError(
             f"{where}: {type(value).__name__} {value!r} against a string partition column; "
             "cast the small-table key to string in the source so both sides agree")
-    if ctype in _INT_RANGE:
+    if ctype in INT_RANGES:
         number = _to_int(value)
         if number is None:
             raise JoinKeyTypeError(f"{where}: {value!r} is not an integer ({ctype.value})")
-        low, high = _INT_RANGE[ctype]
+        low, high = INT_RANGES[ctype]
         if not low <= number <= high:
             raise JoinKeyTypeError(f"{where}: {number} is out of the {ctype.value} range")
         return number
@@ -171,7 +169,7 @@ def partition_value(ctype: ColumnType, text: str) -> Typed | None:
     try:
         if ctype is ColumnType.STRING:
             return text
-        if ctype in _INT_RANGE:
+        if ctype in INT_RANGES:
             return int(text) if _INT_TEXT.fullmatch(text) else None
         if ctype is ColumnType.DATE:
             return dt.date.fromisoformat(text)
