@@ -318,14 +318,13 @@ def main(argv: list[str] | None = None) -> int:
 NOTES = """\
 Where the time goes (`--profile`, a cProfile of the poke; shares measured when this benchmark
 was written). In the code measured as *before*, an idle poke spent about half its time asking
-Airflow for the
-connection again (`BaseHook.get_connection`: the secrets backends, the config parser, the
-connection URI). About a sixth went to reading four `[metrics]` settings to find metrics off,
-and about a quarter to formatting and logging the status line. The store read was under a
-tenth. Now the connection is resolved once per process, the settings are read once, and the
-line is formatted and logged only when it changes. What is left is the store read (three
-quarters of the poke: one `SELECT`, without `BEGIN` and `COMMIT` since a get is one
-statement) and the connection's fingerprint (three `os.environ` lookups).
+Airflow for the connection again (`BaseHook.get_connection`: the secrets backends, the config
+parser, the connection URI). About a sixth went to reading four `[metrics]` settings to find
+metrics off, and about a quarter to formatting and logging the status line. The store read was
+under a tenth. Now the connection is resolved once per process, the settings are read once, and
+the line is formatted and logged only when it changes. What is left is the store read (three
+quarters of the poke: one `SELECT`, without `BEGIN` and `COMMIT` since a get is one statement)
+and the connection's fingerprint (three `os.environ` lookups).
 
 A trigger poll had what a sensor poke does not have: a hand-off of the blocking read to a
 thread and back to the event loop. `asyncio.to_thread` alone costs about three times the read

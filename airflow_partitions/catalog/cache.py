@@ -1,4 +1,4 @@
-"""The per-process timeline cache (seed 002), made cheap on both the warm and the cold path.
+"""The per-process timeline cache, made cheap on both the warm and the cold path.
 
 * Warm: one small read of the fact's generation counter says whether anything changed.
 * Cold (a reschedule-mode sensor is always cold): one read of the fact row, one batched read

@@ -1,13 +1,12 @@
 """What the catalog's helpers use of a catalog: its rows, its cache and its definitions.
 
-Why (issue 27): the helpers behind :class:`~airflow_partitions.catalog.Catalog` (the verified
-cover, staleness, repair, filters, Lens tables) each took the facade itself, so each imported
-``facade.py`` while the facade imported them: eight modules in one import circle, and every
-helper free to call back any of the facade's writes. They take this protocol instead: the
-store's rows, the per-process timeline cache, the store's round-trip counters and three reads
-of definitions and timelines. The facade satisfies it and composes the helpers; the helpers
-import nothing above themselves. Writes go through :mod:`.writer` with the rows, never back
-through the facade.
+Why: the helpers behind :class:`~airflow_partitions.catalog.Catalog` (the verified cover,
+staleness, repair, filters, Lens tables) would each import ``facade.py`` if they took the facade
+itself, while the facade imports them: one import circle, and every helper free to call back any
+of the facade's writes. They take this protocol instead: the store's rows, the per-process
+timeline cache, the store's round-trip counters and three reads of definitions and timelines.
+The facade satisfies it and composes the helpers; the helpers import nothing above themselves.
+Writes go through :mod:`.writer` with the rows, never back through the facade.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ rows: the rows stay the truth, so an import never hides a registered partition.
 
 What happens next to a Lens partition that has no row here (the report counts them):
 a cover that picks it verifies it against the rows, finds none, and withdraws it from the
-timeline (DESIGN.md invariant 1), and ``reconcile`` rebuilds from the rows and removes every
-one of them (reporting them as over-reported). Register the partitions (``partition add
+timeline (docs/design.md, invariant 2), and ``reconcile`` rebuilds from the rows and removes
+every one of them (reporting them as over-reported). Register the partitions (``partition add
 --file``), before or after the import, for them to stay.
 """
 

@@ -75,8 +75,8 @@ REPORT_VALUES: Final = 1000
 class TimelineDiff:
     """How one stored timeline differed from the rebuild of its partition rows.
 
-    The differences are kept as ordinal ranges (issue 29, F8: a stored timeline of 87.6
-    million hours that no row backs made reconcile build a set and a string per hour and
+    The differences are kept as ordinal ranges (a stored timeline of 87.6 million hours
+    that no row backs would otherwise make reconcile build a set and a string per hour and
     die of memory), so a report is O(ranges); the value lists are built only when asked.
     ``corruption`` says why a stored timeline could not be read at all; it was replaced by the
     rebuild, and its under- and over-reports are unknown (left empty).

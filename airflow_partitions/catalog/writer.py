@@ -1,7 +1,7 @@
 """Register and drop: the write protocols that keep the timelines honest under concurrency.
 
-They hold DESIGN.md's invariants on any store with one-row atomicity and single-cell
-check-and-put:
+They hold the invariants of docs/design.md (no lost update, crash safety) on any store with
+one-row atomicity and single-cell check-and-put:
 
 * register: write the partition rows, then add their time values to the timelines (CAS loop),
   then bump the fact's generation (always, so re-running an interrupted register reaches warm
@@ -180,7 +180,7 @@ def register(
 def _check_conflicts(sdef: StorageDef, specs: Sequence[KeyedSpec], locate: Locate,
                      existing: Mapping[bytes, Cells], overwrite: bool) -> None:
     # A live row without a readable location is damaged, not registered elsewhere: a
-    # register replaces it whole (issue 29, F4 and F5).
+    # register replaces it whole.
     conflicts = [
         f"{spec.value_map} at {loc!r}"
         for spec, key in specs
@@ -303,7 +303,7 @@ def settle(
 
     Remove the unbacked ones, then re-check the removed ones and re-advertise any a concurrent
     register made live meanwhile; every re-advertisement is checked again, so the last word is
-    always a check of the rows (invariant 2 for writers of the same partition). Returns whether
+    always a check of the rows (invariant 4 for writers of the same partition). Returns whether
     the stored timeline changed.
     """
     changed = False
@@ -400,7 +400,7 @@ def live_time_values(
     if not values:
         return set()
     live = SingleColumnValue(STATE, "=", LIVE, filter_if_missing=True)
-    decoder = PartitionDecoder(sdef, period)  # a damaged row is not live (issue 29)
+    decoder = PartitionDecoder(sdef, period)  # a damaged row is not live (rows/check.py)
     columns = decoder.columns
     at = 2 + sdef.column_names.index(column)
     found: set[str] = set()
@@ -432,7 +432,7 @@ def update_timeline(
     """Apply adds/removes to one stored timeline with check-and-put; returns if it changed.
 
     A lost race re-reads the cell and retries (with jitter), so concurrent writers of distinct
-    partitions never lose each other's updates (invariant 2). A default-shaped timeline that
+    partitions never lose each other's updates (invariant 4). A default-shaped timeline that
     turns sparse is written as Ranges (:mod:`.timeline_shape`).
 
     ``touch`` writes the cell (its version bumped) even when nothing changes: a drop does so

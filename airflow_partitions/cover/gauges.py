@@ -182,7 +182,8 @@ def latest_end(timelines: Iterable[PartitionTimeline]) -> dt.datetime | None:
 
 def _end(partition: TimePartition) -> dt.datetime:
     """A partition's end; the calendar's last one ends at the last instant Python holds
-    (issue 29, F10: ``metrics`` exited 2 once ``DAILY 9999-12-31`` was registered)."""
+    (its true end lies past the calendar, and ``metrics`` must still answer once
+    ``DAILY 9999-12-31`` is registered)."""
     try:
         return partition.end
     except InvalidRange:

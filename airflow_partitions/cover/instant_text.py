@@ -43,7 +43,7 @@ def format_instant(value: dt.datetime, since: dt.datetime | None = None) -> str:
         and (since.utcoffset() or dt.timedelta(0)) == offset
     )
     if not same_day:
-        # Not strftime("%Y"): glibc prints year 1 as "1", not "0001" (issue 29).
+        # Not strftime("%Y"): glibc prints year 1 as "1", not "0001".
         text = f"{value.year:04d}-{value.month:02d}-{value.day:02d}T" + text
         if offset:
             text += value.strftime("%z")[:3] + ":" + value.strftime("%z")[3:]

@@ -4,14 +4,13 @@ The sensor's poke log, the trigger's events, the operator's errors and the demo 
 same line, so a user who learns it once can read every log.
 
 Over declared dimensions (docs/dimensions.md) the line stays people-sized however many slices
-lack something: up to :data:`~.missing.SLICES_SHOWN` lacking slices,
-each missing range is described with its per-slice entries (``no HOURLY 2015-01-01-05..23 (19)
-for region=eu``); beyond that the line sums what each slice lacks, worst first
-(``missing 19 hours of region=eu, 19 hours of region=us, ... and 997 more slices, in
-2015-01-01T05:00/2015-01-02T00:00``). The cover's JSON always lists every entry. The cover's
-:attr:`~.result.Cover.notes` (``region: not a dimension, any value
-counts``) end every line, coverable or not, so the old meaning of an undeclared column is never
-silent.
+lack something: up to :data:`~.missing.SLICES_SHOWN` lacking slices, each missing range is
+described with its per-slice entries (``no HOURLY 2015-01-01-05..23 (19) for region=eu``);
+beyond that the line sums what each slice lacks, worst first (``missing 19 hours of region=eu,
+19 hours of region=us, ... and 997 more slices, in 2015-01-01T05:00/2015-01-02T00:00``). The
+cover's JSON always lists every entry. The cover's :attr:`~.result.Cover.notes`
+(``region: not a dimension, any value counts``) end every line, coverable or not, so the old
+meaning of an undeclared column is never silent.
 """
 
 from __future__ import annotations

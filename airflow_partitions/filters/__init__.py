@@ -1,10 +1,9 @@
 """Partition filters: filter string -> expression -> store reads, plus pushed/residual split.
 
-See docs/filters.md. Modules: ``lexer`` and ``parser`` (text -> :mod:`.ast`), ``types``
-(typing and client evaluation), ``like`` (SQL LIKE), ``normalise`` (NNF, DNF), ``planner``
-(scans and gets per period), ``decompose`` (pushed/residual split), ``query_plan`` (a filter
-planned for one
-storage, :class:`QueryStats`), ``explanation`` (a plan as data and text).
+See docs/filters.md. Modules: ``lexer`` and ``parser`` (text -> :mod:`.ast`), ``types`` (typing
+and client evaluation), ``like`` (SQL LIKE), ``normalise`` (NNF, DNF), ``planner`` (scans and
+gets per period), ``decompose`` (pushed/residual split), ``query_plan`` (a filter planned for
+one storage, :class:`QueryStats`), ``explanation`` (a plan as data and text).
 
 Everything here is pure: a storage is seen only through its
 :class:`~airflow_partitions.keys.RowLayout` and its update periods. Nothing here imports

@@ -11,11 +11,10 @@ One :class:`~airflow_partitions.catalog.Catalog` per (store URL, data root) per 
 hook, sensor and trigger of a worker or triggerer shares its store connection and its timeline
 cache, so a warm check costs one round trip.
 
-:meth:`PartitionCatalogHook.cached_conn` also keeps the *resolution* per process: a
-sensor poking every minute would otherwise ask Airflow for its connection at every poke (in a
-task, a round trip to the supervisor), which costs more than the store read itself. It is resolved
-again when
-its ``AIRFLOW_CONN_<ID>`` variable or the fallback's environment changes, and after
+:meth:`PartitionCatalogHook.cached_conn` also keeps the *resolution* per process: a sensor
+poking every minute would otherwise ask Airflow for its connection at every poke (in a task, a
+round trip to the supervisor), which costs more than the store read itself. It is resolved again
+when its ``AIRFLOW_CONN_<ID>`` variable or the fallback's environment changes, and after
 :meth:`~PartitionCatalogHook.forget_cached` (the sensor calls it when the store fails).
 """
 

@@ -14,12 +14,12 @@ big-endian but the checksum::
     u8 tag=3 | u16 D | u16 n | n x u16 name length | names | (n+1) x u16 offset | values | crc
     '---------------- directory: bytes [0, D) -----------'
 
-``offset[i]`` is where value ``i`` starts in the blob, ``offset[n]`` where the values end;
-``crc`` is the CRC-32 of everything before it, little-endian (issue 29: a flipped byte, say a
-version read as 0, was silent; every reader checks it, one ``zlib.crc32`` a blob). Columns
-are sorted ascending bytewise (as HBase returns them) and distinct. The wide form (tag 4) has
-every integer an u32. Tags 1 and 2, the same forms without the checksum, were written before:
-read unchecked, rewritten with one at their row's next write. Example, two cells:
+``offset[i]`` is where value ``i`` starts in the blob, ``offset[n]`` where the values end; ``crc``
+is the CRC-32 of everything before it, little-endian (without it a flipped byte, say a version read
+as 0, would be silent; every reader checks it, one ``zlib.crc32`` a blob). Columns are sorted
+ascending bytewise (as HBase returns them) and distinct. The wide form (tag 4) has every integer an
+u32. Tags 1 and 2, the same forms without the checksum, come from older files: read unchecked,
+rewritten with one at their row's next write. Example, two cells:
 
 >>> blob = encode_cells({b"cf:bb": b"xy", b"cf:a": b"1"})
 >>> blob.hex(" ")
@@ -51,7 +51,7 @@ from zlib import crc32
 
 from airflow_partitions.kv.errors import CorruptCell
 
-_NARROW, _WIDE, _NARROW_SUM, _WIDE_SUM = 1, 2, 3, 4  # 1 and 2: before issue 29, no checksum
+_NARROW, _WIDE, _NARROW_SUM, _WIDE_SUM = 1, 2, 3, 4  # 1 and 2: older files, no checksum
 _WIDTH = {1: 2, 2: 4, 3: 2, 4: 4}
 _CODE = {1: "H", 2: "I", 3: "H", 4: "I"}
 _TAIL = {1: 0, 2: 0, 3: 4, 4: 4}  # the CRC-32 after the values

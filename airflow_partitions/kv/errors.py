@@ -26,7 +26,7 @@ class StoreUnavailable(KVError):
 
 
 class StoreDamaged(KVError):
-    """The store is there but permanently unreadable: waiting will not help (issue 29).
+    """The store is there but permanently unreadable: waiting will not help.
 
     A SQLite file that is not a database, or whose pages are malformed. Unlike
     :class:`StoreUnavailable` (a transient outage: a sensor keeps waiting), a sensor fails at

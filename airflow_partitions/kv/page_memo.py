@@ -1,6 +1,6 @@
 """Projections of pages already read, reused when a page comes back with the same bytes.
 
-Why (issue 33): a verified cover reads every row of its runs on every call, and a sensor asks
+Why: a verified cover reads every row of its runs on every call, and a sensor asks
 the same ten years again after each registration; decoding and checking each row's blob
 (:class:`.cell_blob.Projection`: directory, offsets, CRC-32) was most of that read's cost.
 A projection is a pure function of the wanted columns and the page's bytes, so a page that

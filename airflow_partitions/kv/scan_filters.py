@@ -76,7 +76,7 @@ class RowRange:
 
 @dataclass(frozen=True, slots=True)
 class ColumnRange:
-    """Cells whose qualifier lies between ``min`` and ``max`` (slices a wide row; seed 004)."""
+    """Cells whose qualifier lies between ``min`` and ``max`` (slices a wide row)."""
 
     min: bytes | None = None
     min_inclusive: bool = True

@@ -1,10 +1,10 @@
 """What the Partitions view draws: per (storage, period) lane, the stretches of a window.
 
-A *stretch* is a maximal run of partitions in one state, ``registered``, ``missing``,
-``stale`` (registered, but built from inputs that changed since: :mod:`.staleness`) or
-``not_applicable`` (absent, but sticking out of the window, so no cover of the window could use
-it: a MONTHLY partition over three days is not a gap worth a red bar; issue 31). The stretches
-of a lane tile the partitions overlapping the window, in time order.
+A *stretch* is a maximal run of partitions in one state, ``registered``, ``missing``, ``stale``
+(registered, but built from inputs that changed since: :mod:`.staleness`) or ``not_applicable``
+(absent, but sticking out of the window, so no cover of the window could use it: a MONTHLY partition
+over three days is not a gap worth a red bar). The stretches of a lane tile the partitions
+overlapping the window, in time order.
 
 Why ranges: everything here is computed from the timelines' maximal ranges
 (``ordinal_ranges(lo, hi)``), so a window over a million hourly partitions with a thousand holes
@@ -179,7 +179,7 @@ def stale_used(cover: Cover, stale: Mapping[tuple[str, UpdatePeriod], list[Ordin
 
 
 def with_stale_used(status: str, coverable: bool, used: int) -> str:
-    """The sensor's status line, plus how many stale partitions the cover uses (issue 31).
+    """The sensor's status line, plus how many stale partitions the cover uses.
 
     >>> with_stale_used("ev [00:00, 01:00): 100.0% covered by 1 partition(s), coverable", True, 1)
     'ev [00:00, 01:00): 100.0% covered by 1 partition(s), coverable, 1 stale partition used'
@@ -194,7 +194,7 @@ def fact_extent(state: FactState, column: str) -> tuple[pendulum.DateTime, pendu
     """From the first partition's start to the latest's end, over every lane of ``column``.
 
     The calendar's last partition (``DAILY 9999-12-31``) ends where no instant can be held:
-    the extent stops at its start instead (issue 29, F10: the default view answered 400).
+    the extent stops at its start instead (else the default view would answer 400).
 
     Why the finest lane's bounds are kept as they are: any partition start is aligned for the
     periods that nest in it, so the cover of the extent needs no alignment.
@@ -241,9 +241,9 @@ def lanes(state: FactState, column: str, start: dt.datetime, end: dt.datetime,
           ) -> list[LaneView]:
     """Every lane of ``column``, by storage name then coarsest period first.
 
-    A (storage, period) in ``sliced`` (declared dimensions) shows a partition registered only
-    where every required slice has its row, as the cover counts it (issue 28); its own
-    timeline alone would show an hour as soon as any region has it.
+    A (storage, period) in ``sliced`` (declared dimensions) shows a partition registered only where
+    every required slice has its row, as the cover counts it; its own timeline alone would show an
+    hour as soon as any region has it.
     """
     tz = state.definition.tz
     out: list[LaneView] = []

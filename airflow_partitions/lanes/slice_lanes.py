@@ -1,4 +1,4 @@
-"""What the Partitions view draws per slice of a storage with declared dimensions (issue 28).
+"""What the Partitions view draws per slice of a storage with declared dimensions.
 
 A storage partitioned by ``(dt, region)`` with ``region`` declared gets, per period, one *slice
 lane* per required slice (``region=eu``): its ``registered``, ``missing``, ``stale`` and
@@ -9,13 +9,12 @@ summary line; with two or more dimensions, each column's group has one lane per 
 value is missing where any of its slices is) and a last group holds every slice.
 
 How, and what it costs: the per-slice presence comes from
-:func:`.dimension_coverage.completeness` over the stored slice timelines (O(slices x window), no
-read; one projected scan of the rows in the window, O(rows), where they are not built), reduced
-at once to ordinal ranges per slice
-(:class:`SlicePresence`) and kept per fact generation, like the view's cover, so every later
-view of the window until the next write is O(slices + stretches) and never reads a row. The
-lanes are
-computed in O(stretches) per slice (ranges, never one entry per partition). No Airflow here.
+:func:`.dimension_coverage.completeness` over the stored slice timelines (O(slices x window),
+no read; one projected scan of the rows in the window, O(rows), where they are not built),
+reduced at once to ordinal ranges per slice (:class:`SlicePresence`) and kept per fact
+generation, like the view's cover, so every later view of the window until the next write is
+O(slices + stretches) and never reads a row. The lanes are computed in O(stretches) per slice
+(ranges, never one entry per partition). No Airflow here.
 """
 
 from __future__ import annotations

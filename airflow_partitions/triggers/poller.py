@@ -2,12 +2,12 @@
 
 Why: handing an idle trigger poll's blocking read to a thread and the answer back to the event
 loop at every poll costs more than twice the read (0.18 ms against 0.05 ms). Here a trigger
-registers a :class:`Watch` (a read function and its interval) and
-awaits :meth:`Watch.changed` with the answer it knows. The poller runs the read when it is due
-and wakes the trigger's event loop (``call_soon_threadsafe`` on an ``asyncio.Future``) only when
-the answer differs or the read failed. An idle poll costs the read, a heap pop and push under
-one lock and two clock reads; the event loop does nothing at all. The reads still never run on
-the event loop: a lock or a ``VACUUM`` on a SQLite file must not stall every trigger.
+registers a :class:`Watch` (a read function and its interval) and awaits :meth:`Watch.changed`
+with the answer it knows. The poller runs the read when it is due and wakes the trigger's event
+loop (``call_soon_threadsafe`` on an ``asyncio.Future``) only when the answer differs or the
+read failed. An idle poll costs the read, a heap pop and push under one lock and two clock
+reads; the event loop does nothing at all. The reads still never run on the event loop: a lock
+or a ``VACUUM`` on a SQLite file must not stall every trigger.
 
 Threads: a read blocks its thread (SQLite waits for a lock, HBase for a timeout), so a few
 threads (:data:`POLLERS`) share one heap. One of them leads: it waits for the earliest due watch

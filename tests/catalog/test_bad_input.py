@@ -1,9 +1,9 @@
 """Bad input through the Python API is a typed, readable error, and nothing is written
-(issue 13 item 6): wrong Python types, control characters in locations and values, values so long
-that echoing them would flood a log.
+(docs/design.md, invariant 9): wrong Python types, control characters in locations and values,
+values so long that echoing them would flood a log.
 
-Every case here raised a raw ``AttributeError``/``TypeError``/``ValueError`` (or wrote the bad
-location) before the argument checks in :mod:`airflow_partitions.arguments`.
+Without the argument checks in :mod:`airflow_partitions.arguments`, every case here would raise
+a raw ``AttributeError``/``TypeError``/``ValueError`` (or write the bad location).
 """
 
 from __future__ import annotations

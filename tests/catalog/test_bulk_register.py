@@ -1,5 +1,5 @@
-"""A bulk register in chunks (issue 18) writes exactly what one chunk writes: rows, timelines,
-results. The chunk size is shrunk so random batches span several chunks."""
+"""A bulk register in chunks writes exactly what one chunk writes: rows, timelines, results.
+The chunk size is shrunk so random batches span several chunks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Invariant 2: many processes adding and dropping distinct partitions lose no update."""
+"""Invariant 4: many processes adding and dropping distinct partitions lose no update."""
 
 from __future__ import annotations
 

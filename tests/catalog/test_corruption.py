@@ -1,4 +1,4 @@
-"""Every corruption is reported, never used, and reconcile repairs what it can (issue 13 item 4).
+"""Every corruption is reported, never used, and reconcile repairs what it can (invariant 8).
 
 On every backend: a corrupt timeline cell raises a typed ``CorruptTimeline`` that names the
 timeline and says to run reconcile; ``reconcile`` and ``rebuild`` replace such a cell from the

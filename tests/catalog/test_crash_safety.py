@@ -1,4 +1,4 @@
-"""Invariant 3: a crash between any two write steps under-reports at worst; reconcile repairs."""
+"""Invariant 5: a crash between any two write steps under-reports at worst; reconcile repairs."""
 
 from __future__ import annotations
 
@@ -71,8 +71,8 @@ def _warm_values(catalog: Catalog) -> set[str]:
 
 @pytest.mark.parametrize(("op", "step"), CASES, ids=[s for _, s in CASES])
 def test_rerun_after_crash_reaches_warm_caches(events: Catalog, op: str, step: str) -> None:
-    # Issue 13 item 3: a register killed after its timeline write but before the generation bump
-    # left warm caches blind for good when the re-run itself changed nothing.
+    # A register killed after its timeline write but before the generation bump must not leave
+    # warm caches blind for good when the re-run itself changes nothing.
     events.register("raw", "HOURLY", INITIAL)
     before = _warm_values(events)
     assert _run_child(events, op, step) == 86, "the crash hook did not fire"

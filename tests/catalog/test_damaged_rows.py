@@ -1,4 +1,4 @@
-"""A damaged partition row is never used, always named, and repairable (issue 29, F1-F6).
+"""A damaged partition row is never used, always named, and repairable (invariant 8).
 
 Each case registers hours 00-08 of ``raw`` (region us) and damages the row of hour 03 behind
 the catalog's back: on every backend through the store's own cells, and on SQLite also in the
@@ -143,8 +143,8 @@ def test_a_damaged_row_is_never_used(ev: Catalog, case: Damage) -> None:
 @pytest.mark.parametrize("case", DAMAGES, ids=IDS)
 def test_a_row_damaged_after_a_verified_cover_is_never_used(ev: Catalog, case: Damage) -> None:
     """The verification reads the rows again after damage nobody announced (no write, no new
-    generation): what was checked and remembered before (issue 33's page and row memos) is
-    not reused for bytes that changed."""
+    generation): what was checked and remembered before (the page and row memos) is not
+    reused for bytes that changed."""
     for _ in range(2):  # the second cover answers from the memos
         assert ev.cover("ev", at(0), at(9), periods=["HOURLY"]).coverable
     case.damage(ev)
@@ -177,7 +177,7 @@ def test_reconcile_quarantines_a_damaged_row_and_drop_corrupt_repairs_it(
 
 
 def test_partition_add_replaces_a_row_without_location(ev: Catalog) -> None:
-    """F4: ``partition add`` of a live row missing ``p:loc`` raised ``KeyError: b'p:loc'``."""
+    """``partition add`` replaces a live row missing ``p:loc`` (no ``KeyError: b'p:loc'``)."""
     delete_cell(LOC)(ev)
     result = ev.register("raw", "HOURLY", {"dt": HOURS[3], "region": "us"})
     assert result.changed == 1
@@ -208,7 +208,7 @@ def test_the_cli_lists_and_drops_a_damaged_row(ev: Catalog,
 
 
 def test_partition_add_over_an_undecodable_row_names_it(ev: Catalog) -> None:
-    """F2: ``partition add`` of a truncated row said only ``corrupt cell blob``."""
+    """``partition add`` of a truncated row names the row, not just ``corrupt cell blob``."""
     _sqlite_blob(ev, truncate)
     for write in (lambda: ev.register("raw", "HOURLY", {"dt": HOURS[3], "region": "us"}),
                   lambda: ev.drop("raw", "HOURLY", {"dt": HOURS[3], "region": "us"})):

@@ -1,5 +1,5 @@
-"""Covers that see the declared dimensions (issue 28): an hour of a storage partitioned by
-``(dt, region)`` counts only when every required region has its row, on every backend."""
+"""Covers that see the declared dimensions: an hour of a storage partitioned by ``(dt, region)``
+counts only when every required region has its row, on every backend."""
 
 from __future__ import annotations
 
@@ -169,8 +169,8 @@ REGIONS = ("eu", "us", "ap")  # ap is not declared: any value counts, so it neve
 def test_the_cover_uses_exactly_the_hours_each_declared_region_has(
         catalog: Catalog, rows: set[tuple[int, str]], bounds: tuple[int, int]) -> None:
     """Against a recount of the rows: each declared region reads exactly its own hours (per
-    slice, issue 28 item 3; before per-slice covers only the hours both had), the range is
-    coverable iff both have every hour, and each region's lacking hours are named for it."""
+    slice, not only the hours both have), the range is coverable iff both have every hour,
+    and each region's lacking hours are named for it."""
     name = f"p{len(catalog.list_facts())}"
     raw = regions_fact(catalog, name)
     for region in REGIONS:

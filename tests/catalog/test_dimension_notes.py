@@ -1,5 +1,5 @@
-"""The "not a dimension" notes of a catalog cover (issue 28, item 1): a partition column that
-is not a declared dimension is named in every answer, for the storages the request may read."""
+"""The "not a dimension" notes of a catalog cover: a partition column that is not a declared
+dimension is named in every answer, for the storages the request may read."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""The verified cover kept as runs (issue 33) answers exactly what the per-partition one did.
+"""The verified cover kept as runs answers exactly what a per-partition one would.
 
-The oracle below is the old algorithm, written from public reads: every chosen partition's
-rows found by its time value in ``list_partitions`` (key order), its location the row's or the
-directory its rows share, and the manifest rows in cover order. Random catalogs (the time
-column first, second or alone in the key; several rows per hour; rollups) and random ranges,
-on every backend.
+The oracle below is the per-partition algorithm, written from public reads: every chosen
+partition's rows found by its time value in ``list_partitions`` (key order), its location the
+row's or the directory its rows share, and the manifest rows in cover order. Random catalogs
+(the time column first, second or alone in the key; several rows per hour; rollups) and random
+ranges, on every backend.
 """
 
 from __future__ import annotations

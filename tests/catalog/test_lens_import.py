@@ -1,4 +1,4 @@
-"""Importing a Lens table's timelines into the catalog, and exporting them (issue 14).
+"""Importing a Lens table's timelines into the catalog, and exporting them.
 
 On sqlite and the HBase test double: everything is checked before anything is written; each
 timeline is stored as Lens's implementation, holding Lens's partitions plus the live rows';

@@ -1,5 +1,5 @@
-"""The lineage flag (issue 28): a stale check reads no row of a storage none of whose rows
-records inputs, and never misses a derived partition because of the flag.
+"""The lineage flag: a stale check reads no row of a storage none of whose rows records inputs,
+and never misses a derived partition because of the flag.
 
 Every backend. The cost assertions count the store's round trips (``kv.stats``): a raw
 storage's stale check costs the same whatever its rows, an old storage (no flag) is scanned as

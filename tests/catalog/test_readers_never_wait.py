@@ -1,4 +1,4 @@
-"""Readers never wait for a writer (issue 13, item 2): WAL readers take no write lock.
+"""Readers never wait for a writer (invariant 10): WAL readers take no write lock.
 
 Another connection holds ``BEGIN IMMEDIATE`` (a writer mid-transaction) for the whole test. The
 stores under test give up on a locked file after ``lock_timeout=1`` s, so any read path that

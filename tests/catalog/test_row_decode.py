@@ -1,4 +1,4 @@
-"""The projected-row decoder (issue 18) decodes exactly as ``partition_from_cells`` does."""
+"""The projected-row decoder decodes exactly as ``partition_from_cells`` does."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def _key_of(sdef: StorageDef, cells: dict[bytes, bytes]) -> bytes:
 @given(cells=row_cells)
 def test_decoder_equals_partition_from_cells(sdef: StorageDef, cells: dict[bytes, bytes]) -> None:
     """On a whole row the two decode alike; a row the check refuses is never decoded
-    (issue 29: no state, no location, bytes that are not UTF-8, a version not 8 bytes)."""
+    (no state, no location, bytes that are not UTF-8, a version not 8 bytes)."""
     decoder = PartitionDecoder(sdef, UpdatePeriod.HOURLY)
     values = tuple(cells.get(c) for c in decoder.columns)
     key = _key_of(sdef, cells)

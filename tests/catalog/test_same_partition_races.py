@@ -1,4 +1,4 @@
-"""Invariant 2 extended to one partition: a register and a drop of the *same* partition, however
+"""Invariant 4 extended to one partition: a register and a drop of the *same* partition, however
 they interleave, leave the timeline advertising exactly the partitions that have a live row."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Per-slice covers from the catalog (issue 28 item 3): each slice of a fact with declared
-dimensions gets its own minimal mixed-granularity cover, a rollup shared by every slice counts
-once, and verification and the manifest read exactly the chosen partitions' rows of their
-slice. Both backends (the ``catalog`` fixture)."""
+"""Per-slice covers from the catalog: each slice of a fact with declared dimensions gets its
+own minimal mixed-granularity cover, a rollup shared by every slice counts once, and
+verification and the manifest read exactly the chosen partitions' rows of their slice. Both
+backends (the ``catalog`` fixture)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Invariants 2 and 3 per slice: a crash at any write step leaves every slice timeline
+"""Invariants 4 and 5 per slice: a crash at any write step leaves every slice timeline
 under-reporting at worst, and concurrent writers of different regions of the same hours lose
 no slice update; on every backend."""
 

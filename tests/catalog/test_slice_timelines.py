@@ -1,5 +1,5 @@
-"""Slice timelines (issue 28 item 2): one per (storage, period, time column, slice), kept by the
-write protocol, equal to a recount of the rows, read by covers instead of the rows."""
+"""Slice timelines: one per (storage, period, time column, slice), kept by the write protocol,
+equal to a recount of the rows, read by covers instead of the rows."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ def test_unbuilt_slice_timelines_fall_back_to_the_rows(catalog: Catalog,
 
 
 def test_an_over_reporting_slice_timeline_is_repaired_by_the_cover(catalog: Catalog) -> None:
-    """Invariant 1 stays with the verification read: a slice cell that advertises an hour no
+    """Invariant 2 stays with the verification read: a slice cell that advertises an hour no
     row has (e.g. a drop by a process that never saw the dimension) is caught and settled."""
     raw = regions_fact(catalog)
     register(catalog, raw, "us", range(24))
@@ -172,7 +172,7 @@ def test_slice_key_is_unambiguous() -> None:
 
 def test_a_corrupt_slice_cell_is_never_used_and_reconcile_rebuilds_it(
         catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Invariant 6: the damaged timeline's covers read the rows; reconcile replaces the cell."""
+    """Invariant 8: the damaged timeline's covers read the rows; reconcile replaces the cell."""
     raw = regions_fact(catalog)
     register(catalog, raw, "us", range(24))
     register(catalog, raw, "eu", range(4))

@@ -1,5 +1,5 @@
-"""Issue 13 item 1 in the catalog: one hour registered ten years after a dense history switches
-a default timeline to Ranges (logged, Lens storage.class), and keeps an explicit choice."""
+"""No cost cliff in the catalog (invariant 10): one hour registered ten years after a dense history
+switches a default timeline to Ranges (logged, Lens storage.class), and keeps an explicit choice."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Staleness (issue 16): exactly the dependants of a restated or dropped input, transitively.
+"""Staleness: exactly the dependants of a restated or dropped input, transitively.
 
 Example tests run on every backend; the property test compares ``Catalog.stale`` with a
 brute-force reachability over a model of random lineage graphs and random restates and drops.

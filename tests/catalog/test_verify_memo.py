@@ -1,4 +1,4 @@
-"""The verification memos (issue 33) never change an answer.
+"""The verification memos never change an answer.
 
 A verified cover reads its runs' rows at every call; pages and checked runs whose bytes come
 back equal are not decoded and checked again (``kv/page_memo.py``, ``catalog/rows/runs.py``,

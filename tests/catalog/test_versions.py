@@ -1,4 +1,4 @@
-"""Partition versions and lineage (issue 16): what register records, when it bumps, what it refuses.
+"""Partition versions and lineage: what register records, when it bumps, what it refuses.
 
 Runs on every backend (the ``events`` fixture): ``raw`` HOURLY by (dt, region), ``rollup``
 DAILY and MONTHLY.

@@ -1,5 +1,5 @@
 """Coverage metrics per slice (cover/slices/gauges.py): incomplete slices, the worst one, and
-per-slice gauges only while the required slices are few (issue 28)."""
+per-slice gauges only while the required slices are few."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""People-sized text of covers over many slices, and the notes every answer carries (issue 28).
+"""People-sized text of covers over many slices, and the notes every answer carries.
 
 The per-slice entries of the missing ranges stay complete in the JSON; the status line, the
 missing list and ``str(cover)`` name a few slices and count the rest."""

@@ -163,7 +163,7 @@ def test_a_flipped_byte_is_corrupt_or_decodes(cells: dict[bytes, bytes],
 @MANY
 @given(cells=cells_strategy.filter(bool), data=st.data())
 def test_every_flipped_byte_is_found(cells: dict[bytes, bytes], data: st.DataObject) -> None:
-    """Issue 29: a flipped byte in a value (a version read as 0) was silent; the checksum
+    """A flipped byte in a value (say a version read as 0) is never silent: the checksum
     makes every one a CorruptCell for every reader of the values."""
     blob = bytearray(encode_cells(cells))
     at = data.draw(st.integers(0, len(blob) - 1))
@@ -184,7 +184,7 @@ def test_every_flipped_byte_is_found(cells: dict[bytes, bytes], data: st.DataObj
 
 
 def test_blobs_written_before_the_checksum_are_still_read() -> None:
-    """A tag-1 blob (no checksum) from a file written before issue 29."""
+    """A tag-1 blob (no checksum), as older files hold, is still read."""
     legacy = bytes.fromhex("01 00 12 00 02 00 04 00 05 63 66 3a 61 63 66 3a 62 62 00 18 00 19"
                            " 00 1b 31 78 79")
     assert decode_cells(legacy) == {b"cf:a": b"1", b"cf:bb": b"xy"}

@@ -122,7 +122,7 @@ def test_scan_is_byte_ordered_random(new_table, rows, start, stop, batch, limit,
         new_table.drop_last()
 
 
-# -- wide rows (seed 004) ---------------------------------------------------------------------
+# -- wide rows --------------------------------------------------------------------------------
 
 
 def test_column_range_slices_a_wide_row(table: KVTable) -> None:
@@ -140,7 +140,7 @@ def test_column_range_slices_a_wide_row(table: KVTable) -> None:
     ((_, cells),) = table.scan(**one_row, filter=ColumnRange(None, True, b"q0003", False))
     assert sorted(cells) == [b"cf:q0000", b"cf:q0001", b"cf:q0002"]
     assert list(table.scan(**one_row, filter=ColumnRange(b"r", True, None))) == []
-    # the prefix idiom of seed 004: all columns starting with "q01"
+    # the prefix idiom: all columns starting with "q01"
     rows = list(table.scan(filter=ColumnRange(b"q01", True, b"q02", False)))
     assert [r for r, _ in rows] == [b"other", b"timeline"]
     assert len(rows[1][1]) == 100

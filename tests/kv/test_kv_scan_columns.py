@@ -1,4 +1,4 @@
-"""Projected scans (``scan_columns``, issue 18) equal ``scan(columns=...)`` on every backend.
+"""Projected scans (``scan_columns``) equal ``scan(columns=...)`` on every backend.
 
 SQLite reads them straight out of each row's cell blob, HBase uses the generic projection of
 ``scan``; both must return the same rows, values and order as the model, for any range, limit

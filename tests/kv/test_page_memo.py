@@ -1,4 +1,4 @@
-"""The page memo (issue 33): a page read again with the same bytes gets the same projection,
+"""The page memo: a page read again with the same bytes gets the same projection,
 and a page whose bytes changed in any way is projected again (so damage is never hidden)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Partitions view's slice lanes, computed from ranges (issue 28): no store, no app."""
+"""The Partitions view's slice lanes, computed from ranges: no store, no app."""
 
 from __future__ import annotations
 

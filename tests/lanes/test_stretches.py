@@ -1,4 +1,4 @@
-"""The view's fast instants and values equal the periods' own (issue 17)."""
+"""The view's fast instants and values equal the periods' own."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""Versions and lineage in the Airflow layer: the Spark operator hands its inputs (with versions)
-to the
-register operator, which records them; restated partitions say so in their asset events; a
-``fresh_only`` Spark operator skips stale partitions."""
+"""Versions and lineage in the Airflow layer: the Spark operator hands its inputs (with
+versions) to the register operator, which records them; restated partitions say so in their
+asset events; a ``fresh_only`` Spark operator skips stale partitions."""
 
 from __future__ import annotations
 

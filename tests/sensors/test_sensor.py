@@ -106,7 +106,7 @@ def test_success_pushes_the_verified_cover(events: Catalog) -> None:
 
 
 def test_an_advertised_partition_without_a_row_is_not_success(events: Catalog) -> None:
-    """Invariant 1: the timelines say hour 3 exists, its row is gone: keep waiting."""
+    """Invariant 2: the timelines say hour 3 exists, its row is gone: keep waiting."""
     register_hours(events, 0, 3)
     task = sensor()
     assert task.poke({})

@@ -11,7 +11,7 @@ once (docs/dimensions.md, "What is chosen").
 The answer is a :class:`~airflow_partitions.cover.Cover` whose runs carry their slice
 (``CoverRun.dimensions``: eu's DAILY, us's 24 hours; a rollup's run carries ``()``), whose
 ``missing`` names per slice what it lacks (``NeededPartitions.dimensions``), and which is
-coverable only when every required slice is. Verification (invariant 1) reads exactly the
+coverable only when every required slice is. Verification (invariant 2) reads exactly the
 chosen runs' rows *of their slice* (:mod:`.slices.sliced_runs`), so the manifest lists exactly the
 chosen partitions. A run a row does not back makes the caller read again with a refreshed
 cache; if fresh timelines still advertise it, they are repaired first (the per-column timeline

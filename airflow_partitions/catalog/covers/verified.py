@@ -1,9 +1,10 @@
 """Covers drawn from the catalog's cached timelines, verified against the partition rows.
 
-DESIGN.md invariant 1: a cover is checked against the partition rows in one batched read before
-anyone acts on it. A value the cache advertises but no row backs means the cache is stale (then
-it is refreshed) or the stored timeline over-reports (then it is repaired, the first reader that
-sees it fixes it); either way the cover is recomputed, never returned wrong.
+Invariant 2 of docs/design.md (never advertise a partition that is not whole): a cover is checked
+against the partition rows in one batched read before anyone acts on it. A value the cache
+advertises but no row backs means the cache is stale (then it is refreshed) or the stored timeline
+over-reports (then it is repaired, the first reader that sees it fixes it); either way the cover is
+recomputed, never returned wrong.
 
 A fact with a storage that declares dimensions gets one minimal cover per slice
 (:mod:`.covers.per_slice`, the same loop); the time-only path below serves facts without

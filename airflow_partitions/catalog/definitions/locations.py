@@ -45,8 +45,8 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/]*")
 
 def normal_location(location: str) -> str:
     """``location`` with ``.`` segments and repeated or trailing slashes removed; a ``..``
-    segment is refused (issue 29, F13: ``/data/ev/raw/../../../../etc`` was registered as
-    given, and Spark read ``/etc``). A ``scheme://authority`` prefix is kept as it is.
+    segment is refused (registered as given, ``/data/ev/raw/../../../../etc`` would have
+    Spark read ``/etc``). A ``scheme://authority`` prefix is kept as it is.
 
     >>> normal_location("s3://bucket//ev/./raw/")
     's3://bucket/ev/raw'

@@ -86,7 +86,7 @@ def parse_rule(text: str) -> LogicalDateRule:
     sign = -1 if match["sign"] == "-" else 1
     calendar = tuple((unit, int(match[key])) for key, unit in _CALENDAR if match[key])
     seconds = sum(int(match[key]) * _SECONDS[key] for key in "YMWDhms" if match[key])
-    if seconds > MAX_SHIFT_DAYS * 86400:  # issue 29, F11: start-P10000Y broke plans later
+    if seconds > MAX_SHIFT_DAYS * 86400:  # start-P10000Y would break plans later
         raise InvalidProducer(
             f"logical-date rule {shown(text)} shifts the date by more than {MAX_SHIFT_DAYS:,} "
             "days (100 years): no producer runs that far from the partition it writes")

@@ -1,12 +1,13 @@
 """Whether a partition row is whole: the one rule every reader applies before using a row.
 
-Why (DESIGN.md invariant 6, issue 29): a row is used (listed, put in a cover, counted in a
-timeline) only when it is positively registered and every cell a partition is built from
-decodes and agrees with the row key. Before, a row in an unknown state, with a location of
-swapped bytes, with invalid UTF-8, or whose ``p:v.<col>`` text named another partition than
-its key was listed and covered. A damaged row is never used: readers skip it (an
-under-report) and log it by name; ``reconcile`` reports it under ``corrupt_rows`` and keeps it,
-and ``reconcile --drop-corrupt`` deletes it so that ``partition add`` can register it again.
+Why (docs/design.md, invariant 8: damage is detected, named and never used): a row is used (listed,
+put in a cover, counted in a timeline) only when it is positively registered and every cell a
+partition is built from decodes and agrees with the row key. Without this check, a row in an
+unknown state, with a location of swapped bytes, with invalid UTF-8, or whose ``p:v.<col>`` text
+names another partition than its key would be listed and covered. A damaged row is never used:
+readers skip it (an under-report) and log it by name; ``reconcile`` reports it under
+``corrupt_rows`` and keeps it, and ``reconcile --drop-corrupt`` deletes it so that
+``partition add`` can register it again.
 
 Cost: :func:`RowCheck.whole` checks a run of projected rows with list operations and one
 ``startswith`` per row (the row key against the texts); :func:`RowCheck.damage` says what is
@@ -235,7 +236,7 @@ _Writer = Callable[Concatenate[CatalogRows, StorageDef, UpdatePeriod, _P], _R]
 
 def names_damaged_rows(write: _Writer[_P, _R]) -> _Writer[_P, _R]:
     """A writer whose rows' blobs do not decode raises :class:`DamagedPartitionRow` naming the
-    row (storage, period, key) and the repair, not a bare ``corrupt cell blob`` (issue 29)."""
+    row (storage, period, key) and the repair, not a bare ``corrupt cell blob``."""
     @functools.wraps(write)
     def named(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, /,
               *args: _P.args, **kwargs: _P.kwargs) -> _R:

@@ -11,7 +11,7 @@ Two KV tables:
     ``t:<PERIOD>.<col>`` (one cell per timeline: JSON ``{"version", "properties"}``, updated only by
     check-and-put, because Thrift1's checkAndPut swaps exactly one cell), and for StoreAll
     timelines one ``v:<PERIOD>.<col>:<ordinal>`` column per value, so a cold reader can read a
-    slice of a large timeline with a column-range filter (seed 004). A storage with declared
+    slice of a large timeline with a column-range filter. A storage with declared
     dimensions also keeps ``t:<PERIOD>.<col>@<slice>`` (one timeline per slice) and
     ``t:slices`` (their build marker): :mod:`.slices.cells`.
 
@@ -199,7 +199,7 @@ class TimelineCell:
         """The cell's JSON (``CorruptTimeline`` when it is not the JSON this version writes).
 
         An absent cell is an empty timeline never stored; an empty one is corrupt: this
-        version never writes it, and reading it as empty hid every partition (issue 29).
+        version never writes it, and reading it as empty would hide every partition.
         """
         if raw is None:
             return cls(None, 0, None, {})

@@ -220,12 +220,11 @@ def _check_group(sdef: StorageDef, group: Sequence[CoverRun], column: str,
     found = [v for _, v in scanned]
     texts = [v[at] for v in found]
     check = decoder.check
-    # The common case: one row a value, in order. With one column and one run the keys need
-    # no check here: the scan's key range holds exactly len(expected) distinct keys whose
-    # texts are the expected values in order, so each key is its text (the catalog writes
-    # canonical keys only); the rest of the row is checked in bulk (issue 29). A merged group's
-    # range also spans its holes, where a damaged row could carry an absent hour's text: there
-    # the keys are checked too.
+    # The common case: one row a value, in order. With one column and one run the keys need no check
+    # here: the scan's key range holds exactly len(expected) distinct keys whose texts are the
+    # expected values in order, so each key is its text (the catalog writes canonical keys only);
+    # the rest of the row is checked in bulk (rows/check.py). A merged group's range also spans its
+    # holes, where a damaged row could carry an absent hour's text: there the keys are checked too.
     keys_proven = check.width == 1 and len(group) == 1
     if expected is not None and texts == expected and _whole(
             sdef, period, check, scanned, with_keys=not keys_proven):

@@ -1,10 +1,10 @@
 """Scans of partition rows that read on past a row whose stored bytes do not decode.
 
-Why (issue 29, F2): on SQLite a row's cells are one blob; a truncated or mangled blob made
-every scan of its period fail with ``corrupt cell blob (208 bytes, 205 present)``, naming no
-row, so that one damaged row stopped every list, cover and reconcile of the period. Here the
-scan hands the row's key and the finding to ``on_damaged`` and resumes just after the row:
-the damaged row is left out (never used), everything else is read as before.
+Why: on SQLite a row's cells are one blob; a plain scan fails on a truncated or mangled blob with
+``corrupt cell blob (208 bytes, 205 present)``, naming no row, so that one damaged row would stop
+every list, cover and reconcile of its period. Here the scan hands the row's key and the finding to
+``on_damaged`` and resumes just after the row: the damaged row is left out (never used), everything
+else is read as before.
 
 Cost: nothing on rows that decode (the scan is the store's own); one new scan per damaged
 row.

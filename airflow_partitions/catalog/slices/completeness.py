@@ -1,10 +1,10 @@
 """Coverage that sees the declared dimensions: a time partition counts only when complete.
 
-Why: a storage partitioned by ``(dt, region)`` keeps one timeline per time column, so it
-advertises an hour as soon as any region has it, and a sensor fired while one region was late
-(issue 28). For a storage that declares ``region`` a dimension, an hour of it is usable in a
-cover only when every *required* slice (each combination of the declared columns' values that
-the domain requires at that time, narrowed by the request's ``where``) has its row there.
+Why: a storage partitioned by ``(dt, region)`` keeps one timeline per time column, so it advertises
+an hour as soon as any region has it, and a sensor reading it alone would fire while one region is
+late. For a storage that declares ``region`` a dimension, an hour of it is usable in a cover only
+when every *required* slice (each combination of the declared columns' values that the domain
+requires at that time, narrowed by the request's ``where``) has its row there.
 
 How: a time partition is complete when the per-column timeline advertises it and every slice
 required there has it in its *slice timeline* (:mod:`.slices.cells`, kept by the write protocol
@@ -172,7 +172,7 @@ def _present(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: 
         start, stop = base, prefix_successor(base)
     out: dict[int, set[Slice]] = {}
     ordinal_of: dict[bytes, int | None] = {}
-    # Whole rows only: a damaged row holds no slice (issue 29, catalog/rows/check.py).
+    # Whole rows only: a damaged row holds no slice (catalog/rows/check.py).
     for _, values in decoder.rows(rows.partitions, start, stop, batch_size=LIST_BATCH):
         text = values[at]
         if values[0] is None or text is None:  # no location: not a partition

@@ -1,11 +1,11 @@
 """The notes a cover carries about partition columns that are not declared dimensions.
 
-Why: a column that is not a declared dimension keeps its old meaning, any value counts (an hour
-of a ``(dt, region)`` storage is there as soon as one region has it). Issue 28 asks that this
-is never silent: every status line and JSON answer of a cover over such a storage says
-``region: not a dimension, any value counts`` (:attr:`~airflow_partitions.cover.result.Cover.notes`;
-docs/dimensions.md). The verified cover calls :func:`cover_notes` once per computed cover:
-O(storages x columns), no store access.
+Why: a column that is not a declared dimension keeps its old meaning, any value counts (an hour of a
+``(dt, region)`` storage is there as soon as one region has it). This is never silent, so that
+nobody mistakes it for per-region coverage: every status line and JSON answer of a cover over such a
+storage says ``region: not a dimension, any value counts``
+(:attr:`~airflow_partitions.cover.result.Cover.notes`; docs/dimensions.md). The verified cover calls
+:func:`cover_notes` once per computed cover: O(storages x columns), no store access.
 """
 
 from __future__ import annotations

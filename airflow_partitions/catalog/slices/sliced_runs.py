@@ -2,15 +2,14 @@
 
 Why: a run chosen for ``region=eu`` (``CoverRun.dimensions``) stands for eu's rows of those
 hours and nothing else; us may read the same hours through its own run, or through a rollup.
-Verification (DESIGN.md invariant 1) must check that eu's rows are there, and the manifest
+Verification (docs/design.md, invariant 2) must check that eu's rows are there, and the manifest
 must list exactly them: every row of the hour would have the job read us twice.
 
 How: runs without a slice are read as before (:func:`.rows.runs.read_runs`). The sliced runs of
-one (storage, period) are read together: the union of their ordinals is read once, as
-time-only runs (a hundred regions' runs over the same hours cost one scan, not a hundred),
-then the rows are indexed once by their declared-column values (a slice) and ordinal, and
-each run takes its slice's. An ordinal
-with no row of the slice is one the run's slice lacks (``RunRows.missing``).
+one (storage, period) are read together: the union of their ordinals is read once, as time-only
+runs (a hundred regions' runs over the same hours cost one scan, not a hundred), then the rows
+are indexed once by their declared-column values (a slice) and ordinal, and each run takes its
+slice's. An ordinal with no row of the slice is one the run's slice lacks (``RunRows.missing``).
 
 Cost: one projected scan per (storage, period) and maximal stretch of sliced ordinals, as the
 time-only read, then O(rows) to index them by slice and O(run) per run, no decoding.

@@ -20,7 +20,7 @@ knowledge laid out per slice. Here:
   holds every slice at once.
 
 Each slice timeline is intersected with the storage's per-column timeline (both under-report at
-worst, never over-report: invariant 3), so a slice is never offered an hour the storage's own
+worst, never over-report: invariant 5), so a slice is never offered an hour the storage's own
 timeline does not advertise. Where a storage's slice timelines are not built (a marker not
 written yet, a corrupt slice cell), its per-slice availability is read from the rows in the
 window with one projected scan (:func:`.slices.completeness.slice_presence`): the same answer,

@@ -4,7 +4,7 @@ The per-slice steps are the per-column ones (:mod:`.writer`) with the rows restr
 slice's: a register advertises a slice's time values after its rows are written; a drop
 un-advertises those no other live row *of the slice* backs, after marking its rows, then
 re-checks and re-advertises what a concurrent register made live; every change is a
-check-and-put of one cell, retried on a lost race (invariant 2), so no update is lost.
+check-and-put of one cell, retried on a lost race (invariant 4), so no update is lost.
 
 Same-partition races (see :mod:`.writer`): a drop writes (touches) each slice cell of the
 slices it drops after marking its rows, even when nothing changes, so a register whose
