@@ -338,7 +338,7 @@ def slices_section(url: str, sizes: list[int], repeat: int) -> str:
         f"({goal:,.0f} ms CPU, HTML); **{'met' if cold_ms < GOAL_MS else 'NOT met'}** cold: "
         f"{cold_ms:,.0f} ms, of which "
         f"{cold_ms - warm_ms:,.0f} ms over the warm JSON are the cover (its verification "
-        "reads the chosen rows, invariant 1) and the view's `completeness` (from the stored "
+        "reads the chosen rows, invariant 2) and the view's `completeness` (from the stored "
         "slice timelines, no row read); the stale check (the page's default) reads no row of "
         "a storage none of whose rows records inputs (the lineage flag, docs/catalog.md): "
         "it was a scan of the window's 743,900 rows, 2,107 ms, before.\n\n"

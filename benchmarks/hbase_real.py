@@ -699,7 +699,7 @@ def reading(res: Results) -> str:
         f"({short.rows:,} rows), {long.repeated.trips} for {long.label} ({long.rows:,} rows), "
         f"with the same {res.holes} holes and {long.runs} runs: one `scannerGetList` per "
         f"{long.page:,} rows ({pages} for {long.rows:,}), because every row of a verified cover "
-        "is read (invariant 1, docs/cover.md). The runs add none; the partitions do.",
+        "is read (invariant 2, docs/cover.md). The runs add none; the partitions do.",
     ]
     if long.one_page is not None:
         lines.append(
@@ -715,12 +715,12 @@ def reading(res: Results) -> str:
 PROPOSALS = """\
 How the goals are met, and what is left:
 
-- *Round trips per verified cover.* Every row is read (invariant 1), so with Thrift1 the floor
+- *Round trips per verified cover.* Every row is read (invariant 2), so with Thrift1 the floor
   is the generation read plus open, one page and close. The cover knows how many rows each
   group of runs holds, and asks for that many plus one in one page (capped at 100,000 rows:
-  `catalog/run_rows.group_page`): 4 round trips for a month and for ten years. The page is
+  `catalog/rows/runs.group_page`): 4 round trips for a month and for ten years. The page is
   held whole in the Thrift server's heap (256 MB for the server started here). Independent of
-  the partitions altogether would mean not reading every row: a change to invariant 1.
+  the partitions altogether would mean not reading every row: a change to invariant 2.
 - *Registration* (at its goal by a small margin). Beyond the bare batch it pays the re-read of
   every written row's state after advertising (needed on HBase, see above) and about twice the
   client CPU: validating the partitions and building their keys and locations

@@ -462,7 +462,7 @@ def render(command: str, all_cases: list[Case], results: dict[tuple[str, str], M
         "the SQLite store proves nothing changed since the same question was answered (its "
         "change stamp) and the answer is given again; *after a write*, another table of the "
         "same file was written before each timed call (untimed), so the rows are read and "
-        "checked (invariant 1), as after any registration. Ratio = peer ÷ us, verified after a "
+        "checked (invariant 2), as after any registration. Ratio = peer ÷ us, verified after a "
         "write (above 1: we are faster).",
         "",
         "| range | hours | missing | us, verified, unchanged (ms) | us, verified after a "

@@ -10,7 +10,7 @@
    decides which hours every region has) from the stored slice timelines, and from the row
    scan they replace (the fallback), and the whole verified ``cover``: on a store unchanged
    since it was answered (SQLite's change stamp), after a write elsewhere in the file (the
-   chosen runs' rows read again: invariant 1), and with every memo emptied. Ratios against 1
+   chosen runs' rows read again: invariant 2), and with every memo emptied. Ratios against 1
    slice, same run.
 
 Timings are medians of ``--repeat`` runs, GC off during each. ``--write PATH`` writes the
@@ -116,7 +116,7 @@ READING = (
     "row scan column is what each cover paid before). **Goal met** for the warm verified "
     "cover: while the store is unchanged (a sensor's pokes between registrations), the "
     "answer costs one change-stamp read and a lookup, nearly flat in slices. After any write "
-    "to the file the verified `cover` reads every chosen run's rows again (invariant 1), so it "
+    "to the file the verified `cover` reads every chosen run's rows again (invariant 2), so it "
     "grows with the rows: a repeat compares them with the bytes checked before (about 0.5 µs "
     "a row, most of it SQLite handing them back) within the memos' bound of 100,000 rows, and "
     "decodes and checks each row beyond it or when checked again (about 3 µs a row); 1,000 "
@@ -149,7 +149,7 @@ def render(reg: list[tuple[str, float]],
         "from the row scan they replace. The whole verified `cover`, warm: *unchanged*, the "
         "store proves nothing changed since the same request was answered (SQLite's change "
         "stamp) and the answer is given again; *after a write elsewhere*, another fact was "
-        "created first (untimed), so the chosen runs' rows are read (invariant 1) and compared "
+        "created first (untimed), so the chosen runs' rows are read (invariant 2) and compared "
         "with the bytes checked before; *checked again* empties every memo first.", "",
         "| slices | rows | completeness, slice timelines | ÷ 1 | completeness, row scan | "
         "scan ÷ timelines | `cover`, unchanged | ÷ 1 | `cover`, after a write elsewhere | ÷ 1 "

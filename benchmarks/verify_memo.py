@@ -123,7 +123,7 @@ def regions_month(catalog: Catalog, repeat: int) -> Case:
 
 
 READING = (
-    "Reading: every call reads all the rows of the cover's runs (invariant 1). Pages and page"
+    "Reading: every call reads all the rows of the cover's runs (invariant 2). Pages and page"
     '-sized chunks that come back with the same bytes are not decoded or checked again: ten y'
     'ears with one hour appended cost about a warm call (1.2x). A row inserted in the middle '
     'shifts every later page by one row, and those pages are decoded and checked again (0.7x '

@@ -34,8 +34,8 @@ def test_the_map_names_every_shipped_module() -> None:
 def test_every_path_the_map_names_exists() -> None:
     stale = []
     for path in sorted(named_paths(MAP.read_text())):
-        if "/" not in path or path.startswith(("http", "../")) or "*" in path:
-            continue
+        if "/" not in path or path.startswith(("http", "../", ".")) or "*" in path:
+            continue  # a URL, a path outside the repository, a runtime directory, a pattern
         if not any((base / path).exists() for base in (PACKAGE, ROOT)):
             stale.append(path)
     assert not stale, "docs/architecture.md names paths that do not exist: " + ", ".join(stale)
@@ -45,3 +45,18 @@ def test_the_checks_bite() -> None:
     assert "catalog/writer.py" in shipped_modules()
     assert "x/y.py" in named_paths("a `x/y.py` b `z` c")
     assert "z" not in named_paths("a `x/y.py` b `z` c")
+
+
+#: A path into the repository in any doc: ``airflow_partitions/catalog/writer.py``,
+#: ``tests/hooks/test_stats.py::test_x``, ``benchmarks/poke.py``.
+REPO_PATH = re.compile(
+    r"\b((?:airflow_partitions|tests|benchmarks|dags_examples|docs)/[A-Za-z0-9_/.]+\.(?:py|md))")
+
+
+def test_every_repository_path_the_docs_name_exists() -> None:
+    stale = []
+    for doc in [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]:
+        for number, line in enumerate(doc.read_text().splitlines(), 1):
+            stale += [f"{doc.name}:{number}: {path}" for path in REPO_PATH.findall(line)
+                      if not (ROOT / path).exists()]
+    assert not stale, "docs name files that do not exist: " + ", ".join(stale)

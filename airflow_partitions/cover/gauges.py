@@ -199,7 +199,7 @@ def coverage_metrics(
     """The metrics of ``cover`` at ``now``; ``timelines`` maps each storage to its timelines of
     the cover's time column (one per period), and gives the lateness rows in its order;
     ``required_slices`` are the slices the request requires (the catalog lists them from the
-    declared dimensions: ``coverage.metrics.request_slices``)."""
+    declared dimensions: ``watch.request_slices``)."""
     if cover.fact is None:
         raise InvalidInput("coverage metrics need the cover of a fact")
     if now.tzinfo is None:

@@ -14,7 +14,7 @@ cover's, e.g. ``region: not a dimension, any value counts``) or
 The sensor re-verifies the cover on ``success`` before it succeeds (docs/design.md, invariants).
 When the picture changes, the trigger logs it and publishes the coverage metrics (a no-op unless
 Airflow's metrics are on; docs/observability.md); an unchanged picture is logged again every 10
-minutes (``coverage.watch.REMINDER_SECONDS``).
+minutes (``watch.REMINDER_SECONDS``).
 
 Idle polls: after a check, the trigger registers the fact's generation read with the
 process's shared poller (:mod:`.poller`) and awaits a change. The poller's thread reads it every
