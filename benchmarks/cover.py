@@ -193,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "python benchmarks/cover.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     print(command)
     rng = random.Random(args.seed)
-    rows = [seed_worst_case(args.repeat), realistic_year(args.repeat, rng),
+    rows = [lens_worst_case(args.repeat), realistic_year(args.repeat, rng),
             minutely_years(args.repeat, args.years, args.naive_full, rng)]
     scaling = doubling(args.repeat, args.doublings, rng)
     text = render(command, rows, scaling)
@@ -204,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def seed_worst_case(repeat: int) -> Row:
+def lens_worst_case(repeat: int) -> Row:
     start, end = pendulum.datetime(2015, 1, 1), pendulum.datetime(2016, 1, 1)
     sources = [source("fact", p, start, end, present=False) for p in (Y, M, D, H, MI)]
     return measure("1. Lens's worst case: 1 year, YEARLY..MINUTELY, nothing registered",

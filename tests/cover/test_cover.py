@@ -92,12 +92,12 @@ def values(period: UpdatePeriod, first: str, count: int, tz: str = "UTC") -> lis
     return [(period.name, period.format_ordinal(o + i, tz)) for i in range(count)]
 
 
-# -- the seed's table ---------------------------------------------------------------------------
+# -- the Lens example's table ----------------------------------------------------------------------
 
-SEED_START, SEED_END = t("2015-01-29T06:00:00Z"), t("2015-03-01T06:00:00Z")
+LENS_START, LENS_END = t("2015-01-29T06:00:00Z"), t("2015-03-01T06:00:00Z")
 
 
-def seed_sources(
+def lens_example_sources(
     *, monthly: bool, daily: bool, daily_holes: Sequence[str] = ()
 ) -> list[CoverSource]:
     out = [CoverSource("f_hourly", 0, H, timeline(H, [("2015-01-01-00", "2015-04-01-00")]))]
@@ -109,52 +109,52 @@ def seed_sources(
     return out
 
 
-SEED_HEAD = values(H, "2015-01-29-06", 18)
-SEED_TAIL = values(H, "2015-03-01-00", 6)
+LENS_HEAD = values(H, "2015-01-29-06", 18)
+LENS_TAIL = values(H, "2015-03-01-00", 6)
 
 
-def test_seed_best_case_all_rollups() -> None:
-    cover = cover_of(seed_sources(monthly=True, daily=True), SEED_START, SEED_END)
-    expected = [*SEED_HEAD, ("DAILY", "2015-01-30"), ("DAILY", "2015-01-31")]
-    expected += [("MONTHLY", "2015-02"), *SEED_TAIL]
+def test_lens_example_best_case_all_rollups() -> None:
+    cover = cover_of(lens_example_sources(monthly=True, daily=True), LENS_START, LENS_END)
+    expected = [*LENS_HEAD, ("DAILY", "2015-01-30"), ("DAILY", "2015-01-31")]
+    expected += [("MONTHLY", "2015-02"), *LENS_TAIL]
     assert listing(cover) == expected
     assert len(cover) == len(cover.partitions) == 27
     assert cover.coverable and cover.covered_fraction == 1.0
 
 
-def test_seed_worst_case_hourly_only() -> None:
+def test_lens_example_worst_case_hourly_only() -> None:
     """31 days of hours: 18 + 2 * 24 + 28 * 24 + 6 = 744 (not 720: the range is 31 days)."""
-    cover = cover_of(seed_sources(monthly=False, daily=False), SEED_START, SEED_END)
+    cover = cover_of(lens_example_sources(monthly=False, daily=False), LENS_START, LENS_END)
     assert listing(cover) == values(H, "2015-01-29-06", 744)
     assert cover.coverable
 
 
-def test_seed_monthly_and_hourly_without_daily() -> None:
-    cover = cover_of(seed_sources(monthly=True, daily=False), SEED_START, SEED_END)
-    expected = [*values(H, "2015-01-29-06", 18 + 48), ("MONTHLY", "2015-02"), *SEED_TAIL]
+def test_lens_example_monthly_and_hourly_without_daily() -> None:
+    cover = cover_of(lens_example_sources(monthly=True, daily=False), LENS_START, LENS_END)
+    expected = [*values(H, "2015-01-29-06", 18 + 48), ("MONTHLY", "2015-02"), *LENS_TAIL]
     assert listing(cover) == expected
 
 
-def test_seed_daily_and_hourly_without_monthly() -> None:
-    cover = cover_of(seed_sources(monthly=False, daily=True), SEED_START, SEED_END)
-    assert listing(cover) == SEED_HEAD + values(D, "2015-01-30", 30) + SEED_TAIL
+def test_lens_example_daily_and_hourly_without_monthly() -> None:
+    cover = cover_of(lens_example_sources(monthly=False, daily=True), LENS_START, LENS_END)
+    assert listing(cover) == LENS_HEAD + values(D, "2015-01-30", 30) + LENS_TAIL
 
 
-def test_seed_one_daily_missing_falls_back_to_hourly() -> None:
-    sources = seed_sources(monthly=False, daily=True, daily_holes=["2015-02-10"])
-    cover = cover_of(sources, SEED_START, SEED_END)
-    expected = SEED_HEAD + values(D, "2015-01-30", 11) + values(H, "2015-02-10-00", 24)
-    expected += values(D, "2015-02-11", 18) + SEED_TAIL
+def test_lens_example_one_daily_missing_falls_back_to_hourly() -> None:
+    sources = lens_example_sources(monthly=False, daily=True, daily_holes=["2015-02-10"])
+    cover = cover_of(sources, LENS_START, LENS_END)
+    expected = LENS_HEAD + values(D, "2015-01-30", 11) + values(H, "2015-02-10-00", 24)
+    expected += values(D, "2015-02-11", 18) + LENS_TAIL
     assert listing(cover) == expected
     assert [p.storage for p in cover.partitions if p.period is D] == ["f_rollup"] * 29
 
 
-def test_seed_scenarios_match_the_lens_baseline() -> None:
+def test_lens_example_scenarios_match_the_lens_baseline() -> None:
     for monthly in (False, True):
         for daily in (False, True):
-            sources = seed_sources(monthly=monthly, daily=daily, daily_holes=["2015-02-10"])
-            cover = cover_of(sources, SEED_START, SEED_END)
-            naive = naive_of(sources, SEED_START, SEED_END)
+            sources = lens_example_sources(monthly=monthly, daily=daily, daily_holes=["2015-02-10"])
+            cover = cover_of(sources, LENS_START, LENS_END)
+            naive = naive_of(sources, LENS_START, LENS_END)
             assert [(p.storage, p.period, p.ordinal) for p in cover.partitions] == list(
                 naive.partitions
             )
@@ -182,7 +182,7 @@ class CountingTimeline(RangesTimeline):
         return super().exists_ordinal(ordinal)
 
 
-def test_seed_worst_case_costs_one_range_query_per_source_and_no_slot_lookups() -> None:
+def test_lens_example_worst_case_costs_one_range_query_per_source_and_no_slot_lookups() -> None:
     periods = (Y, M, D, H, MI)
     sources = [CoverSource("facts", 0, p, CountingTimeline(p)) for p in periods]
     start, end = t("2015-01-01T00:00:00Z"), t("2016-01-01T00:00:00Z")
@@ -563,11 +563,11 @@ def test_missing_when_weeks_overlap_the_chosen_month() -> None:
 
 
 def test_missing_lists_what_would_fill_it() -> None:
-    sources = seed_sources(monthly=False, daily=True, daily_holes=["2015-02-10"])
+    sources = lens_example_sources(monthly=False, daily=True, daily_holes=["2015-02-10"])
     hours = sources[0].timeline
     hours.drop_ordinal(H.parse_ordinal("2015-02-10-12"))
     sources.append(CoverSource("f_rollup", 0, M, timeline(M)))
-    cover = cover_of(sources, SEED_START, SEED_END)
+    cover = cover_of(sources, LENS_START, LENS_END)
     [gap] = cover.missing
     assert gap.describe() == (
         "missing 2015-02-10T12:00/13:00: no HOURLY 2015-02-10-12, no DAILY 2015-02-10, "
@@ -598,7 +598,7 @@ def test_needed_stays_short() -> None:
 
 
 def test_right_hand_remainder_is_covered() -> None:
-    """The seed's pseudo-code drops the right sub-range; neither cover here does."""
+    """The sub-range after a missing middle is still covered (a naive recursion drops it)."""
     start, end = t("2015-01-31T22:00:00Z"), t("2015-02-02T03:00:00Z")
     sources = [
         CoverSource("h", 0, H, timeline(H, [("2015-01-31-00", "2015-02-03-00")])),
@@ -612,34 +612,34 @@ def test_right_hand_remainder_is_covered() -> None:
 
 
 def test_bounds_misaligned_naive_reversed_and_empty() -> None:
-    sources = seed_sources(monthly=True, daily=True)
+    sources = lens_example_sources(monthly=True, daily=True)
     with pytest.raises(MisalignedBound) as err:
-        cover_of(sources, t("2015-01-29T06:30:00Z"), SEED_END)
+        cover_of(sources, t("2015-01-29T06:30:00Z"), LENS_END)
     assert isinstance(err.value, MisalignedTime) and isinstance(err.value, InvalidInput)
     message = str(err.value)
     assert "start 2015-01-29T06:30:00+00:00" in message and "HOURLY" in message
     with pytest.raises(MisalignedBound, match=r"start .* DAILY"):  # finest ALLOWED period
-        cover_of(sources, SEED_START, SEED_END, periods=["daily", "monthly"])
+        cover_of(sources, LENS_START, LENS_END, periods=["daily", "monthly"])
     with pytest.raises(NaiveInstant):
-        cover_of(sources, dt.datetime(2015, 1, 29, 6), SEED_END)
+        cover_of(sources, dt.datetime(2015, 1, 29, 6), LENS_END)
     with pytest.raises(InvalidRange):
-        cover_of(sources, SEED_END, SEED_START)
-    empty = cover_of(sources, SEED_START, SEED_START)
+        cover_of(sources, LENS_END, LENS_START)
+    empty = cover_of(sources, LENS_START, LENS_START)
     assert empty.coverable and len(empty) == 0 and empty.partitions == ()
     with pytest.raises(InvalidInput, match="align"):
-        cover_of(sources, SEED_START, SEED_END, align="wide")
+        cover_of(sources, LENS_START, LENS_END, align="wide")
     with pytest.raises(InvalidInput, match="unknown storage"):
-        cover_of(sources, SEED_START, SEED_END, storages=["nope"])
+        cover_of(sources, LENS_START, LENS_END, storages=["nope"])
     berlin = CoverSource("b", 0, H, new_timeline(None, H, tz="Europe/Berlin"))
     with pytest.raises(InvalidInput, match="zone"):
-        cover_of([berlin], SEED_START, SEED_END)
+        cover_of([berlin], LENS_START, LENS_END)
 
 
 def test_align_outer_and_inner() -> None:
-    sources = seed_sources(monthly=True, daily=True)
+    sources = lens_example_sources(monthly=True, daily=True)
     start, end = t("2015-01-29T06:30:00Z"), t("2015-03-01T05:10:00Z")
     outer = cover_of(sources, start, end, align="outer")
-    assert (outer.start, outer.end) == (SEED_START, SEED_END) and len(outer) == 27
+    assert (outer.start, outer.end) == (LENS_START, LENS_END) and len(outer) == 27
     inner = cover_of(sources, start, end, align="inner")
     assert (inner.start, inner.end) == (t("2015-01-29T07:00:00Z"), t("2015-03-01T05:00:00Z"))
     assert len(inner) == 17 + 2 + 1 + 5
@@ -651,14 +651,14 @@ def test_align_outer_and_inner() -> None:
 
 
 def test_no_usable_source_leaves_everything_missing() -> None:
-    cover = cover_of([], SEED_START, SEED_END)
+    cover = cover_of([], LENS_START, LENS_END)
     [gap] = cover.missing
-    assert (gap.start, gap.end, gap.needed) == (SEED_START, SEED_END, ())
+    assert (gap.start, gap.end, gap.needed) == (LENS_START, LENS_END, ())
     assert cover.covered_fraction == 0.0
 
 
 def test_str_groups_runs() -> None:
-    cover = cover_of(seed_sources(monthly=True, daily=True), SEED_START, SEED_END)
+    cover = cover_of(lens_example_sources(monthly=True, daily=True), LENS_START, LENS_END)
     assert str(cover).splitlines() == [
         "[2015-01-29T06:00, 2015-03-01T06:00): 27 partitions, coverable",
         "  f_hourly HOURLY 2015-01-29-06..23 (18)",
@@ -666,21 +666,22 @@ def test_str_groups_runs() -> None:
         "  f_rollup MONTHLY 2015-02",
         "  f_hourly HOURLY 2015-03-01-00..05 (6)",
     ]
-    one = cover_of(seed_sources(monthly=False, daily=False), SEED_START, SEED_END, fact="events")
+    one = cover_of(lens_example_sources(monthly=False, daily=False), LENS_START, LENS_END,
+                   fact="events")
     assert str(one).splitlines()[1:] == ["  HOURLY 2015-01-29-06..03-01-05 (744)"]
     assert str(one).startswith("events [2015-01-29T06:00")
     holes = [f"2015-02-{d:02d}" for d in range(2, 28, 2)]
-    sources = seed_sources(monthly=False, daily=True, daily_holes=holes)
-    many = cover_of(sources, SEED_START, SEED_END)
+    sources = lens_example_sources(monthly=False, daily=True, daily_holes=holes)
+    many = cover_of(sources, LENS_START, LENS_END)
     lines = str(many).splitlines()
     assert len(many.runs) > 20 and len(lines) == 1 + 12 + 1
     assert any("more runs" in x for x in lines)
 
 
 def test_json_round_trip_and_locations() -> None:
-    sources = seed_sources(monthly=True, daily=True, daily_holes=["2015-01-31"])
+    sources = lens_example_sources(monthly=True, daily=True, daily_holes=["2015-01-31"])
     sources[0].timeline.drop_ordinal(H.parse_ordinal("2015-01-31-05"))
-    cover = cover_of(sources, SEED_START, SEED_END, fact="events")
+    cover = cover_of(sources, LENS_START, LENS_END, fact="events")
     data = cover.to_json()
     assert set(data) == {"fact", "start", "end", "coverable", "partitions", "missing"}
     assert set(data["partitions"][0]) == {"storage", "period", "value", "start", "end", "location"}
