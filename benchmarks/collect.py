@@ -12,8 +12,9 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 ORDER = ["timelines", "kv", "catalog", "catalog_scale", "sparse_history", "cover", "slices",
-         "slice_timelines", "filters", "pruning", "plan", "spark_read", "ui_view", "poke",
-         "peers", "verify_memo", "hbase_real", "hbase_distributed", "coverage_assets"]
+         "slice_timelines", "slice_domains", "filters", "pruning", "plan", "spark_read",
+         "ui_view", "poke", "peers", "verify_memo", "hbase_real", "hbase_distributed",
+         "coverage_assets"]
 HEADER = """# Benchmarks
 
 Measured on this project's machines (2 cores, shared and noisy): every ratio compares against a

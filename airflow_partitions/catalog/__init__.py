@@ -59,6 +59,7 @@ from airflow_partitions.catalog.slices.dimensions import (
     select_slices,
     undeclared_notes,
 )
+from airflow_partitions.catalog.slices.notes import NothingSelected, unselected_note
 from airflow_partitions.catalog.writer import CRASH_ENV, PartitionConflict, WriteResult
 from airflow_partitions.errors import ConcurrentUpdateError
 
@@ -81,6 +82,7 @@ __all__ = [
     "InvalidDefinition",
     "InvalidProducer",
     "NotADimension",
+    "NothingSelected",
     "Partition",
     "PartitionConflict",
     "Producer",
@@ -116,5 +118,6 @@ __all__ = [
     "template_root",
     "timeline_column",
     "undeclared_notes",
+    "unselected_note",
     "value_cell_column",
 ]

@@ -62,7 +62,6 @@ from airflow_partitions.catalog.rows.layout import (
     storage_row,
 )
 from airflow_partitions.catalog.slices.build import created_marker, declare_dimension
-from airflow_partitions.catalog.slices.dimensions import parse_dimensions
 from airflow_partitions.catalog.writer import WriteResult
 from airflow_partitions.cover import Cover, CoverRequest
 from airflow_partitions.defaults import default_data_root, default_store_url
@@ -217,7 +216,8 @@ class Catalog:
             priority=priority,
             timeline_classes=dict(timeline_classes or {}),
             producers=dict(producers or {}),
-            dimensions=parse_dimensions(require_names("dimensions", dimensions)),
+            dimensions=definition_update.declared_dimensions(
+                require_names("dimensions", dimensions)),
         )
         body = encode_json(sdef.to_json())
         row = storage_row(name)
@@ -264,8 +264,8 @@ class Catalog:
         return sdef
 
     def set_dimension(self, storage: str, spec: str) -> StorageDef:
-        """Add to a dimension's domain (``region=apac@2025-06-01T00:00:00Z``) or retire a value
-        (``region=apac@..2026-01-01T00:00:00Z``), with check-and-put as :meth:`set_producers`;
+        """Add to a dimension's domain (``region=apac@2025-06-01T00:00:00Z``) or retire a declared
+        value (``region=apac@..2026-01-01T00:00:00Z``), with check-and-put as :meth:`set_producers`;
         a new column's slice timelines are built from the rows (resumable, :mod:`.slices.build`)."""
         sdef = declare_dimension(self.rows, require_text("storage", storage),
                                  require_text("dimension", spec))
@@ -488,9 +488,11 @@ class Catalog:
         return lens_table.import_lens_timelines(self, self.get_storage(storage), parameters,
                                                 dry_run=dry_run)
 
-    def lens_parameters(self, storage: str) -> tuple[dict[str, str], list[TimelineKey]]:
-        """The Lens table parameters of a storage's timelines, and the WEEKLY ones left out."""
-        return lens_table.export_lens_parameters(self, self.get_storage(storage))
+    def lens_parameters(self, storage: str, warnings: list[str] | None = None
+                        ) -> tuple[dict[str, str], list[TimelineKey]]:
+        """The Lens table parameters of a storage's timelines, and the WEEKLY ones left out;
+        ``warnings`` receives a line per timeline that keeps DST offsets (else it is logged)."""
+        return lens_table.export_lens_parameters(self, self.get_storage(storage), warnings)
 
 
 __all__ = ["AlreadyExists", "Catalog", "parse_columns"]

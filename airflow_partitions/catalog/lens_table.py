@@ -17,6 +17,7 @@ every one of them (reporting them as over-reported). Register the partitions (``
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
@@ -37,6 +38,8 @@ from airflow_partitions.timelines import (
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.core import CatalogCore
+
+log = logging.getLogger(__name__)
 
 
 class LensInputError(InvalidInput):
@@ -179,7 +182,22 @@ def import_lens_timelines(catalog: CatalogCore, sdef: StorageDef, params: Mappin
                             list(table.ignored), table.others, list(table.ambiguous))
 
 
-def export_lens_parameters(catalog: CatalogCore,
-                           sdef: StorageDef) -> tuple[dict[str, str], list[TimelineKey]]:
-    """The Lens table parameters of a storage's timelines, and the WEEKLY ones left out."""
-    return lens_table_parameters(loaded_timelines(catalog.fact_state(sdef.fact), sdef.name))
+def export_lens_parameters(catalog: CatalogCore, sdef: StorageDef,
+                           warnings: list[str] | None = None,
+                           ) -> tuple[dict[str, str], list[TimelineKey]]:
+    """The Lens table parameters of a storage's timelines, and the WEEKLY ones left out.
+
+    A timeline that keeps DST offsets (no form without them names exactly its partitions for
+    Lens, docs/timelines.md) gets a line in ``warnings``, or, when the caller collects none, a
+    WARNING log line with the storage's name: Lens cannot parse the offsets and rebuilds from
+    its partitions.
+    """
+    said: list[str] = []
+    out = lens_table_parameters(loaded_timelines(catalog.fact_state(sdef.fact), sdef.name),
+                                said)
+    if warnings is not None:
+        warnings.extend(said)
+    else:
+        for line in said:
+            log.warning("storage %r: %s", sdef.name, line)
+    return out

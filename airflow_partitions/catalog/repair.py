@@ -2,7 +2,8 @@
 
 Rebuild and migration swap timeline cells with check-and-put like every other writer, so they
 are safe while registrations and drops go on. Rebuild (and so reconcile) also rebuilds the slice
-timelines of a storage with declared dimensions (:mod:`.slices.build`).
+timelines of a storage with declared dimensions (:mod:`.slices.build`); reconcile's report names
+each one it rebuilt, and why (:mod:`.slices.repaired`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from airflow_partitions.catalog.rows.layout import (
     value_ordinals,
 )
 from airflow_partitions.catalog.rows.scan import scan_row_cells
+from airflow_partitions.catalog.slices import repaired as slice_repair
 from airflow_partitions.catalog.slices.build import build_slices
 from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptTimeline, InvalidInput
@@ -63,7 +65,6 @@ if TYPE_CHECKING:
     from airflow_partitions.catalog.core import CatalogCore
 
 log = logging.getLogger(__name__)
-
 
 #: A rebuild's row scan logs its progress every this many rows.
 PROGRESS_ROWS: Final = 1_000_000
@@ -163,17 +164,19 @@ class CorruptRow:
 @dataclass
 class ReconcileReport:
     """The result of ``reconcile``: differences found (and repaired), corrupt timelines
-    replaced, half-dropped rows removed, and rows it could not read (kept untouched)."""
+    replaced, half-dropped rows removed, rows it could not read (kept untouched), and the
+    slice timelines it rebuilt because their cells were wrong (``slice_repairs``)."""
 
     storage: str
     diffs: list[TimelineDiff]
     finished_drops: int
     corrupt_rows: list[CorruptRow] = field(default_factory=list)
+    slice_repairs: list[slice_repair.SliceRepair] = field(default_factory=list)
 
     @property
     def consistent(self) -> bool:
         return (all(d.consistent for d in self.diffs) and not self.finished_drops
-                and not self.corrupt_rows)
+                and not self.corrupt_rows and not self.slice_repairs)
 
     @property
     def corrupt_timelines(self) -> list[TimelineDiff]:
@@ -189,6 +192,8 @@ class ReconcileReport:
         }
         if self.corrupt_rows:
             out["corrupt_rows"] = [r.to_json() for r in self.corrupt_rows]
+        if self.slice_repairs:
+            out["slice_timelines"] = [r.to_json(REPORT_VALUES) for r in self.slice_repairs]
         return out
 
 
@@ -425,6 +430,7 @@ def reconcile(catalog: CatalogCore, sdef: StorageDef, *, drop_corrupt: bool = Fa
     partition can then be registered again.
     """
     storage = sdef.name
+    slices_before = slice_repair.read_slice_cells(catalog.rows, sdef)
     stored, rebuilt, scan = rebuild(catalog, sdef)
     lineage_flag.settle(catalog.rows, sdef)  # a storage from before the flag: set it once
     corrupt_rows = list(scan.corrupt)
@@ -456,7 +462,8 @@ def reconcile(catalog: CatalogCore, sdef: StorageDef, *, drop_corrupt: bool = Fa
             storage, period, column, sdef.tz,
             under_ranges=difference_ranges(new, old), over_ranges=difference_ranges(old, new),
         ))
-    return ReconcileReport(storage, diffs, finished, corrupt_rows)
+    slices = slice_repair.slice_repairs_of(catalog.rows, sdef, slices_before)
+    return ReconcileReport(storage, diffs, finished, corrupt_rows, slices)
 
 
 def migrate_timeline(catalog: CatalogCore, sdef: StorageDef, period: UpdatePeriod | str,

@@ -28,8 +28,8 @@ def register(sub: SubParsers) -> None:
         sub, "cover", help="the fewest registered partitions covering [start, end)",
         description="Find the exact partitions, drawn from every storage table of the fact, "
                     "whose union is [start, end), coarsest first; or say exactly what is "
-                    "missing. Exit 0 if coverable, 1 if not (the answer is still printed), "
-                    "2 for bad input.",
+                    "missing. Exit 0 if coverable, 1 if not (the answer is still printed; "
+                    "also when --where selects no declared slice), 2 for bad input.",
         examples=["airflow-partitions cover events --start 2015-01-29T06:00:00Z "
                   "--end 2015-03-01T06:00:00Z",
                   "airflow-partitions cover events --start 2015-02-01 --end 2015-03-01 "

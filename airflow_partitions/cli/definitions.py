@@ -99,8 +99,10 @@ def register(sub: SubParsers) -> None:
         description="Add values to the domain of a dimension (declaring the column a dimension "
                     "if it is not one yet): COL=VALUE is required always, COL=VALUE@INSTANT "
                     "from an instant, COL=VALUE@SINCE..UNTIL during a span; "
-                    "COL=VALUE@..INSTANT retires an existing value from that instant. Safe "
-                    "against concurrent updates. See docs/dimensions.md.",
+                    "COL=VALUE@..INSTANT retires a declared value from that instant (a value "
+                    "the domain lacks is refused, exit 2). A value must fit a partition "
+                    "location (no '/', '..', ...). Safe against concurrent updates. See "
+                    "docs/dimensions.md.",
         examples=["airflow-partitions storage set-dimension events_raw "
                   "region=apac@2025-06-01T00:00:00Z",
                   "airflow-partitions storage set-dimension events_raw "

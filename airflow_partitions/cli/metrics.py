@@ -33,7 +33,8 @@ def register(sub: SubParsers) -> None:
                     "its latest partition), with declared dimensions the incomplete slices and "
                     "the worst one, print them, and publish them as gauges through "
                     "Airflow's metrics ([metrics] statsd_on, ...) when those are on; with "
-                    "Airflow's metrics off nothing is sent. Exit 0, 2 for bad input.",
+                    "Airflow's metrics off nothing is sent. Exit 0; 1 when --where selects no "
+                    "declared slice (nothing is measured or sent); 2 for bad input.",
         examples=["airflow-partitions metrics events --start 2024-01-01 --end 2024-01-02",
                   "AIRFLOW__METRICS__STATSD_ON=True airflow-partitions metrics events "
                   "--start 2024-01-01 --end 2024-02-01 --json"],
@@ -58,6 +59,12 @@ def metrics(args: argparse.Namespace, ctx: Context) -> int:
         align=args.align, where=args.where,
     )
     cover = ctx.catalog.cover_with_partitions(request).cover
+    if cover.unselected is not None:  # a typo in --where: gauges of nothing would mislead
+        if args.json:
+            print_json(ctx, {"fact": args.fact, "notes": list(cover.notes), "published": False})
+        else:
+            say(ctx, f"{args.fact}: {cover.unselected}; nothing measured or published")
+        return 1
     values = measure(ctx.catalog, request, cover, pendulum.now("UTC"))
     sent = send(values)
     if args.json:

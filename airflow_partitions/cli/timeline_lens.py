@@ -129,8 +129,11 @@ def _value(timeline: ImportedTimeline, ordinal: int) -> str:
 
 
 def timeline_export(args: argparse.Namespace, ctx: Context) -> int:
-    params, skipped = ctx.catalog.lens_parameters(args.storage)
+    offsets: list[str] = []
+    params, skipped = ctx.catalog.lens_parameters(args.storage, offsets)
     print_json(ctx, params)
+    for line in offsets:
+        say(ctx, f"{args.storage}: {line}", json_mode=True)
     for period, column in skipped:
         say(ctx, f"left out the {UpdatePeriod.of(period).name} {column} timeline "
                  f"({WEEKLY_REASON}), and so cube.storagetable.partition.timeline.cache."

@@ -214,6 +214,7 @@ def reconcile_storage(args: argparse.Namespace, ctx: Context) -> int:
             f"{diff.over_count} over-reported"
             f"{_sample(diff.values(diff.over_ranges, 5), diff.over_count)}"
         )
+    lines.extend(repaired.text() for repaired in report.slice_repairs)
     if report.finished_drops:
         lines.append(f"finished {plural(report.finished_drops, 'half-done drop')}")
     for row in report.corrupt_rows:

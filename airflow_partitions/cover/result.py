@@ -58,6 +58,8 @@ class CoverJson(TypedDict):
     missing: list[MissingJson]
     skipped: NotRequired[list[SkippedJson]]
     notes: NotRequired[list[str]]
+    #: The note saying the request's ``where`` selects no declared slice (also in ``notes``).
+    unselected: NotRequired[str]
     #: The sensor's XCom only: the slice filter the cover answered (``CoverRequest.where``),
     #: which a ``cover_from`` operator asks again.
     where: NotRequired[str]
@@ -151,7 +153,7 @@ class Cover:
     """
 
     __slots__ = ("_end", "_fact", "_locator", "_missing", "_notes", "_partitions", "_runs",
-                 "_skipped", "_start", "_tz")
+                 "_skipped", "_start", "_tz", "_unselected")
 
     def __init__(
         self,
@@ -166,11 +168,13 @@ class Cover:
         skipped: Iterable[SkippedPartition] = (),
         locator: RunLocator | None = None,
         notes: Iterable[str] = (),
+        unselected: str | None = None,
     ) -> None:
         """``locator`` gives each run's locations when the partitions are first built (a
         verified cover's rows); ``partitions`` given explicitly take precedence over runs;
-        ``notes`` are said with every answer (:attr:`notes`)."""
+        ``notes`` are said with every answer (:attr:`notes`), ``unselected`` too."""
         self._fact = fact
+        self._unselected = unselected
         self._notes: tuple[str, ...] = tuple(notes)
         self._locator = locator
         self._skipped: tuple[SkippedPartition, ...] = tuple(skipped)
@@ -218,6 +222,12 @@ class Cover:
         is not a declared dimension (docs/dimensions.md). Empty for most covers."""
         return self._notes
 
+    @property
+    def unselected(self) -> str | None:
+        """The note (one of :attr:`notes`) saying the request's ``where`` selects no declared
+        slice, so no registration can make the cover coverable: it never is (None otherwise)."""
+        return self._unselected
+
     def with_skipped(self, skipped: Iterable[SkippedPartition]) -> Cover:
         """A copy that reports these partitions as skipped."""
         return self._copy(skipped=tuple(skipped), notes=self._notes)
@@ -229,14 +239,15 @@ class Cover:
     def _copy(self, skipped: tuple[SkippedPartition, ...], notes: tuple[str, ...]) -> Cover:
         return Cover(self.start, self.end, self._runs if self._partitions is None else (),
                      self.missing, tz=self.tz, fact=self.fact, partitions=self._partitions,
-                     skipped=skipped, locator=self._locator, notes=notes)
+                     skipped=skipped, locator=self._locator, notes=notes,
+                     unselected=self._unselected)
 
     # -- contents ---------------------------------------------------------------------------------
 
     @property
     def coverable(self) -> bool:
-        """Whether the partitions cover the whole range."""
-        return not self.missing
+        """Whether the partitions cover the whole range (never when :attr:`unselected`)."""
+        return not self.missing and self._unselected is None
 
     @property
     def runs(self) -> tuple[CoverRun, ...]:
@@ -275,6 +286,8 @@ class Cover:
     def covered_fraction(self) -> float:
         """Covered duration over the requested duration (1.0 for an empty range)."""
         total = (self.end - self.start).total_seconds()
+        if self._unselected is not None:
+            return 0.0
         if total <= 0:
             return 1.0
         gaps = sum(m.duration.total_seconds() for m in self.missing)
@@ -296,7 +309,8 @@ class Cover:
 
         parts = [replace(p, location=find(p)) for p in self.partitions]
         return Cover(self.start, self.end, (), self.missing, tz=self.tz, fact=self.fact,
-                     partitions=parts, skipped=self.skipped, notes=self.notes)
+                     partitions=parts, skipped=self.skipped, notes=self.notes,
+                     unselected=self._unselected)
 
     # -- JSON (XCom, manifests) -------------------------------------------------------------------
 
@@ -316,6 +330,8 @@ class Cover:
             out["skipped"] = [s.to_json() for s in self.skipped]
         if self.notes:
             out["notes"] = list(self.notes)
+        if self._unselected is not None:
+            out["unselected"] = self._unselected
         return out
 
     @classmethod
@@ -339,6 +355,7 @@ class Cover:
             ),
             skipped=(SkippedPartition.from_json(s) for s in _objects(d.get("skipped") or ())),
             notes=_notes(d.get("notes")),
+            unselected=(_notes([d["unselected"]])[0] if d.get("unselected") else None),
         )
         if "coverable" in d and bool(d["coverable"]) != cover.coverable:
             raise InvalidInput("cover JSON: 'coverable' contradicts the 'missing' list")
@@ -355,6 +372,8 @@ class Cover:
         )
         if self.coverable:
             head += ", coverable"
+        elif self._unselected is not None:
+            head += ", NOT coverable: the where selects no declared slice"
         else:
             head += (
                 f", NOT coverable: {len(self.missing)} missing "

@@ -54,6 +54,8 @@ def status_line(cover: Cover) -> str:
         f"; {note}" for note in cover.notes)
     if cover.coverable:
         return head + ", coverable" + tail
+    if cover.unselected is not None:  # the note, in the tail, says why
+        return head + ", NOT coverable" + tail
     lacks = slice_lacks(cover.missing)
     if len(lacks) > SLICES_SHOWN:  # a long per-slice list: summed per slice for people
         return f"{head}; missing {lacking_text(lacks)}, in {_spans(cover)}{tail}"

@@ -18,6 +18,7 @@ from airflow_partitions.kv.base import Cells, KVStore, KVTable, RowCells, RowVal
 from airflow_partitions.kv.cell_blob import decode_cells, encode_cells
 from airflow_partitions.kv.errors import (
     CorruptCell,
+    DamagedCells,
     InvalidArgument,
     InvalidScan,
     InvalidStoreURL,
@@ -51,6 +52,7 @@ __all__ = [
     "Cells",
     "ColumnRange",
     "CorruptCell",
+    "DamagedCells",
     "FilterList",
     "HBaseConfig",
     "InvalidArgument",

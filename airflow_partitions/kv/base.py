@@ -143,6 +143,20 @@ class KVTable(ABC):
         Returns whether the write happened. This is the only compare-and-swap HBase Thrift1 has.
         """
 
+    def check_and_put_many(
+        self, row: bytes, swaps: Sequence[tuple[bytes, bytes | None, bytes]]
+    ) -> list[bool]:
+        """Each ``(column, expected, value)`` as its own :meth:`check_and_put`, in order;
+        returns which writes happened.
+
+        Why: a writer of many cells of one row (a batch's slice timelines) keeps every cell's
+        compare-and-swap, as separate calls would, while a backend that stores a row as one
+        value (SQLite) reads and writes it once instead of once per cell. Cost here (HBase,
+        Thrift1 has no multi-cell check): one round trip per cell.
+        """
+        return [self.check_and_put(row, column, expected, value)
+                for column, expected, value in swaps]
+
     @abstractmethod
     def check_and_delete(self, row: bytes, column: bytes, expected: bytes) -> bool:
         """Delete the whole row if ``column`` holds ``expected``; returns whether it did.

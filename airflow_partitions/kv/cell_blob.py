@@ -36,28 +36,50 @@ airflow_partitions.kv.errors.CorruptCell: corrupt cell blob (31 bytes, 30 presen
 Traceback (most recent call last):
 ...
 airflow_partitions.kv.errors.CorruptCell: corrupt cell blob (its checksum does not match its bytes)
+
+Per-cell form (tag 5), u32 integers: ``u8 tag=5 | u32 D | u32 n | n x u32 name length | names |
+(n+1) x u32 offset | n x u32 value CRC-32 | u32 head CRC-32 | values``, big-endian; the head
+CRC-32 covers every byte before it. :mod:`.cell_encode` writes it for a row whose cells span
+more than one family (a catalog storage row: definition, timelines, slice timelines, marker),
+whose values pass 4,096 bytes or whose blob would pass 65,535, or that carries a damaged cell
+over (with its stored checksum: still damaged, and named, until a write replaces it). A flipped
+byte in a value costs that cell only: a read asking for it raises :class:`DamagedCells` with the
+row's sound cells and the damaged column's stored bytes (what the check-and-put replacing it
+compares against); a read not asking for it never checks it. In the head it costs the row
+(:class:`CorruptCell`), as with tags 3 and 4. Cost: one ``zlib.crc32`` over the head and one
+per value read.
 """
 
 from __future__ import annotations
 
 import struct
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
-from operator import itemgetter
 from typing import Any, Generic, TypeVar
 from zlib import crc32
 
-from airflow_partitions.kv.errors import CorruptCell
+from airflow_partitions.kv.cell_encode import (
+    CELL_SUMS,
+    NARROW,
+    NARROW_SUM,
+    WIDE,
+    WIDE_SUM,
+)
+from airflow_partitions.kv.cell_encode import (
+    RowEncoder as RowEncoder,
+)
+from airflow_partitions.kv.cell_encode import (
+    encode_cells as encode_cells,
+)
+from airflow_partitions.kv.errors import CorruptCell, DamagedCells
 
-_NARROW, _WIDE, _NARROW_SUM, _WIDE_SUM = 1, 2, 3, 4  # 1 and 2: older files, no checksum
-_WIDTH = {1: 2, 2: 4, 3: 2, 4: 4}
-_CODE = {1: "H", 2: "I", 3: "H", 4: "I"}
-_TAIL = {1: 0, 2: 0, 3: 4, 4: 4}  # the CRC-32 after the values
-_NARROW_TAGS = (_NARROW, _NARROW_SUM)
+_WIDTH = {1: 2, 2: 4, 3: 2, 4: 4, 5: 4}
+_CODE = {1: "H", 2: "I", 3: "H", 4: "I", 5: "I"}
+_TAIL = {1: 0, 2: 0, 3: 4, 4: 4, 5: 0}  # the CRC-32 after the values
+_NARROW_TAGS = (NARROW, NARROW_SUM)
 _RESIDUE = 0x2144DF1C  # crc32 of any bytes followed by their CRC-32 (little-endian)
-_NARROW_MAX = 0xFFFF
 #: Distinct directories remembered; a table has a handful, so this bound is only a safeguard.
 _CACHE_MAX = 4096
 
@@ -72,111 +94,10 @@ class _Directory:
     size: int  # D, the directory's length
     first: int  # where the values must start: D + (n+1) * width
     tail: int  # bytes after the values: 4 (the CRC-32) for tags 3 and 4, else 0
+    summed: bool  # tag 5: a CRC-32 per value, read by ``_checked``
 
 
 _DIRECTORIES: dict[bytes, _Directory] = {}
-
-
-@dataclass(frozen=True, slots=True)
-class _Encoder:
-    """For one column order as given: the sorted columns, a getter of their values in that
-    order, the narrow directory, and the struct of the offsets."""
-
-    columns: tuple[bytes, ...]
-    values_of: Callable[[Mapping[bytes, bytes]], tuple[bytes, ...]]
-    head: bytes
-    first: int
-    offsets: struct.Struct
-
-
-#: Keyed by the columns in the caller's order: bulk writers build every row's cells alike, so
-#: a row costs no sort, and one itemgetter call reads its values in sorted order.
-_ENCODERS: dict[tuple[bytes, ...], _Encoder] = {}
-
-
-def _encoder(given: tuple[bytes, ...]) -> _Encoder:
-    columns = tuple(sorted(given))
-    n = len(columns)
-    names = b"".join(columns)
-    size = 5 + 2 * n + len(names)
-    # Masked so that packing never fails: a directory this large makes the blob wide anyway.
-    fields = (size & _NARROW_MAX, n & _NARROW_MAX, *(len(c) & _NARROW_MAX for c in columns))
-    head = struct.pack(f">B{n + 2}H", _NARROW_SUM, *fields) + names
-    values_of: Callable[[Mapping[bytes, bytes]], tuple[bytes, ...]]
-    if n > 1:
-        values_of = itemgetter(*columns)
-    else:
-        values_of = lambda cells: tuple(cells[c] for c in columns)  # noqa: E731
-    encoder = _Encoder(columns, values_of, head, size + 2 * (n + 1), struct.Struct(f">{n + 1}H"))
-    if len(_ENCODERS) >= _CACHE_MAX:
-        _ENCODERS.clear()
-    _ENCODERS[given] = encoder
-    return encoder
-
-
-def encode_cells(cells: Mapping[bytes, bytes]) -> bytes:
-    """The blob of ``cells`` (columns sorted ascending; see the module docstring)."""
-    given = tuple(cells)
-    encoder = _ENCODERS.get(given) or _encoder(given)
-    return _blob(encoder, encoder.values_of(cells))
-
-
-def _blob(encoder: _Encoder, values: tuple[bytes, ...]) -> bytes:
-    """The blob of ``values``, given in the encoder's (sorted) column order."""
-    try:
-        offsets = encoder.offsets.pack(*accumulate(map(len, values), initial=encoder.first))
-    except struct.error:  # an offset past 65,535: the wide form
-        return _encode_wide(encoder.columns, values)
-    return _summed(b"".join((encoder.head, offsets, *values)))
-
-
-def _summed(body: bytes) -> bytes:
-    """``body`` followed by its CRC-32 (little-endian, so that the whole has the residue)."""
-    return body + crc32(body).to_bytes(4, "little")
-
-
-class RowEncoder:
-    """Encodes rows that share one tuple of columns, each given as its values in that order.
-
-    Why: a bulk writer's rows all have the same columns; the sort and the directory are worked
-    out once, and a row is one pick of its values, one pack of its offsets and one join.
-
-    >>> RowEncoder((b"cf:bb", b"cf:a")).encode((b"xy", b"1")) == encode_cells(
-    ...     {b"cf:bb": b"xy", b"cf:a": b"1"})
-    True
-    """
-
-    __slots__ = ("_encoder", "_pick")
-
-    def __init__(self, columns: Sequence[bytes]) -> None:
-        given = tuple(columns)
-        self._encoder = _ENCODERS.get(given) or _encoder(given)
-        position = {column: index for index, column in enumerate(given)}
-        order = [position[column] for column in self._encoder.columns]
-        self._pick: Callable[[Sequence[bytes]], tuple[bytes, ...]]
-        if len(order) > 1:
-            self._pick = itemgetter(*order)
-        else:
-            self._pick = _single(order[0])
-
-    def encode(self, values: Sequence[bytes]) -> bytes:
-        """The blob of one row's values (in the columns' order as given)."""
-        return _blob(self._encoder, self._pick(values))
-
-
-def _single(at: int) -> Callable[[Sequence[bytes]], tuple[bytes, ...]]:
-    """A pick of one value as a 1-tuple (``itemgetter`` of one index returns it bare)."""
-    return lambda values: (values[at],)
-
-
-def _encode_wide(columns: tuple[bytes, ...], values: tuple[bytes, ...]) -> bytes:
-    """The wide form (u32 integers), for rows of 64 KiB and more."""
-    n = len(columns)
-    names = b"".join(columns)
-    size = 9 + 4 * n + len(names)
-    ends = accumulate(map(len, values), initial=size + 4 * (n + 1))
-    head = struct.pack(f">BII{n}I", _WIDE_SUM, size, n, *map(len, columns))
-    return _summed(b"".join((head, names, struct.pack(f">{n + 1}I", *ends), *values)))
 
 
 def _corrupt(why: str) -> CorruptCell:
@@ -189,7 +110,7 @@ def _directory(blob: bytes) -> _Directory:
         tag = blob[0]
         if tag in _NARROW_TAGS:
             key = blob[: blob[1] << 8 | blob[2]]
-        elif tag in (_WIDE, _WIDE_SUM):
+        elif tag in (WIDE, WIDE_SUM, CELL_SUMS):
             key = blob[: int.from_bytes(blob[1:5], "big")]
         else:
             raise _corrupt(f"unknown tag {tag}")
@@ -221,9 +142,10 @@ def _parse_directory(key: bytes, tag: int, blob_size: int) -> _Directory:
     columns = tuple(key[a:b] for a, b in pairwise(starts))
     if any(a >= b for a, b in pairwise(columns)):
         raise _corrupt("columns not sorted and distinct")
-    offsets = struct.Struct(f">{n + 1}{code}")
-    return _Directory(columns, tuple(enumerate(columns)), offsets, size, size + (n + 1) * width,
-                      _TAIL[tag])
+    fields = 2 * n + 2 if tag == CELL_SUMS else n + 1  # tag 5: offsets, sums, the head's sum
+    offsets = struct.Struct(f">{fields}{code}")
+    return _Directory(columns, tuple(enumerate(columns)), offsets, size, size + fields * width,
+                      _TAIL[tag], tag == CELL_SUMS)
 
 
 def _offsets(blob: bytes, directory: _Directory) -> tuple[int, ...]:
@@ -243,11 +165,66 @@ def _offsets(blob: bytes, directory: _Directory) -> tuple[int, ...]:
     return offsets
 
 
+def _checked(blob: bytes, directory: _Directory, pairs: Iterable[tuple[bytes, int]],
+             key: bytes = b"") -> dict[bytes, bytes]:
+    """The values of ``pairs`` out of a tag-5 blob, each checked against its own CRC-32.
+
+    A head whose CRC fails is a CorruptCell (no cell of it can be trusted); values that fail
+    theirs raise DamagedCells with the sound ones (row ``key``); the others are never read.
+    """
+    good, bad = _split(blob, directory, pairs)
+    if bad:
+        raise DamagedCells({key: good}, {key: bad})
+    return good
+
+
+def _split(blob: bytes, directory: _Directory, pairs: Iterable[tuple[bytes, int]]
+           ) -> tuple[dict[bytes, bytes], dict[bytes, bytes]]:
+    """A tag-5 blob's sound values and its damaged ones (their stored bytes)."""
+    n = len(directory.columns)
+    try:
+        fields: tuple[int, ...] = directory.offsets.unpack_from(blob, directory.size)
+    except struct.error:
+        raise _corrupt(f"{len(blob)} bytes, too short for its offsets") from None
+    if crc32(blob[: directory.first - 4]) != fields[-1]:
+        raise _corrupt("its directory's checksum does not match its bytes")
+    o = fields[: n + 1]
+    if o[0] != directory.first or o[-1] != len(blob) or list(o) != sorted(o):
+        raise _corrupt(f"value offsets {o[0]}..{o[-1]} do not fit {len(blob)} bytes")
+    good: dict[bytes, bytes] = {}
+    bad: dict[bytes, bytes] = {}
+    for c, i in pairs:
+        value = blob[o[i] : o[i + 1]]
+        if crc32(value) == fields[n + 1 + i]:
+            good[c] = value
+        else:
+            bad[c] = value
+    return good, bad
+
+
 def decode_cells(blob: bytes) -> dict[bytes, bytes]:
-    """All cells of a blob, columns in ascending order."""
+    """All cells of a blob, columns in ascending order (DamagedCells names damaged ones)."""
     directory = _directory(blob)
+    if directory.summed:
+        return _checked(blob, directory, ((c, i) for i, c in directory.pairs))
     o = _offsets(blob, directory)
     return {c: blob[o[i] : o[i + 1]] for i, c in directory.pairs}
+
+
+def cells_for_rewrite(blob: bytes) -> tuple[dict[bytes, bytes], dict[bytes, int]]:
+    """Every cell of a stored row for a write that rewrites it, damaged ones included, and the
+    CRC-32 each damaged cell was stored with: written back with it (``encode_cells``'s
+    ``kept_sums``), a damaged cell stays damaged until a write replaces it."""
+    directory = _directory(blob)
+    if not directory.summed:
+        return decode_cells(blob), {}
+    good, bad = _split(blob, directory, ((c, i) for i, c in directory.pairs))
+    if not bad:
+        return good, {}
+    fields = directory.offsets.unpack_from(blob, directory.size)
+    n = len(directory.columns)
+    kept = {c: fields[n + 1 + i] for i, c in directory.pairs if c in bad}
+    return {**good, **bad}, kept
 
 
 def columns_of(blob: bytes) -> tuple[bytes, ...]:
@@ -303,7 +280,7 @@ class _PlannedReader(ABC, Generic[_P]):
         return (head if cached else None), entry
 
     def _planned(self, rows: Iterable[tuple[bytes, bytes]]
-                 ) -> Iterator[tuple[bytes, bytes, _P, tuple[int, ...]]]:
+                 ) -> Iterator[tuple[bytes, bytes, _P, tuple[int, ...] | None]]:
         """``(key, blob, plan, offsets)`` of each row that holds something wanted.
 
         Per row: a prefix test against the previous row's directory (the plan is looked up
@@ -319,6 +296,9 @@ class _PlannedReader(ABC, Generic[_P]):
                 if entry is None:
                     continue
                 directory, plan = entry
+                if directory.summed:  # checked by the caller, value by value
+                    yield key, blob, plan, None
+                    continue
                 try:
                     o = directory.offsets.unpack_from(blob, directory.size)
                 except struct.error:
@@ -397,6 +377,11 @@ class Projection(_PlannedReader[_Slots]):
                                                      directory.tail)
                 if entry is None:
                     continue
+                if entry[0].summed:  # tag 5: only the wanted values, each checked
+                    good = _checked(blob, entry[0], ((c, i) for c, i in zip(
+                        self.wanted, slots, strict=True) if i is not None), key)
+                    append((key, tuple([good.get(c) for c in self.wanted])))
+                    continue
                 try:
                     o = unpack(blob, size)
                 except struct.error:
@@ -447,9 +432,24 @@ class Selection(_PlannedReader[tuple[tuple[bytes, int], ...]]):
         return pairs or None
 
     def page(self, rows: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, dict[bytes, bytes]]]:
-        """``(key, cells)`` for each ``(key, blob)`` with a selected cell, in order."""
-        return [(key, {c: blob[o[i] : o[i + 1]] for c, i in pairs})
-                for key, blob, pairs, o in self._planned(rows)]
+        """``(key, cells)`` for each ``(key, blob)`` with a selected cell, in order.
+
+        Rows with damaged cells are read to the page's end, then DamagedCells names them all,
+        with every row found (the damaged rows' sound cells included).
+        """
+        found: list[tuple[bytes, dict[bytes, bytes]]] = []
+        damaged: dict[bytes, dict[bytes, bytes]] = {}
+        for key, blob, pairs, o in self._planned(rows):
+            if o is None:  # tag 5: each value checked against its own CRC-32
+                good, bad = _split(blob, _directory(blob), pairs)
+                if bad:
+                    damaged[key] = bad
+                found.append((key, good))
+            else:
+                found.append((key, {c: blob[o[i] : o[i + 1]] for c, i in pairs}))
+        if damaged:
+            raise DamagedCells(dict(found), damaged)
+        return found
 
 
 #: Per (directory, column specs): the (column, index) pairs the specs select.
@@ -476,6 +476,8 @@ def select_cells(blob: bytes, specs: tuple[bytes, ...] | None) -> dict[bytes, by
         _SELECTIONS[key] = pairs
     if not pairs:
         return {}
+    if directory.summed:
+        return _checked(blob, directory, pairs)
     o = _offsets(blob, directory)
     return {c: blob[o[i] : o[i + 1]] for c, i in pairs}
 
@@ -492,4 +494,6 @@ def merge_cells(old: bytes, new: bytes) -> bytes:
         new_directory.columns
     ):
         return new
-    return encode_cells({**decode_cells(old), **decode_cells(new)})
+    cells, kept = cells_for_rewrite(old)
+    fresh = decode_cells(new)
+    return encode_cells({**cells, **fresh}, {c: v for c, v in kept.items() if c not in fresh})

@@ -78,3 +78,42 @@ class CorruptCell(KVError):
     """
 
     row: bytes | None = None
+
+
+class DamagedCells(CorruptCell):
+    """Cells whose bytes fail their own checksum, read beside cells that are sound.
+
+    Raised by a read that met them (``get``, ``get_many``, scans) instead of its answer, so a
+    damaged cell is never handed out as data and never silently left out. ``found`` holds every
+    row the read returned, with its readable cells; ``damaged`` names, per row, the damaged
+    columns with their stored bytes: not data, only what a check-and-put that replaces the cell
+    compares against. ``row`` is the first damaged row and ``table`` the table read; the
+    message names both and every damaged column.
+    """
+
+    def __init__(self, found: dict[bytes, dict[bytes, bytes]],
+                 damaged: dict[bytes, dict[bytes, bytes]], table: str = "") -> None:
+        super().__init__()
+        self.found, self.damaged, self.table = found, damaged, table
+        self.row = next(iter(damaged), None)
+
+    @property
+    def cells(self) -> dict[bytes, bytes]:
+        """The readable cells of the first damaged row."""
+        return self.found.get(self.row, {}) if self.row is not None else {}
+
+    def columns(self, row: bytes | None = None) -> tuple[bytes, ...]:
+        """The damaged columns of ``row`` (the first damaged row by default)."""
+        at = self.row if row is None else row
+        return tuple(self.damaged.get(at, {})) if at is not None else ()
+
+    def __str__(self) -> str:
+        where = f" of table {self.table!r}" if self.table else ""
+        rows = "; ".join(
+            f"row {row!r}: {', '.join(repr(c) for c in cells)}"
+            for row, cells in self.damaged.items())
+        return (f"damaged cells{where} (their bytes do not match their checksums; the "
+                f"row's other cells are sound): {rows}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.found, self.damaged, self.table))

@@ -40,6 +40,7 @@ from airflow_partitions.kv.validation import (
     check_row,
     check_row_columns,
     check_row_values,
+    check_swap,
 )
 
 T = TypeVar("T")
@@ -373,10 +374,7 @@ class HBaseTable(KVTable):
         self, row: bytes, column: bytes, expected: bytes | None, value: bytes
     ) -> bool:
         check_hbase_row(row)
-        check_column(column)
-        if expected is not None and not isinstance(expected, bytes):
-            raise InvalidArgument(f"expected must be bytes or None, got {type(expected).__name__}")
-        check_cells({column: value})
+        check_swap(column, expected, value)
         mutation = Mutation(column=column, value=value)
         return bool(
             self._call(

@@ -16,7 +16,7 @@ from airflow_partitions.kv.scan_filters import (
     RowRange,
     ScanFilter,
 )
-from airflow_partitions.kv.validation import prefix_successor
+from airflow_partitions.kv.validation import ScanRange, prefix_successor
 
 Bound = tuple[bytes, bool]  # (key, inclusive)
 
@@ -101,3 +101,12 @@ def _flatten_and(members: tuple[ScanFilter, ...]) -> list[ScanFilter]:
         else:
             flat.append(member)
     return flat
+
+
+def ranged_plan(plan: ScanPlan, scan_range: ScanRange) -> ScanPlan:
+    """``plan`` with the scan's own start and stop added to its row bounds."""
+    if scan_range.start is not None:
+        plan.lower.append((scan_range.start, True))
+    if scan_range.stop is not None:
+        plan.upper.append((scan_range.stop, False))
+    return plan

@@ -21,18 +21,20 @@ from airflow_partitions.kv.cell_blob import (
     Projection,
     RowEncoder,
     Selection,
+    cells_for_rewrite,
     decode_cells,
     encode_cells,
     select_cells,
 )
 from airflow_partitions.kv.errors import (
     CorruptCell,
+    DamagedCells,
     InvalidArgument,
 )
 from airflow_partitions.kv.page_memo import PAGES
 from airflow_partitions.kv.scan_filters import ScanFilter, apply_filter
 from airflow_partitions.kv.sqlite_layout import sql_table
-from airflow_partitions.kv.sqlite_plan import ScanPlan, plan_scan
+from airflow_partitions.kv.sqlite_plan import ScanPlan, plan_scan, ranged_plan
 from airflow_partitions.kv.validation import (
     ScanRange,
     check_amount,
@@ -44,6 +46,7 @@ from airflow_partitions.kv.validation import (
     check_row_columns,
     check_row_values,
     check_scan,
+    check_swap,
     column_selected,
     family_of,
     wrap_long,
@@ -117,16 +120,32 @@ class SQLiteTable(KVTable):
             raise CorruptCell(f"cannot put into a row of {self.name!r}: {cause}") from cause
 
     def _load(self, conn: sqlite3.Connection, row: bytes) -> Cells:
-        """The row's cells, read inside the caller's (write) transaction."""
-        found = conn.execute(f"SELECT cells FROM {self._sql} WHERE row = ?", (row,)).fetchone()
-        return {} if found is None else decode_cells(found[0])
+        """The row's cells, read inside the caller's (write) transaction.
 
-    def _store_row(self, conn: sqlite3.Connection, row: bytes, cells: Cells) -> None:
-        """Replace the row's cells; a row left without cells disappears, as on HBase."""
+        Damaged cells come with their stored bytes, and their stored checksums are kept for
+        :meth:`_store_row`: a write keeps them damaged unless it replaces or deletes them.
+        """
+        found = conn.execute(f"SELECT cells FROM {self._sql} WHERE row = ?", (row,)).fetchone()
+        if found is None:
+            return _Loaded()
+        cells, sums = cells_for_rewrite(found[0])
+        loaded = _Loaded(cells)
+        loaded.kept = {c: (cells[c], s) for c, s in sums.items()}
+        return loaded
+
+    def _store_row(self, conn: sqlite3.Connection, row: bytes, cells: Cells,
+                   before: Cells) -> None:
+        """Replace the row's cells; a row left without cells disappears, as on HBase.
+
+        ``before`` is what :meth:`_load` read: its damaged cells that ``cells`` still holds
+        (the same bytes object, not rewritten) keep their stored checksum, so stay damaged.
+        """
+        kept = getattr(before, "kept", {})
+        sums = {c: s for c, (raw, s) in kept.items() if cells.get(c) is raw}
         if cells:
             conn.execute(
                 f"INSERT OR REPLACE INTO {self._sql} (row, cells) VALUES (?, ?)",
-                (row, encode_cells(cells)),
+                (row, encode_cells(cells, sums)),
             )
         else:
             conn.execute(f"DELETE FROM {self._sql} WHERE row = ?", (row,))
@@ -143,7 +162,11 @@ class SQLiteTable(KVTable):
             return None if not found else bytes(found[0][0])
 
         blob = self._read("get", body, one_statement=True)
-        return {} if blob is None else select_cells(blob, specs)
+        try:
+            return {} if blob is None else select_cells(blob, specs)
+        except DamagedCells as exc:
+            raise DamagedCells({row: exc.cells}, {row: exc.damaged[exc.row or b""]},
+                               self.name) from None
 
     def get_many(
         self, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
@@ -164,7 +187,11 @@ class SQLiteTable(KVTable):
                 ).fetchall()
             return found
 
-        return dict(_cells_of_page(self._read("get_many", body), specs))
+        try:
+            return dict(_cells_of_page(self._read("get_many", body), specs))
+        except DamagedCells as exc:
+            exc.table = self.name
+            raise
 
     def _page(
         self, plan: ScanPlan, resume: bytes | None, reverse: bool, page_size: int
@@ -195,7 +222,7 @@ class SQLiteTable(KVTable):
         filter: ScanFilter | None,
         reverse: bool,
     ) -> Iterator[RowCells]:
-        plan = _ranged_plan(plan_scan(filter), scan_range)
+        plan = ranged_plan(plan_scan(filter), scan_range)
         residual = plan.residual
         selection = Selection(columns) if columns is not None else None
         remaining = scan_range.limit
@@ -207,7 +234,17 @@ class SQLiteTable(KVTable):
             if remaining is not None and residual is None:
                 page_size = min(page_size, remaining)
             page = self._page(plan, last_row, reverse, page_size)
-            for key, cells in _cells_of_page(page, columns, selection):
+            try:
+                found = _cells_of_page(page, columns, selection)
+            except DamagedCells as exc:  # the rows before the first damaged one, then it
+                exc.table = self.name
+                keys = list(exc.found)
+                cut = keys.index(exc.row) if exc.row in exc.found else len(keys)
+                found = [(k, exc.found[k]) for k in keys[:cut]]
+                failed: DamagedCells | None = exc
+            else:
+                failed = None
+            for key, cells in found:
                 kept = cells if residual is None else apply_filter(residual, key, cells)
                 if not kept:
                     continue
@@ -216,6 +253,8 @@ class SQLiteTable(KVTable):
                     remaining -= 1
                     if remaining == 0:
                         return
+            if failed is not None:
+                raise failed
             if len(page) < page_size:
                 return
             last_row = page[-1][0]
@@ -242,7 +281,7 @@ class SQLiteTable(KVTable):
 
     def _projected_pages(self, projection: Projection, scan_range: ScanRange
                          ) -> Iterator[RowValues]:
-        plan = _ranged_plan(ScanPlan(), scan_range)
+        plan = ranged_plan(ScanPlan(), scan_range)
         remaining = scan_range.limit
         last_row: bytes | None = None
         while True:
@@ -332,7 +371,7 @@ class SQLiteTable(KVTable):
             cells = self._load(conn, row)
             kept = {c: v for c, v in cells.items() if not column_selected(c, specs)}
             if len(kept) != len(cells):
-                self._store_row(conn, row, kept)
+                self._store_row(conn, row, kept, cells)
 
         self._write("delete", body)
 
@@ -352,33 +391,41 @@ class SQLiteTable(KVTable):
             cells = self._load(conn, row)
             kept = {c: v for c, v in cells.items() if not column_selected(c, checked_deletes)}
             if checked_puts or len(kept) != len(cells):
-                self._store_row(conn, row, {**kept, **checked_puts})
+                self._store_row(conn, row, {**kept, **checked_puts}, cells)
 
         self._write("mutate_row", body)
 
     def check_and_put(
         self, row: bytes, column: bytes, expected: bytes | None, value: bytes
     ) -> bool:
+        return self._swap("check_and_put", row, [(column, expected, value)])[0]
+
+    def check_and_put_many(self, row: bytes, swaps: Sequence[tuple[bytes, bytes | None, bytes]]
+                           ) -> list[bool]:
+        return self._swap("check_and_put_many", row, swaps) if swaps else []
+
+    def _swap(self, op: str, row: bytes, swaps: Sequence[tuple[bytes, bytes | None, bytes]]
+              ) -> list[bool]:
+        """Each swap a compare-and-swap of its cell, in one transaction: one read, one write."""
         check_row(row)
-        check_column(column)
-        if expected is not None and not isinstance(expected, bytes):
-            raise InvalidArgument(f"expected must be bytes or None, got {type(expected).__name__}")
-        check_cells({column: value})
+        for column, expected, value in swaps:
+            check_swap(column, expected, value)
 
-        def body(conn: sqlite3.Connection) -> bool:
-            self._check_families(conn, [column])
+        def body(conn: sqlite3.Connection) -> list[bool]:
+            self._check_families(conn, [column for column, _, _ in swaps])
             cells = self._load(conn, row)
-            current = cells.get(column)
-            if expected is None or expected == b"":
-                ok = current is None or current == b""
-            else:
-                ok = current == expected
-            if ok:
-                cells[column] = value
-                self._store_row(conn, row, cells)
-            return ok
+            done = []
+            for column, expected, value in swaps:
+                current = cells.get(column)
+                ok = current in (None, b"") if expected in (None, b"") else current == expected
+                if ok:
+                    cells[column] = value
+                done.append(ok)
+            if any(done):
+                self._store_row(conn, row, cells, cells)
+            return done
 
-        return self._write("check_and_put", body)
+        return self._write(op, body)
 
     def check_and_delete(self, row: bytes, column: bytes, expected: bytes) -> bool:
         check_row(row)
@@ -405,6 +452,8 @@ class SQLiteTable(KVTable):
             cells = self._load(conn, row)
             current = 0
             raw = cells.get(column)
+            if column in getattr(cells, "kept", {}):
+                raise DamagedCells({row: {}}, {row: {column: raw or b""}}, self.name)
             if raw is not None:
                 if len(raw) != 8:
                     raise CorruptCell(
@@ -414,10 +463,17 @@ class SQLiteTable(KVTable):
                 current = int.from_bytes(raw, "big", signed=True)
             new = wrap_long(current + amount)
             cells[column] = new.to_bytes(8, "big", signed=True)
-            self._store_row(conn, row, cells)
+            self._store_row(conn, row, cells, cells)
             return new
 
         return self._write("increment", body)
+
+
+class _Loaded(dict[bytes, bytes]):
+    """A row's cells as a write loaded them; ``kept``: its damaged cells, each with its stored
+    bytes and checksum."""
+
+    kept: dict[bytes, tuple[bytes, int]] = {}
 
 
 def _cells_of_page(page: list[tuple[bytes, bytes]], specs: tuple[bytes, ...] | None,
@@ -425,21 +481,19 @@ def _cells_of_page(page: list[tuple[bytes, bytes]], specs: tuple[bytes, ...] | N
     """The page's rows with the cells ``specs`` select; rows left without cells dropped."""
     if specs is None:
         out: list[RowCells] = []
+        damaged: dict[bytes, Cells] = {}
         key = b""
         try:
             for key, blob in page:
-                out.append((key, decode_cells(blob)))
+                try:
+                    out.append((key, decode_cells(blob)))
+                except DamagedCells as exc:  # its sound cells; the page is read to its end
+                    out.append((key, exc.cells))
+                    damaged[key] = exc.damaged[exc.row or b""]
         except CorruptCell as exc:
             exc.row = key  # the row a caller names and reads on past
             raise
+        if damaged:
+            raise DamagedCells(dict(out), damaged)
         return out
     return (selection or Selection(specs)).page(page)
-
-
-def _ranged_plan(plan: ScanPlan, scan_range: ScanRange) -> ScanPlan:
-    """``plan`` with the scan's own start and stop added to its row bounds."""
-    if scan_range.start is not None:
-        plan.lower.append((scan_range.start, True))
-    if scan_range.stop is not None:
-        plan.upper.append((scan_range.stop, False))
-    return plan

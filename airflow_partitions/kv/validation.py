@@ -113,6 +113,15 @@ def check_cells(cells: Mapping[bytes, bytes]) -> dict[bytes, bytes]:
     return checked
 
 
+def check_swap(column: object, expected: object, value: object) -> None:
+    """One compare-and-swap's arguments: a cell name, the bytes expected (None: absent), the
+    bytes to write."""
+    check_column(column)
+    if expected is not None and not isinstance(expected, bytes):
+        raise InvalidArgument(f"expected must be bytes or None, got {type(expected).__name__}")
+    check_cells({column: value})  # type: ignore[dict-item]
+
+
 def check_row_columns(columns: object) -> tuple[bytes, ...]:
     """The columns of a ``put_rows``: a non-empty sequence of distinct full columns."""
     if isinstance(columns, bytes | str) or not isinstance(columns, Sequence) or not columns:

@@ -71,7 +71,8 @@ class CoveredSparkSubmitOperator(CoverArguments, SparkSubmitOperator):
         over dimension columns (``"region IN ('eu', 'us')"``); default: the ``where`` of the
         ``cover_from`` sensor's cover, else every value each domain requires
         (docs/dimensions.md). The manifest lists every row behind each chosen partition, so a
-        storage's other slices are in it too. (templated)
+        storage's other slices are in it too. A ``where`` that selects no declared slice
+        (a value no domain has) fails the task at once, ``allow_partial`` or not. (templated)
     :param fresh_only: use fresh partitions only: stale ones (built from inputs restated or
         dropped since, see ``Catalog.stale``) are skipped and finer fresh ones used instead.
     :param allow_partial: launch on the covered part of an uncoverable range (logged, and the
@@ -213,6 +214,8 @@ class CoveredSparkSubmitOperator(CoverArguments, SparkSubmitOperator):
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
         cover = verified.cover
         self.log.info("%s (verified)", status_line(cover))
+        if cover.unselected is not None:  # no registration can help, nor a retry, nor a part
+            raise AirflowFailException(f"{self.task_id}: {fact}: {cover.unselected}")
         missing = missing_list(cover, shown=50)
         if not cover.coverable:
             if not self.allow_partial:

@@ -17,7 +17,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from airflow_partitions.arguments import shown
-from airflow_partitions.catalog import SliceCompleteness, StorageDef, complete_sources
+from airflow_partitions.catalog import (
+    NothingSelected,
+    SliceCompleteness,
+    StorageDef,
+    complete_sources,
+    unselected_note,
+)
 from airflow_partitions.cover import (
     Clock,
     Cover,
@@ -79,6 +85,9 @@ def plan(catalog: Catalog, fact: str, start: Instant, end: Instant, *,
     column = fdef.time_columns[0]
     defs = {name: s.definition for name, s in state.storages.items()
             if column in s.definition.time_columns}
+    note = unselected_note(defs.values(), request)
+    if note is not None:
+        raise NothingSelected(f"{fact}: {note}")
     sources, checks = complete_sources(catalog.rows, state, request, column)
     prepared = prepare(sources, request, tz=fdef.tz)
     stale, stale_slices = _restate_set(restate, defs, fdef.tz)

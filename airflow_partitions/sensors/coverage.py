@@ -75,7 +75,9 @@ class PartitionCoverageSensor(CoverArguments, BaseSensorOperator):
         over dimension columns (``"region IN ('eu', 'us')"``); default: every value each
         domain requires (docs/dimensions.md). It travels in the trigger's request and in the
         XCom cover (key ``where``), so a ``cover_from`` operator asks for the same slices.
-        (templated)
+        A ``where`` that selects no declared slice (a value no domain has: no registration
+        can satisfy it) fails the task at its first check, as does a column that is not a
+        dimension. (templated)
     :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
     :param deferrable: wait in the triggerer (no worker slot) between the first and last check.
     :param trigger_poll_interval: seconds between the trigger's checks while deferred (default

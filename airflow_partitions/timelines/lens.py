@@ -12,6 +12,9 @@ translated here, both ways. Lens's WEEKLY values (``yyyy-'W'ww`` in the JVM's lo
 Sunday-start weeks numbered inside the calendar year) name other weeks than the ISO weeks this
 project uses, with the same text, so WEEKLY timelines never cross: they are skipped on the way
 in and left out on the way out (and ``present`` with them, so Lens rebuilds its own).
+
+Sub-daily values in a DST fall-back are written without their offsets wherever a form Lens
+reads exactly exists (:mod:`.lens_dst`); where none does, the export says so.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from airflow_partitions.errors import CorruptTimeline, InvalidInput
 from airflow_partitions.periods import TzLike, UpdatePeriod, zone, zone_name
 from airflow_partitions.timelines.base import PartitionTimeline
 from airflow_partitions.timelines.factory import UnknownTimelineClass, timeline_class
+from airflow_partitions.timelines.lens_dst import lens_form
 from airflow_partitions.timelines.properties import (
     KEY_ROOT,
     PRESENT_KEY,
@@ -109,21 +113,43 @@ def from_lens_value(period: UpdatePeriod, text: str, key: str) -> str:
 def lens_properties(timeline: PartitionTimeline) -> dict[str, str]:
     """One timeline's properties exactly as Lens writes them (its QUARTERLY spelling too).
 
+    A fall-back value keeps its offset here; the table export
+    (:func:`lens_table_parameters`) writes the form Lens reads back exactly (:mod:`.lens_dst`).
     Raises :class:`LensParameterError` for a WEEKLY timeline (see the module doc).
     """
-    if timeline.period is UpdatePeriod.WEEKLY:
-        raise LensParameterError(storage_class_key(timeline.period.name, timeline.column),
-                                 f"a WEEKLY timeline cannot be written for Lens: {WEEKLY_REASON}")
+    _refuse_weekly(timeline)
     return {k: to_lens_value(timeline.period, v) for k, v in timeline.to_properties().items()}
 
 
+def _refuse_weekly(timeline: PartitionTimeline) -> None:
+    if timeline.period is UpdatePeriod.WEEKLY:
+        raise LensParameterError(storage_class_key(timeline.period.name, timeline.column),
+                                 f"a WEEKLY timeline cannot be written for Lens: {WEEKLY_REASON}")
+
+
+def _lens_export_properties(timeline: PartitionTimeline,
+                            warnings: list[str] | None) -> dict[str, str]:
+    """The form Lens reads back as exactly the timeline's partitions (:mod:`.lens_dst`): a
+    timeline whose values carry DST offsets may be written as Ranges or with its ``latest``
+    unsuffixed; when some value must keep its offset, the reason goes to ``warnings``."""
+    _refuse_weekly(timeline)
+    form = lens_form(timeline)
+    if form.warning is not None and warnings is not None:
+        warnings.append(form.warning)
+    return {k: to_lens_value(timeline.period, v) for k, v in form.properties.items()}
+
+
 def lens_table_parameters(
-    timelines: Mapping[TimelineId, PartitionTimeline],
+    timelines: Mapping[TimelineId, PartitionTimeline], warnings: list[str] | None = None,
 ) -> tuple[dict[str, str], list[TimelineId]]:
     """The table parameters Lens would hold for these timelines, and the WEEKLY ones left out.
 
     ``present`` is ``true`` only when nothing was left out: otherwise Lens would trust an
     incomplete set, so it is omitted and Lens rebuilds every timeline from its partitions.
+    A timeline that must keep DST offsets (no form without them names exactly its partitions
+    for Lens) is written with them, and ``warnings`` gets one line for it: Lens cannot parse
+    them and rebuilds the table's timelines from its partitions, while this project's import
+    reads them exactly.
     """
     out: dict[str, str] = {}
     skipped: list[TimelineId] = []
@@ -131,7 +157,7 @@ def lens_table_parameters(
         if key[0] is UpdatePeriod.WEEKLY:
             skipped.append(key)
             continue
-        out.update(lens_properties(timelines[key]))
+        out.update(_lens_export_properties(timelines[key], warnings))
     if not skipped:
         out[PRESENT_KEY] = "true"
     return dict(sorted(out.items())), skipped

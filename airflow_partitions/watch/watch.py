@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Literal
 
-from airflow_partitions.catalog import Catalog, FactState
+from airflow_partitions.catalog import Catalog, FactState, NothingSelected
 from airflow_partitions.cover import Cover, CoverRequest, status_line
 
 #: Seconds without a change after which the unchanged status line is reported again: a long
@@ -28,7 +28,8 @@ class CoverageWatch:
 
     :meth:`check` costs one round trip when the cache is warm and nothing changed (the
     generation read of ``catalog.fact_state``); otherwise (or when handed another catalog: a
-    connection that changed) it computes one verified cover.
+    connection that changed) it computes one verified cover. A cover whose ``where`` selects
+    no declared slice raises :class:`NothingSelected` (an ``InvalidInput``: permanent).
     A ``fresh_only`` request is recomputed on every check: an input of another fact can be
     restated without moving this fact's generation.
 
@@ -62,6 +63,8 @@ class CoverageWatch:
             self.cover = catalog.cover_with_partitions(self.request).cover
             self.generation = generation
             self._catalog = catalog
+        if self.cover.unselected is not None:
+            raise NothingSelected(f"{self.fact}: {self.cover.unselected}")
         return self.cover
 
     @property

@@ -166,3 +166,16 @@ def test_export_leaves_weekly_out_and_says_why(run: Run) -> None:
     assert not any(".WEEKLY." in k for k in result.json())
     assert f"{LENS}.present" not in result.json()
     assert "left out the WEEKLY dt timeline" in result.err
+
+
+def test_export_says_when_offsets_stay(run: Run) -> None:
+    """Berlin's 01:00 and the first 02:00 of the autumn night have no form without offsets
+    that Lens reads as exactly those hours: the export keeps them and says so on stderr."""
+    assert run("fact", "create", "berlin", "--time-zone", "Europe/Berlin").code == 0
+    assert run("storage", "create", "berlin", "b_raw", "--periods", "HOURLY").code == 0
+    for hour in ("2015-10-25-01", "2015-10-25-02+02:00"):
+        assert run("partition", "add", "b_raw", "--period", "HOURLY", f"dt={hour}").code == 0
+    exported = run("timeline", "export", "b_raw", "--lens")
+    assert exported.code == 0, exported.err
+    assert "2015-10-25-02+02:00" in exported.out
+    assert exported.err.startswith("b_raw: HOURLY dt: kept DST offsets, which Lens cannot parse")

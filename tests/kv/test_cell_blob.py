@@ -4,6 +4,7 @@ decode, and damaged bytes raise CorruptCell, never an IndexError or a struct.err
 from __future__ import annotations
 
 import struct
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -18,7 +19,7 @@ from airflow_partitions.kv.cell_blob import (
     merge_cells,
     select_cells,
 )
-from airflow_partitions.kv.errors import CorruptCell
+from airflow_partitions.kv.errors import CorruptCell, DamagedCells
 from airflow_partitions.kv.validation import column_selected
 from tests.hypothesis_budget import examples
 
@@ -108,10 +109,10 @@ def test_merge_puts_the_new_cells_over_the_old(old: dict[bytes, bytes],
     assert decode_cells(merged) == {**old, **new}
 
 
-def test_wide_rows_use_four_byte_integers() -> None:
+def test_large_rows_use_the_per_cell_form() -> None:
     cells = {b"cf:big": b"x" * 70_000, b"cf:small": b"y"}
     blob = encode_cells(cells)
-    assert blob[0] == 4  # wide, with its checksum
+    assert blob[0] == 5  # u32 integers, a checksum per value
     assert decode_cells(blob) == cells
     assert Projection((b"cf:small",)).values(blob) == (b"y",)
     with pytest.raises(CorruptCell):
@@ -213,3 +214,65 @@ def test_unsorted_columns_are_corrupt() -> None:
     swapped = good.replace(b"cf:acf:b", b"cf:bcf:a")
     with pytest.raises(CorruptCell, match="sorted"):
         decode_cells(swapped)
+
+
+wide_cells = st.dictionaries(column, st.binary(min_size=1, max_size=40), min_size=2,
+                             max_size=12).filter(
+    lambda cells: len({c.partition(b":")[0] for c in cells}) > 1)
+
+
+def _value_spans(blob: bytes) -> dict[bytes, tuple[int, int]]:
+    """Where each value of a per-cell (tag 5) blob lies, read from its directory."""
+    size, n = struct.unpack_from(">II", blob, 1)
+    lengths = struct.unpack_from(f">{n}I", blob, 9)
+    names_at = 9 + 4 * n
+    starts = [names_at]
+    for length in lengths:
+        starts.append(starts[-1] + length)
+    columns = [blob[a:b] for a, b in pairwise(starts)]
+    offsets = struct.unpack_from(f">{n + 1}I", blob, size)
+    return {c: (offsets[i], offsets[i + 1]) for i, c in enumerate(columns)}
+
+
+@MANY
+@given(cells=wide_cells)
+def test_rows_of_several_families_round_trip_in_the_per_cell_form(
+        cells: dict[bytes, bytes]) -> None:
+    blob = encode_cells(cells)
+    assert blob[0] == 5
+    assert decode_cells(blob) == cells
+    assert select_cells(blob, None) == cells
+    wanted_cols = tuple(sorted(cells))[:2]
+    assert Projection(wanted_cols).values(blob) == tuple(cells[c] for c in wanted_cols)
+
+
+@MANY
+@given(cells=wide_cells, data=st.data())
+def test_a_flipped_byte_in_a_value_costs_only_that_value(cells: dict[bytes, bytes],
+                                                         data: st.DataObject) -> None:
+    """Any single flipped byte: inside a value, only that value is damaged (named, its
+    neighbours read); anywhere else, the directory's CRC catches it (the whole blob)."""
+    blob = bytearray(encode_cells(cells))
+    spans = _value_spans(bytes(blob))
+    at = data.draw(st.integers(0, len(blob) - 1))
+    blob[at] ^= data.draw(st.integers(1, 255))
+    damaged = bytes(blob)
+    inside = [c for c, (a, b) in spans.items() if a <= at < b]
+    with pytest.raises(CorruptCell) as caught:
+        decode_cells(damaged)
+    if inside:
+        assert isinstance(caught.value, DamagedCells)
+        assert caught.value.columns() == tuple(inside)
+        assert caught.value.cells == {c: v for c, v in cells.items() if c not in inside}
+        others = tuple(c for c in cells if c not in inside)
+        assert select_cells(damaged, others) == {c: cells[c] for c in others}
+        assert Projection(others).values(damaged) == tuple(cells[c] for c in others)
+        # a write keeps the damaged cell damaged, and a write over it heals the row
+        merged = merge_cells(damaged, encode_cells({b"zz:new": b"1"}))
+        with pytest.raises(DamagedCells):
+            decode_cells(merged)
+        healed = merge_cells(damaged, encode_cells({inside[0]: b"fresh"}))
+        assert decode_cells(healed) == {**cells, inside[0]: b"fresh"}
+    else:
+        assert not isinstance(caught.value, DamagedCells)
+        assert "checksum" in str(caught.value) or "corrupt" in str(caught.value)

@@ -5,6 +5,7 @@ lines and timeout messages. The covered operators: tests/operators/test_slices.p
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import pytest
@@ -206,3 +207,33 @@ def test_a_mixed_cover_still_waits_for_the_hour_one_region_lacks(catalog: Catalo
     assert cover.coverable and len(cover.partitions) == 25
     assert [(p.period.name, p.dimensions) for p in cover.partitions
             if p.dimensions == (("region", "us"),)] == [("DAILY", (("region", "us"),))]
+
+
+def test_a_where_selecting_no_declared_slice_fails_at_once(regions: Catalog) -> None:
+    """``euu`` is no value of the domain: no registration can ever satisfy the sensor, so it
+    fails at its first poke (it would otherwise wait forever), and the deferrable half sends
+    an error event with the same reason."""
+    reason = "matches no declared slice of ev (declared: region=eu,us)"
+    with pytest.raises(AirflowFailException, match=r"region = 'euu'.*" + re.escape(reason)):
+        sensor(where="region = 'euu'").poke({})
+    with pytest.raises(AirflowFailException, match=re.escape(reason)):
+        sensor(where="region = 'euu'", deferrable=True, timeout=600).execute({})
+    request = CoverRequest.of("ev", T0, T0.add(hours=4), where="region = 'euu'").to_json()
+    payload = asyncio.run(first_event(PartitionCoverageTrigger(request, poke_interval=0.05)))
+    assert payload["status"] == "error" and reason in payload["message"], payload
+
+
+def test_a_covered_operator_whose_where_selects_nothing_fails_at_once(
+        regions: Catalog, tmp_path: Any) -> None:
+    """The operators take the sensor's ``where`` (tests/operators/test_slices.py): one that
+    selects no declared slice fails without retries, ``allow_partial`` or not."""
+    from airflow_partitions.operators.spark import CoveredSparkSubmitOperator
+    from tests.helpers import FakeTI
+
+    for partial in (False, True):
+        op = CoveredSparkSubmitOperator(
+            task_id="spark", application="job.py", fact="ev", start=T0, end=T0.add(hours=4),
+            where="region = 'euu'", allow_partial=partial,
+            manifest_dir=str(tmp_path / "manifests"))
+        with pytest.raises(AirflowFailException, match="matches no declared slice of ev"):
+            op.build_manifest({"ti": FakeTI()})  # type: ignore[typeddict-item]

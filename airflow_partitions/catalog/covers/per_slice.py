@@ -40,7 +40,7 @@ from airflow_partitions.catalog.covers.unadvertise import (
 )
 from airflow_partitions.catalog.definitions.tables import StorageDef
 from airflow_partitions.catalog.rows.runs import RunRows, run_locator
-from airflow_partitions.catalog.slices.notes import cover_notes
+from airflow_partitions.catalog.slices.notes import cover_notes, unselected_note
 from airflow_partitions.catalog.slices.sliced_runs import read_slice_runs
 from airflow_partitions.catalog.slices.sources import (
     StorageInput,
@@ -97,9 +97,12 @@ def slice_round(catalog: CatalogCore, state: FactState, request: CoverRequest, c
     """Compute the slice cover of ``request`` from ``state`` and verify it against the rows.
 
     None when no slice is required in the range (every declared value's span lies outside it,
-    or ``where`` keeps none): then nothing but time is asked, and the caller takes the
-    time-only path. ``refresh``: the state was just read from the store, so a run the rows do
-    not back means a stored timeline over-reports; it is repaired before the next round.
+    or ``where`` keeps none of them there): then nothing but time is asked, and the caller
+    takes the time-only path. A ``where`` that selects no declared slice at all (a value no
+    domain has) instead gets a cover that says so and is never coverable
+    (:func:`.slices.notes.unselected_note`). ``refresh``: the state was just read from the
+    store, so a run the rows do not back means a stored timeline over-reports; it is
+    repaired before the next round.
     """
     fdef = state.definition
     tz = fdef.tz
@@ -112,7 +115,12 @@ def slice_round(catalog: CatalogCore, state: FactState, request: CoverRequest, c
                 if request.storages is None or i.definition.name in request.storages]
     required = fact_required(readable, request)
     if not required:
-        return None
+        note = unselected_note(readable, request)
+        if note is None:
+            return None
+        notes = (*cover_notes([i.definition for i in inputs], request, column), note)
+        return SliceRound(Cover(from_us(to_us(request.start), tz), from_us(to_us(request.end), tz),
+                                tz=tz, fact=fdef.name, notes=notes, unselected=note))
     found = slice_sources(catalog.rows, inputs, request, column, required)
     sources: Sequence[SliceSource] = found.sources
     skipped: tuple[SkippedPartition, ...] = ()

@@ -8,7 +8,8 @@ recomputed, never returned wrong.
 
 A fact with a storage that declares dimensions gets one minimal cover per slice
 (:mod:`.covers.per_slice`, the same loop); the time-only path below serves facts without
-dimensions, and a dimensioned fact when no slice is required in the range.
+dimensions, and a dimensioned fact when no slice is required in the range. A ``where`` that
+selects no declared slice at all never reaches it: the slice round answers that cover.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The JSON the catalog's definitions and repairs write, typed (docs/architecture.md, "Typed
-JSON contracts"): a fact or storage definition as stored, a listed partition, a reconcile report.
+JSON contracts"): a fact or storage definition as stored, a listed partition, a reconcile report
+and the slice timelines it rebuilt.
 """
 
 from __future__ import annotations
@@ -71,11 +72,29 @@ class CorruptRowJson(TypedDict):
     dropped: bool
 
 
+class SliceTimelineJson(TypedDict):
+    """One slice timeline ``reconcile`` rebuilt, in ``reconcile --json``: which (``slice``:
+    column -> value), why (``reason``), and the hours its cell lacked or held without a row
+    (at most ``REPORT_VALUES`` per list; the counts are whole)."""
+
+    storage: str
+    period: str
+    column: str
+    slice: dict[str, str]
+    reason: str
+    under_reported: list[str]
+    over_reported: list[str]
+    under_reported_count: int
+    over_reported_count: int
+
+
 class ReconcileReportJson(TypedDict):
-    """``reconcile --json``; ``corrupt_rows`` only when there are some."""
+    """``reconcile --json``; ``corrupt_rows`` and ``slice_timelines`` only when there are
+    some."""
 
     storage: str
     consistent: bool
     finished_drops: int
     timelines: list[TimelineDiffJson]
     corrupt_rows: NotRequired[list[CorruptRowJson]]
+    slice_timelines: NotRequired[list[SliceTimelineJson]]

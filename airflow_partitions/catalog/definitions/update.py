@@ -10,7 +10,7 @@ afterwards so warm caches (sensors, planners) see the new producers at their nex
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from airflow_partitions.arguments import shown
 from airflow_partitions.catalog.cache import UnknownStorage
@@ -19,7 +19,7 @@ from airflow_partitions.catalog.definitions.producers import (
     Producer,
     check_producers,
 )
-from airflow_partitions.catalog.definitions.tables import StorageDef, encode_json
+from airflow_partitions.catalog.definitions.tables import StorageDef, check_safe_value, encode_json
 from airflow_partitions.catalog.rows.layout import (
     DEF,
     MAX_SWAP_ATTEMPTS,
@@ -27,7 +27,12 @@ from airflow_partitions.catalog.rows.layout import (
     decode_storage,
     storage_row,
 )
-from airflow_partitions.catalog.slices.dimensions import Dimension, parse_dimension
+from airflow_partitions.catalog.slices.dimensions import (
+    Dimension,
+    UndeclaredValue,
+    parse_dimension,
+    parse_dimensions,
+)
 from airflow_partitions.errors import ConcurrentUpdateError, WrongType
 from airflow_partitions.periods import UpdatePeriod
 
@@ -71,18 +76,40 @@ def set_producers(rows: CatalogRows, storage: str,
         rows, storage, lambda current: apply_changes(current, producer_changes(current, changes)))
 
 
+def declared_dimensions(specs: Iterable[str]) -> tuple[Dimension, ...]:
+    """``--dimension`` specs as declared at creation: :func:`parse_dimensions`, every value
+    one a partition location can hold (:func:`check_safe_value`, the rule registration
+    applies), since a value required forever that no partition can carry is never filled."""
+    dimensions = parse_dimensions(specs)
+    for d in dimensions:
+        for value in d.value_names():
+            check_safe_value(d.column, value)
+    return dimensions
+
+
 def add_dimension_values(current: StorageDef, spec: str) -> StorageDef:
     """The definition with the values of ``spec`` (``region=apac@2025-06-01T00:00:00Z``)
     added to its column's domain, declaring the column if it was not yet a dimension; a
-    ``value@..UNTIL`` retires an existing value from that instant instead."""
+    ``value@..UNTIL`` retires a declared value from that instant instead.
+
+    ``value@..UNTIL`` of a value the domain lacks is refused (:class:`UndeclaredValue`): as a
+    declaration it would require the value since the beginning of time, which a misspelt
+    retirement never means. An added value must fit a location (:func:`check_safe_value`).
+    """
     change = parse_dimension(spec)
     dimensions = {d.column: d for d in current.dimensions}
     dimension = dimensions.get(change.column)
     for value in change.values:
-        if value.since is None and value.until is not None and dimension is not None and any(
-                v.value == value.value for v in dimension.values):
+        if value.since is None and value.until is not None:
+            if dimension is None:
+                raise UndeclaredValue(
+                    f"{change.column} is not a declared dimension of {current.name}, so "
+                    f"{value.value} cannot be retired (declared: "
+                    f"{', '.join(dimensions) or 'none'})")
             dimension = dimension.retired(value.value, value.until)
-        elif dimension is None:
+            continue
+        check_safe_value(change.column, value.value)
+        if dimension is None:
             dimension = Dimension(change.column, (value,))
         else:
             dimension = dimension.with_value(value)

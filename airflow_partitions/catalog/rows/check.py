@@ -35,7 +35,7 @@ from airflow_partitions.keys import (
     key_prefix,
     string_field,
 )
-from airflow_partitions.kv import CorruptCell
+from airflow_partitions.kv import CorruptCell, DamagedCells
 from airflow_partitions.periods import UpdatePeriod
 
 log = logging.getLogger(__name__)
@@ -235,15 +235,18 @@ _Writer = Callable[Concatenate[CatalogRows, StorageDef, UpdatePeriod, _P], _R]
 
 
 def names_damaged_rows(write: _Writer[_P, _R]) -> _Writer[_P, _R]:
-    """A writer whose rows' blobs do not decode raises :class:`DamagedPartitionRow` naming the
-    row (storage, period, key) and the repair, not a bare ``corrupt cell blob``."""
+    """A writer whose partition rows' blobs do not decode raises :class:`DamagedPartitionRow`
+    naming the row (storage, period, key) and the repair, not a bare ``corrupt cell blob``; a
+    damaged cell of another table (a slice timeline in the storage row) keeps its own error,
+    which names its table, row and cell."""
     @functools.wraps(write)
     def named(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, /,
               *args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return write(rows, sdef, period, *args, **kwargs)
         except CorruptCell as exc:
-            if exc.row is None:
+            if exc.row is None or (isinstance(exc, DamagedCells)
+                                   and exc.table not in ("", rows.partitions.name)):
                 raise
             raise RowCheck(sdef, period).report(exc.row, str(exc)) from None
 

@@ -43,6 +43,7 @@ from airflow_partitions.catalog.definitions.tables import (
     StorageDef,
     encode_json,
 )
+from airflow_partitions.catalog.rows.damage import stand_ins
 from airflow_partitions.errors import (
     CorruptDefinition,
     CorruptPartitionRow,
@@ -58,7 +59,7 @@ from airflow_partitions.keys import (
 )
 from airflow_partitions.keys import encoded_cell_column as encoded_cell_column
 from airflow_partitions.keys import value_cell_column as value_cell_column
-from airflow_partitions.kv import Cells, ColumnRange, KVStore, KVTable
+from airflow_partitions.kv import Cells, ColumnRange, DamagedCells, KVStore, KVTable
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import (
     UnknownTimelineClass,
@@ -348,12 +349,29 @@ class CatalogRows:
         return out
 
     def read_storage_def(self, storage: str) -> StorageDef | None:
-        cells = self.catalog.get(storage_row(storage), [DEF])
+        try:
+            cells = self.catalog.get(storage_row(storage), [DEF])
+        except DamagedCells as exc:
+            stand_ins(self.kv.url, exc, storage_row(storage), exc.columns())
+            raise
         return decode_storage(storage, cells[DEF]) if DEF in cells else None
 
     def read_storage_rows(self, storages: Iterable[str]) -> dict[str, Cells]:
-        """Definitions and timeline cells of several storages in one round trip (no values)."""
-        rows = self.catalog.get_many([storage_row(s) for s in storages], [b"m", b"t"])
+        """Definitions and timeline cells of several storages in one round trip (no values).
+
+        A damaged cell (its bytes fail their own checksum, :class:`DamagedCells`) is never
+        used: a damaged definition raises :class:`CorruptDefinition` naming the store, table,
+        row and cell; any other damaged cell reads as empty, which its readers treat as an
+        undecodable one (a timeline is read from the partition rows or reported for
+        ``reconcile``, which rebuilds it), with a WARNING naming it.
+        """
+        keys = [storage_row(s) for s in storages]
+        try:
+            rows = self.catalog.get_many(keys, [b"m", b"t"])
+        except DamagedCells as exc:
+            rows = dict(exc.found)
+            for row, damaged in exc.damaged.items():
+                rows[row] = {**rows.get(row, {}), **stand_ins(self.kv.url, exc, row, damaged)}
         return {row[2:].decode(): cells for row, cells in rows.items()}
 
     # -- timelines ---------------------------------------------------------------------------------
@@ -367,7 +385,10 @@ class CatalogRows:
                                column: str) -> bytes | None:
         """The cell's bytes, unchecked: for repair, which replaces it without trusting it."""
         col = timeline_column(period, column)
-        return self.catalog.get(storage_row(storage), [col]).get(col)
+        try:
+            return self.catalog.get(storage_row(storage), [col]).get(col)
+        except DamagedCells as exc:  # its stored bytes: what the swap that replaces it expects
+            return exc.damaged[storage_row(storage)][col]
 
     def swap_timeline_cell(
         self, storage: str, period: UpdatePeriod, column: str, old: TimelineCell | bytes | None,

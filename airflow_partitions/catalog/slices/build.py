@@ -53,7 +53,7 @@ from airflow_partitions.catalog.writer import crash_point
 from airflow_partitions.cover import Slice
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptTimeline, InvalidInput
 from airflow_partitions.keys import prefix_successor
-from airflow_partitions.kv import ColumnRange
+from airflow_partitions.kv import ColumnRange, DamagedCells
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import RangesTimeline, runs
 
@@ -148,9 +148,13 @@ def _stored(rows: CatalogRows, storage: str, period: UpdatePeriod,
     row = storage_row(storage)
     low = slice_cell_prefix(period, column)[2:]  # the qualifier, without ``t:``
     out: dict[Slice, bytes] = {}
-    for _, cells in rows.catalog.scan(start=row, stop=row + b"\x00", columns=[b"t"],
-                                      filter=ColumnRange(low, True, prefix_successor(low),
-                                                         False)):
+    try:
+        found = [cells for _, cells in rows.catalog.scan(
+            start=row, stop=row + b"\x00", columns=[b"t"],
+            filter=ColumnRange(low, True, prefix_successor(low), False))]
+    except DamagedCells as exc:  # damaged cells: their stored bytes, what the swap replaces
+        found = [{**exc.found.get(row, {}), **exc.damaged.get(row, {})}]
+    for cells in found:
         for name, raw in cells.items():
             parsed = parse_slice_cell(name)
             if parsed is not None and parsed[:2] == (period.name, column):

@@ -17,7 +17,11 @@ Cells, in the storage row ``S\\x00<storage>`` of the ``catalog`` table:
   the dimension columns the slice timelines are kept for, and the timelines whose slice
   timelines were built from the rows (or kept since the storage was created with them). A
   reader uses slice timelines only where the marker names the storage's declared columns and
-  the timeline; elsewhere it falls back to reading the rows (:mod:`.slices.completeness`).
+  the timeline; elsewhere it falls back to reading the rows (:mod:`.slices.completeness`). The
+  marker names timelines, not slices: a required slice with no cell, at hours the per-column
+  timeline advertises, while the rows have that slice, is the marker and the cells disagreeing
+  (a lost cell); readers then read that slice from the rows with a WARNING
+  (:func:`.slices.completeness.read_lost_slices`) and ``reconcile`` rebuilds its cell.
 
 Lens export reads per-column timelines only (:meth:`Catalog.timelines`), so it never sees
 these cells; Lens has no slices and its export is the union, as before.

@@ -12,7 +12,10 @@ and cached with the fact): O(required slices x window) in memory, no read. Where
 timelines are not built (a storage declared before they existed, a build not finished, a
 corrupt slice cell), the storage's rows in the range are read instead, with one projected scan
 per period (O(rows in the range)), and each time partition is kept only when every required
-slice has a live row in it. Either way the cover is computed over the complete partitions, and
+slice has a live row in it. Where the marker says they are built but a required slice has no
+cell at hours the per-column timeline advertises, the marker and the cells disagree (a lost
+cell, or a write stopped between the two): that slice is read from the rows with a WARNING
+(:func:`read_lost_slices`). Either way the cover is computed over the complete partitions, and
 every run it chooses is checked again when its rows are read for verification (a row dropped
 in between makes the cover be recomputed, and a slice timeline that over-reports is settled).
 Columns that are not declared keep their meaning: any value counts.
@@ -20,6 +23,7 @@ Columns that are not declared keep their meaning: any value counts.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -27,6 +31,7 @@ from typing import TYPE_CHECKING
 from airflow_partitions.catalog.definitions.tables import StorageDef
 from airflow_partitions.catalog.rows.decode import LIST_BATCH, PartitionDecoder
 from airflow_partitions.catalog.rows.layout import CatalogRows
+from airflow_partitions.catalog.slices.cells import slice_key
 from airflow_partitions.catalog.slices.dimensions import (
     NotADimension,
     required_slices,
@@ -50,6 +55,8 @@ from airflow_partitions.timelines import PartitionTimeline, RangesTimeline, runs
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.cache import FactState
+
+log = logging.getLogger(__name__)
 
 #: A dimensioned (storage, period) whose completeness a cover checked.
 StorageKey = tuple[str, UpdatePeriod]
@@ -87,7 +94,9 @@ def completeness(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, colu
     ``slices``: the stored slice timelines of (period, column) (None: not built). Cost with
     them: O(required slices x window), no read; without: one projected scan of the period's
     rows in the window (of the period when ``column`` does not lead the key), O(rows +
-    required slices x window).
+    required slices x window). With them, a required slice without a cell at ordinals the
+    per-column timeline advertises is read from the rows (:func:`read_lost_slices`: that scan,
+    once, only then: a lost cell, or a slice never registered while others are).
     """
     clock = clock_for(sdef.tz)
     start_us, end_us = to_us(request.start), to_us(request.end)
@@ -107,6 +116,10 @@ def completeness(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, colu
         needs[slice_.slice] = shared[spans]
     advertised_set = {o for b, e in advertised.ordinal_ranges(lo, hi) for o in range(b, e)}
     if slices is not None:  # the per-column timeline ∩ each required slice's timeline
+        lost = [s for s, wanted in needs.items()
+                if s not in slices and not advertised_set.isdisjoint(wanted)]
+        if lost:
+            slices = {**slices, **read_lost_slices(rows, sdef, period, column, lost, lo, hi)}
         bounds = {w: (min(w), max(w) + 1) for w in shared.values() if w}
         lacking = {s: _lacking(wanted, slices.get(s), bounds.get(wanted, (lo, lo)))
                    for s, wanted in needs.items()}
@@ -136,6 +149,58 @@ def _lacking(wanted: frozenset[int], timeline: PartitionTimeline | None,
         return ()
     held = {o for b, e in have for o in range(b, e)}
     return tuple(sorted(wanted - held))
+
+
+def read_lost_slices(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str,
+                     lost: Collection[Slice], lo: int, hi: int) -> dict[Slice, PartitionTimeline]:
+    """The slices of ``lost`` that have rows in ``[lo, hi)``, as :func:`slice_presence` reads
+    them, each named in a WARNING (storage, period, column, slice).
+
+    ``lost``: required slices with no cell where the build marker says the slice timelines
+    of (period, column) are built, at ordinals the per-column timeline advertises. One that
+    has rows is the marker and the cells disagreeing (its cell deleted or lost, or a write
+    stopped after the per-column timeline and before the slice cells): reading it as empty
+    would call its registered hours missing, so its rows are read, as for a corrupt cell,
+    until ``reconcile`` rebuilds the cell. One without rows is a slice never registered, not
+    a disagreement: it is left out and lacks what it lacks. Why this test and not a marker
+    listing every built slice: it needs no write beyond the cells, and it is exact for the
+    window asked about. Cost: nothing when ``lost`` is empty (the normal case), else one
+    projected scan of the window, as :func:`slice_presence`.
+    """
+    if not lost:
+        return {}
+    found = slice_presence(rows, sdef, period, column, lo, hi)
+    out = {s: found[s] for s in lost if s in found}
+    for slice_ in sorted(out):
+        log.warning("the %s %s slice timeline of %s of storage %r has no cell, though the "
+                    "build marker says it is built and the partition rows have that slice; "
+                    "reading it from the rows (run 'airflow-partitions reconcile %s' to "
+                    "rebuild it)", period.name, column, slice_key(slice_), sdef.name, sdef.name)
+    return out
+
+
+def with_lost_slices(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str,
+                     advertised: PartitionTimeline, stored: dict[Slice, PartitionTimeline],
+                     request: CoverRequest) -> dict[Slice, PartitionTimeline]:
+    """``stored`` (the built slice timelines of (period, column)), plus each slice ``sdef``
+    requires in the request that has no cell at ordinals ``advertised`` holds, read from the
+    rows where they have it (:func:`read_lost_slices`): for a reader that takes the slice
+    timelines whole (the per-slice cover's sources). Cost: O(required slices x their spans'
+    ranges) in memory; the scan only when such a slice exists."""
+    clock = clock_for(sdef.tz)
+    lo = clock.floor(period, to_us(request.start))
+    hi = clock.ceil(period, to_us(request.end))
+    required = required_slices(sdef.dimensions, request.start, request.end)
+    try:
+        required = select_slices(required, sdef.dimensions, request.where)
+    except NotADimension:  # ``where`` names a column another storage declares: keep them all
+        pass
+    lost = [r.slice for r in required if r.slice not in stored and any(
+        advertised.ordinal_ranges(max(lo, clock.floor(period, a)), min(hi, clock.ceil(period, b)))
+        for a, b in r.spans if clock.floor(period, a) < hi)]
+    if not lost:
+        return stored
+    return {**stored, **read_lost_slices(rows, sdef, period, column, lost, lo, hi)}
 
 
 def slice_presence(rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str,
@@ -291,6 +356,8 @@ __all__ = [
     "complete_sources",
     "completeness",
     "incomplete_in",
+    "read_lost_slices",
     "slice_presence",
+    "with_lost_slices",
     "with_slices",
 ]

@@ -1,7 +1,7 @@
 """Declared dimensions: the values of a non-time partition column that must all be present.
 
-Pure: no store access. A storage definition will carry these values as JSON (``to_json``); the
-cover reads them through :func:`required_slices`. Not yet wired into the catalog or the CLI.
+Pure: no store access. A storage definition carries these values as JSON (``to_json``); the
+cover reads them through :func:`required_slices`.
 
 Spelling (the CLI's ``--dimension`` and ``storage set-dimension``; one column per spec,
 repeatable)::
@@ -49,6 +49,11 @@ class OverlappingDomainValue(DimensionError):
 
 class NotADimension(DimensionError):
     """A slice filter names a column that is not a declared dimension."""
+
+
+class UndeclaredValue(DimensionError):
+    """A value to retire is not in the domain: retiring it would declare it required since
+    the beginning of time, so every past range would lack it."""
 
 
 class DomainValueJson(TypedDict):
@@ -176,7 +181,10 @@ class Dimension:
             raise NaiveDomainInstant(f"retire {value} at: an aware datetime, not {shown(at)}")
         instant = at
         if not any(v.value == value for v in self.values):
-            raise DimensionError(f"dimension {self.column} has no value {shown(value)}")
+            raise UndeclaredValue(
+                f"dimension {self.column} has no value {shown(value)} to retire (declared: "
+                f"{', '.join(self.value_names())}); a new value with an end needs its start: "
+                f"{value}@SINCE..UNTIL")
         kept = []
         for v in self.values:
             if v.value != value or (v.until is not None and v.until <= instant):
@@ -184,6 +192,10 @@ class Dimension:
             elif v.since is None or v.since < instant:
                 kept.append(DomainValue(v.value, v.since, instant))
         return Dimension(self.column, tuple(kept))
+
+    def value_names(self) -> list[str]:
+        """The distinct values of the domain, in declaration order."""
+        return list(dict.fromkeys(v.value for v in self.values))
 
     def to_json(self) -> DimensionJson:
         """``{"column", "values": [...]}``."""

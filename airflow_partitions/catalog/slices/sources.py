@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from airflow_partitions.catalog.definitions.tables import StorageDef
 from airflow_partitions.catalog.rows.layout import CatalogRows
-from airflow_partitions.catalog.slices.completeness import slice_presence
+from airflow_partitions.catalog.slices.completeness import slice_presence, with_lost_slices
 from airflow_partitions.catalog.slices.dimensions import (
     Dimension,
     DomainValue,
@@ -182,8 +182,10 @@ def slice_sources(rows: CatalogRows, storages: Sequence[StorageInput], request: 
             per_slice = s.slices.get(period)
             if per_slice is None:
                 per_slice = slice_presence(rows, sdef, period, column, lo, hi)
-            else:
+            else:  # a slice whose cell is lost is read from the rows, with a WARNING
                 stored.add((sdef.name, period))
+                per_slice = with_lost_slices(rows, sdef, period, column, advertised, per_slice,
+                                             request)
             have = advertised.ordinal_ranges(lo, hi)
             projected = _projected(per_slice, wanted, lo, hi)
             own = {d.column for d in sdef.dimensions}
