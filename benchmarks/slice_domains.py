@@ -3,9 +3,9 @@
 A ``(dt, region)`` HOURLY storage declaring ``region=r0000,...`` (N values) gets one hour for
 every region in one ``Catalog.register`` call, then the same batch is dropped in one
 ``Catalog.drop`` call; an undeclared storage with the same columns gets the same batches in
-the same run. Each slice step writes all the batch's slices as one claim
-(``catalog/slices/batch.py``), so the declared cost per partition should stay within a small
-factor of the undeclared one at every N (goal: 3x at 10,000 slices).
+the same run. Each slice step reads the batch's slice cells once and swaps them with one
+``check_and_put_many`` (one transaction on SQLite), so the declared cost per partition should
+stay within a small factor of the undeclared one at every N (goal: 3x at 10,000 slices).
 
 CPU time (``time.process_time``: the writer's own cost, not the machine's load), median of
 ``--repeat`` fresh storages, GC off; peak memory growth of one register measured separately
@@ -104,17 +104,17 @@ def measure(run: Run, sizes: tuple[int, ...], repeat: int) -> list[Row]:
 
 
 READING = (
-    "Reading: each slice step (a register's advertise, a drop's settle) writes all the "
-    "batch's slices of one (period, column) as one claim on the timeline's slice stamp: one "
-    "read of their cells, one check-and-put, one row mutation, one release. Before, each "
-    "slice was its own check-and-put of the storage row that holds every slice cell, which "
-    "SQLite re-reads and re-encodes whole: O(N) per slice, O(N²) per batch (3.76 s of CPU "
-    "at 1,000 slices, 13.99 s and 514 MB at 2,000; 9,999 slices did not finish in 600 s). "
-    "What is left per slice is decoding and encoding its own timeline cell (about 55 µs), "
-    "so the cost per slice and the memory per slice stay flat from 250 to 10,000 slices: "
-    "linear, no longer quadratic. **Goal partly met**: the drop is about 3x the undeclared "
-    "drop, but the register is 4x to 5.5x the undeclared register, whose per-partition cost "
-    "(13 µs) is less than encoding one slice cell; reaching 3x needs a cheaper slice cell "
+    "Reading: each slice step (a register's advertise, a drop's settle) reads the batch's "
+    "slice cells of one (period, column) in one get and sends their compare-and-swaps in one "
+    "check_and_put_many, which SQLite runs as one transaction over the storage row: the row "
+    "is read and written once per step, not once per slice (one check-and-put per slice "
+    "re-encoded the whole row each time: O(N²) per batch, 3.76 s of CPU at 1,000 slices, "
+    "13.99 s and 514 MB at 2,000, and 9,999 slices did not finish in 600 s). What is left per "
+    "slice is decoding and encoding its own timeline cell (35 to 50 µs), so the cost and the "
+    "memory per slice stay flat from 250 to 10,000 slices: linear. **Goal partly met**: the "
+    "drop is within 3x of the undeclared drop; the register is 3x to 3.7x of the "
+    "undeclared register (growing slowly with N), whose whole per-partition cost (about "
+    "14 µs) is less than encoding one slice cell: reaching 3x needs a cheaper slice cell "
     "encoding, not fewer round trips.")
 
 

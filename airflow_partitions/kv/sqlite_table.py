@@ -46,7 +46,7 @@ from airflow_partitions.kv.validation import (
     check_row_columns,
     check_row_values,
     check_scan,
-    check_swap,
+    check_swaps,
     column_selected,
     family_of,
     wrap_long,
@@ -408,8 +408,7 @@ class SQLiteTable(KVTable):
               ) -> list[bool]:
         """Each swap a compare-and-swap of its cell, in one transaction: one read, one write."""
         check_row(row)
-        for column, expected, value in swaps:
-            check_swap(column, expected, value)
+        check_swaps(swaps)
 
         def body(conn: sqlite3.Connection) -> list[bool]:
             self._check_families(conn, [column for column, _, _ in swaps])

@@ -116,10 +116,17 @@ def check_cells(cells: Mapping[bytes, bytes]) -> dict[bytes, bytes]:
 def check_swap(column: object, expected: object, value: object) -> None:
     """One compare-and-swap's arguments: a cell name, the bytes expected (None: absent), the
     bytes to write."""
-    check_column(column)
-    if expected is not None and not isinstance(expected, bytes):
-        raise InvalidArgument(f"expected must be bytes or None, got {type(expected).__name__}")
-    check_cells({column: value})  # type: ignore[dict-item]
+    check_swaps([(column, expected, value)])
+
+
+def check_swaps(swaps: Sequence[tuple[object, object, object]]) -> None:
+    """Compare-and-swaps' arguments, checked as one batch of cells (one pass of
+    :func:`check_cells` over all of them, whose column checks are cached)."""
+    for _, expected, _ in swaps:
+        if expected is not None and not isinstance(expected, bytes):
+            raise InvalidArgument(
+                f"expected must be bytes or None, got {type(expected).__name__}")
+    check_cells({column: value for column, _, value in swaps})  # type: ignore[misc]
 
 
 def check_row_columns(columns: object) -> tuple[bytes, ...]:

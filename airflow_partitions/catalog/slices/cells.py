@@ -29,6 +29,7 @@ these cells; Lens has no slices and its export is the union, as before.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -72,8 +73,10 @@ def parse_slice_key(text: str) -> Slice:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def slice_cell(period: UpdatePeriod, column: str, slice_: Slice) -> bytes:
-    """``t:<PERIOD>.<col>@<slice>``."""
+    """``t:<PERIOD>.<col>@<slice>``. Cached (at most 65,536 names): a batch's steps name each
+    slice's cell several times, and percent-encoding its values is the costly part."""
     return f"t:{period.name}.{column}{_SEP}{slice_key(slice_)}".encode()
 
 
