@@ -108,3 +108,16 @@ def test_writes_of_other_slices_go_on_and_the_damaged_slice_is_named(catalog: Ca
     catalog.reconcile(raw)
     register(catalog, raw, "eu", [5])
     assert stored_slices(catalog, raw) == rows_slices(catalog, raw)
+
+
+def test_reconcile_drop_corrupt_rebuilds_a_damaged_slice_cell(
+        catalog: Catalog, capsys: pytest.CaptureFixture[str]) -> None:
+    raw = regions_fact(catalog)
+    register(catalog, raw, "us", range(2))
+    register(catalog, raw, "eu", range(2))
+    flip_in_cell(catalog, storage_row(raw), slice_cell(UpdatePeriod.HOURLY, "dt", EU))
+    catalog.cache.invalidate()
+
+    assert main(["--store", catalog.kv.url, "reconcile", raw, "--drop-corrupt"]) == 0
+    assert "slice timeline of region=eu" in capsys.readouterr().out
+    assert stored_slices(catalog, raw) == rows_slices(catalog, raw)
