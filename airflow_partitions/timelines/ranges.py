@@ -12,15 +12,18 @@ moves the begin to the next partition and ``]`` moves the end past the bound.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from itertools import pairwise
 
+from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines.base import OrdinalRange
 from airflow_partitions.timelines.properties import (
     CorruptProperty,
     Item,
     decode_items,
     encode_chunks,
+    storage_class_key,
+    timeline_prefix,
 )
 from airflow_partitions.timelines.range_set import RangeSetTimeline
 
@@ -47,6 +50,12 @@ def split_end(text: str) -> tuple[str, int]:
     return text, 0
 
 
+def _ranges_content(period: UpdatePeriod, tz: str, ranges: Iterable[OrdinalRange]
+                    ) -> dict[str, str]:
+    return encode_chunks("ranges", (f"[{period.format_ordinal(b, tz)}, "
+                                    f"{period.format_ordinal(e, tz)})" for b, e in ranges))
+
+
 class RangesTimeline(RangeSetTimeline):
     """Stored as ``ranges``: each maximal range as ``[begin, end)`` (end exclusive)."""
 
@@ -54,9 +63,27 @@ class RangesTimeline(RangeSetTimeline):
     lens_class = "org.apache.lens.cube.metadata.timeline.RangesPartitionTimeline"
 
     def _content_properties(self) -> dict[str, str]:
-        return encode_chunks(
-            "ranges", (f"[{self.format(b)}, {self.format(e)})" for b, e in self._ranges.items())
-        )
+        return _ranges_content(self.period, self.tz, self._ranges.items())
+
+    @classmethod
+    def properties_of(cls, period: UpdatePeriod, column: str, tz: str,
+                      ranges: Iterable[OrdinalRange]) -> dict[str, str]:
+        """The properties of a Ranges timeline holding exactly ``ranges`` (sorted, disjoint,
+        merged; ``tz`` a zone name), without building one: what writing a new timeline costs
+        is then its encoding alone (a batch over 10,000 new slices writes 10,000 of them).
+
+        >>> from airflow_partitions.periods import UpdatePeriod
+        >>> built = RangesTimeline(UpdatePeriod.HOURLY, "dt", "UTC")
+        >>> built.add_ordinal_ranges([(10, 12), (20, 21)])
+        True
+        >>> RangesTimeline.properties_of(UpdatePeriod.HOURLY, "dt", "UTC",
+        ...                              [(10, 12), (20, 21)]) == built.to_properties()
+        True
+        """
+        prefix = timeline_prefix(period.name, column)
+        out = {prefix + k: v for k, v in _ranges_content(period, tz, ranges).items()}
+        out[storage_class_key(period.name, column)] = cls.lens_class
+        return out
 
     def _load_content(self, props: Mapping[str, str]) -> None:
         items = decode_items(props, "ranges")

@@ -129,15 +129,20 @@ def update_slices(
             slice_, raw = names[name], read.get(name)
             seen[slice_].append(raw)
             cell = read_slice_cell(raw, sdef.name, period, column, slice_)
-            timeline = (RangesTimeline.from_properties(cell.properties, period, column, sdef.tz)
-                        if raw is not None else RangesTimeline(period, column, sdef.tz))
             more, less = add.get(slice_), remove.get(slice_)
-            moved = timeline.add_ordinal_ranges(runs(sorted(more))) if more else False
-            for o in sorted(less or ()):
-                moved |= timeline.drop_ordinal(o)
+            if raw is None and not less:  # a new cell: its hours are the adds, nothing to merge
+                added = runs(sorted(more or ()))
+                moved = bool(added)
+                props = RangesTimeline.properties_of(period, column, sdef.tz, added)
+            else:
+                timeline = RangesTimeline.from_properties(cell.properties, period, column,
+                                                          sdef.tz)
+                moved = timeline.add_ordinal_ranges(runs(sorted(more))) if more else False
+                for o in sorted(less or ()):
+                    moved |= timeline.drop_ordinal(o)
+                props = timeline.to_properties()
             if moved or slice_ in touched:
-                swaps.append((name, raw, cell.encode_next(RangesTimeline.kind,
-                                                          timeline.to_properties())))
+                swaps.append((name, raw, cell.encode_next(RangesTimeline.kind, props)))
                 moved_by[name] = moved
         done = rows.catalog.check_and_put_many(row, swaps)
         pending = []
