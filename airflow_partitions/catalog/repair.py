@@ -48,7 +48,7 @@ from airflow_partitions.catalog.timeline_shape import shaped
 from airflow_partitions.errors import ConcurrentUpdateError, CorruptTimeline, InvalidInput
 from airflow_partitions.keys import KeyEncodingError, decode_key
 from airflow_partitions.kv import Cells
-from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.periods import UpdatePeriod, ordinal_values
 from airflow_partitions.timelines import (
     OrdinalRange,
     PartitionTimeline,
@@ -115,13 +115,7 @@ class TimelineDiff:
 
     def values(self, ranges: list[OrdinalRange], limit: int | None = None) -> list[str]:
         """The values of ``ranges`` in order, at most ``limit`` of them."""
-        out: list[str] = []
-        for b, e in ranges:
-            for o in range(b, e if limit is None else min(e, b + limit - len(out))):
-                out.append(self.period.format_ordinal(o, self.tz))
-            if limit is not None and len(out) >= limit:
-                break
-        return out
+        return ordinal_values(self.period, self.tz, ranges, limit)
 
     def _ranges_json(self, ranges: list[OrdinalRange]) -> list[list[str]]:
         fmt = self.period.format_ordinal

@@ -17,7 +17,7 @@ tables from it, so a new period changes only this folder.
 
 from airflow_partitions.periods.fast_parse import fast_ordinal, fast_ordinals, fast_value_bytes
 from airflow_partitions.periods.nesting import STRADDLING, nested_chain, straddles
-from airflow_partitions.periods.partition import TimePartitionRange
+from airflow_partitions.periods.partition import TimePartitionRange, ordinal_values
 from airflow_partitions.periods.specs import PeriodSpec
 from airflow_partitions.periods.update_period import TimePartition, UpdatePeriod
 from airflow_partitions.periods.zones import UTC, TzLike, zone, zone_name
@@ -34,6 +34,7 @@ __all__ = [
     "fast_ordinals",
     "fast_value_bytes",
     "nested_chain",
+    "ordinal_values",
     "straddles",
     "zone",
     "zone_name",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -21,7 +21,7 @@ from airflow_partitions.errors import InvalidRange
 from airflow_partitions.periods.update_period import TimePartition, UpdatePeriod
 from airflow_partitions.periods.zones import TzLike
 
-__all__ = ["TimePartition", "TimePartitionRange"]
+__all__ = ["TimePartition", "TimePartitionRange", "ordinal_values"]
 
 _RANGE_TEXT: Final = re.compile(r"\s*([\[(])\s*([^,\s]+)\s*,\s*([^,\s]+)\s*([\])])\s*")
 
@@ -112,3 +112,20 @@ class TimePartitionRange:
 
     def __repr__(self) -> str:
         return f"TimePartitionRange({self.period.name}, {self}, tz={self.begin.tz!r})"
+
+
+def ordinal_values(period: UpdatePeriod, tz: str, ranges: Iterable[tuple[int, int]],
+                   limit: int | None = None) -> list[str]:
+    """The values of half-open ordinal ``ranges``, in order, at most ``limit`` of them: what a
+    report lists of a difference it keeps as ranges. Cost: O(values listed).
+
+    >>> ordinal_values(UpdatePeriod.HOURLY, "UTC", [(0, 2), (5, 9)], limit=3)
+    ['1970-01-01-00', '1970-01-01-01', '1970-01-01-05']
+    """
+    out: list[str] = []
+    for b, e in ranges:
+        stop = e if limit is None else min(e, b + limit - len(out))
+        out.extend(period.format_ordinal(o, tz) for o in range(b, stop))
+        if limit is not None and len(out) >= limit:
+            break
+    return out

@@ -16,8 +16,6 @@ from collections.abc import Iterable
 from airflow_partitions.errors import CorruptDefinition
 from airflow_partitions.kv import Cells, DamagedCells
 
-#: The definition cell (``m:def``); the layout's ``DEF``.
-_DEF = b"m:def"
 log = logging.getLogger(__name__)
 
 
@@ -28,12 +26,14 @@ def damaged_cell(url: str, table: str, row: bytes, column: bytes) -> str:
             "(its bytes do not match their checksum)")
 
 
-def stand_ins(url: str, exc: DamagedCells, row: bytes, columns: Iterable[bytes]) -> Cells:
-    """What a storage row's damaged cells read as: empty, or CorruptDefinition for ``m:def``."""
+def stand_ins(url: str, exc: DamagedCells, row: bytes, columns: Iterable[bytes],
+              definition: bytes) -> Cells:
+    """What a storage row's damaged cells read as: empty, or CorruptDefinition for its
+    ``definition`` cell (the layout's ``m:def``)."""
     out: Cells = {}
     for column in columns:
         where = damaged_cell(url, exc.table or "catalog", row, column)
-        if column == _DEF:
+        if column == definition:
             raise CorruptDefinition(f"{where}: the storage's definition cannot be read, and "
                                     "reconcile cannot rebuild it; restore it by hand")
         log.warning("%s; read as an undecodable cell (reconcile rebuilds it)", where)

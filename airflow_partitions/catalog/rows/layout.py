@@ -352,7 +352,7 @@ class CatalogRows:
         try:
             cells = self.catalog.get(storage_row(storage), [DEF])
         except DamagedCells as exc:
-            stand_ins(self.kv.url, exc, storage_row(storage), exc.columns())
+            stand_ins(self.kv.url, exc, storage_row(storage), exc.columns(), DEF)
             raise
         return decode_storage(storage, cells[DEF]) if DEF in cells else None
 
@@ -371,7 +371,8 @@ class CatalogRows:
         except DamagedCells as exc:
             rows = dict(exc.found)
             for row, damaged in exc.damaged.items():
-                rows[row] = {**rows.get(row, {}), **stand_ins(self.kv.url, exc, row, damaged)}
+                found = stand_ins(self.kv.url, exc, row, damaged, DEF)
+                rows[row] = {**rows.get(row, {}), **found}
         return {row[2:].decode(): cells for row, cells in rows.items()}
 
     # -- timelines ---------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from airflow_partitions.catalog.slices.cells import (
 from airflow_partitions.cover import Slice
 from airflow_partitions.errors import CorruptTimeline
 from airflow_partitions.kv import DamagedCells
-from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.periods import UpdatePeriod, ordinal_values
 from airflow_partitions.timelines import OrdinalRange, RangesTimeline, difference_ranges
 
 #: (period, time column, slice) of one slice timeline.
@@ -107,13 +107,7 @@ class SliceRepair:
 
     def values(self, ranges: tuple[OrdinalRange, ...], limit: int) -> list[str]:
         """The values of ``ranges`` in order, at most ``limit`` of them."""
-        out: list[str] = []
-        for b, e in ranges:
-            out.extend(self.period.format_ordinal(o, self.tz)
-                       for o in range(b, min(e, b + limit - len(out))))
-            if len(out) >= limit:
-                break
-        return out
+        return ordinal_values(self.period, self.tz, ranges, limit)
 
     def to_json(self, limit: int) -> SliceTimelineJson:
         """At most ``limit`` values per list; the counts are whole."""
