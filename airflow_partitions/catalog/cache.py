@@ -6,6 +6,9 @@
   per value, are read lazily, a column-range slice at a time.
 * Slice timelines (:mod:`.slices.cells`) live in the same storage row, so the cold read brings
   them at no extra round trip; they are decoded with the storage (O(slice cells)).
+* After a write, every cell that comes back with the bytes decoded before keeps its timeline,
+  and a changed EndsAndHoles cell is patched (:mod:`.decoded_cells`): a question after a
+  registration decodes what the registration changed, not the history.
 * Timelines that were never stored (or whose ``present`` flag is off) are rebuilt from the
   partition rows by the catalog and stored, once.
 """
@@ -14,18 +17,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from airflow_partitions.arguments import shown
+from airflow_partitions.catalog.decoded_cells import DecodedCells, SlicedStoreAllTimeline
 from airflow_partitions.catalog.definitions.tables import FactDef, StorageDef
 from airflow_partitions.catalog.lineage.flag import may_have_derived
 from airflow_partitions.catalog.rows.layout import (
     DEF,
     PRESENT,
     CatalogRows,
-    CorruptTimelineCell,
-    TimelineCell,
     decode_storage,
     timeline_column,
 )
@@ -33,23 +34,12 @@ from airflow_partitions.catalog.slices.cells import (
     MARKER,
     SliceMarker,
     parse_slice_cell,
-    read_slice_cell,
     slice_columns,
 )
 from airflow_partitions.cover import Slice
 from airflow_partitions.errors import CorruptTimeline, InvalidInput
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.timelines import (
-    OrdinalRange,
-    PartitionTimeline,
-    RangesTimeline,
-    StoreAllTimeline,
-    UnknownTimelineClass,
-    new_timeline,
-    runs,
-    storage_class_key,
-    timeline_class,
-)
+from airflow_partitions.timelines import PartitionTimeline
 
 TimelineKey = tuple[UpdatePeriod, str]
 log = logging.getLogger(__name__)
@@ -61,58 +51,6 @@ class UnknownFact(InvalidInput):
 
 class UnknownStorage(InvalidInput):
     """The storage table is not in the catalog."""
-
-
-class SlicedStoreAllTimeline(StoreAllTimeline):
-    """A StoreAll timeline that reads its values from the store only for the windows asked."""
-
-    def __init__(self, period: UpdatePeriod, column: str, tz: str,
-                 loader: Callable[[int | None, int | None], list[int]]):
-        super().__init__(period, column, tz)
-        self._loader = loader
-        self._loaded: list[OrdinalRange] = []
-        self._everything = False
-
-    def _ensure(self, lo: int | None, hi: int | None) -> None:
-        if self._everything:
-            return
-        if lo is not None and hi is not None and any(
-            b <= lo and hi <= e for b, e in self._loaded
-        ):
-            return
-        values = self._loader(lo, hi)
-        self._values.update(values)
-        if lo is None or hi is None:
-            self._everything = True
-        else:
-            self._loaded.append((lo, hi))
-
-    def ordinal_ranges(self, lo: int | None = None, hi: int | None = None) -> list[OrdinalRange]:
-        self._ensure(lo, hi)
-        return super().ordinal_ranges(lo, hi)
-
-    def exists_ordinal(self, ordinal: int) -> bool:
-        self._ensure(ordinal, ordinal + 1)
-        return super().exists_ordinal(ordinal)
-
-    def load_all(self) -> StoreAllTimeline:
-        """A plain, fully loaded copy."""
-        self._ensure(None, None)
-        full = StoreAllTimeline(self.period, self.column, self.tz)
-        full.add_ordinal_ranges(runs(self._values))
-        return full
-
-    def first_ordinal(self) -> int | None:
-        self._ensure(None, None)
-        return super().first_ordinal()
-
-    def latest_ordinal(self) -> int | None:
-        self._ensure(None, None)
-        return super().latest_ordinal()
-
-    def __len__(self) -> int:
-        self._ensure(None, None)
-        return super().__len__()
 
 
 @dataclass
@@ -192,6 +130,7 @@ class TimelineCache:
         if definition is None:
             raise UnknownFact(f"fact {shown(fact)} is not in the catalog")
         rows = catalog_rows.read_storage_rows(storages) if storages else {}
+        decoded = DecodedCells.for_store(catalog_rows.kv.url)
         states: dict[str, StorageState] = {}
         for name in storages:
             cells = rows.get(name, {})
@@ -205,13 +144,11 @@ class TimelineCache:
                 continue  # rebuilt from the rows before use: its cells are not read
             for period in sdef.periods:
                 for column in sdef.time_columns:
-                    cell = TimelineCell.read(cells.get(timeline_column(period, column)),
-                                             name, period, column)
-                    state.timelines[(period, column)] = timeline_from_cell(
-                        catalog_rows, sdef, period, column, cell
-                    )
+                    state.timelines[(period, column)] = decoded.timeline(
+                        catalog_rows, sdef, period, column,
+                        cells.get(timeline_column(period, column)))
             if sdef.dimensions:
-                load_slices(state, cells)
+                load_slices(state, cells, decoded)
         return FactState(definition, generation, states)
 
 
@@ -227,9 +164,10 @@ def loaded_timelines(state: FactState, storage: str) -> dict[TimelineKey, Partit
             else timeline for key, timeline in found.timelines.items()}
 
 
-def load_slices(state: StorageState, cells: dict[bytes, bytes]) -> None:
+def load_slices(state: StorageState, cells: dict[bytes, bytes], decoded: DecodedCells) -> None:
     """Decode the slice timelines of the storage's declared columns from its row's cells
-    (cells of other columns, left by an earlier declaration, are ignored). O(slice cells)."""
+    (cells of other columns, left by an earlier declaration, are ignored). O(slice cells),
+    each a bytes comparison when it is the cell decoded before (:mod:`.decoded_cells`)."""
     sdef = state.definition
     state.marker = SliceMarker.decode(cells.get(MARKER))
     columns = slice_columns(sdef)
@@ -243,48 +181,9 @@ def load_slices(state: StorageState, cells: dict[bytes, bytes]) -> None:
             continue
         period = wanted[(period_name, column)]
         try:
-            cell = read_slice_cell(raw, sdef.name, period, column, slice_)
-            timeline = RangesTimeline.from_properties(cell.properties, period, column, sdef.tz)
+            timeline = decoded.slice_timeline(sdef, period, column, slice_, raw)
         except CorruptTimeline as exc:  # never used: this timeline reads the rows instead
             log.warning("%s; reading the rows instead", exc)
             state.broken.add((period, column))
             continue
         state.slices.setdefault((period, column), {})[slice_] = timeline
-
-
-def timeline_from_cell(
-    catalog_rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str,
-    cell: TimelineCell,
-) -> PartitionTimeline:
-    """Decode one checked timeline cell (StoreAll reads its value columns lazily).
-
-    Corrupt content raises :class:`CorruptTimelineCell`, which names the timeline and says
-    to run reconcile; nothing is ever half-used.
-    """
-    try:
-        return decode_timeline(catalog_rows, sdef, period, column, cell)
-    except CorruptTimelineCell:
-        raise
-    except CorruptTimeline as exc:
-        raise CorruptTimelineCell(sdef.name, period, column, str(exc)) from None
-
-
-def decode_timeline(
-    catalog_rows: CatalogRows, sdef: StorageDef, period: UpdatePeriod, column: str,
-    cell: TimelineCell,
-) -> PartitionTimeline:
-    """:func:`timeline_from_cell` with the bare ``CorruptTimeline`` of the content decoders."""
-    named = cell.properties.get(storage_class_key(period.name, column))
-    kind = cell.kind or named or sdef.timeline_kind(period, column)
-    try:
-        cls = timeline_class(kind)
-    except UnknownTimelineClass as exc:
-        raise CorruptTimeline(str(exc)) from None
-    if cls is StoreAllTimeline:
-        def loader(lo: int | None, hi: int | None) -> list[int]:
-            return catalog_rows.read_values(sdef.name, period, column, lo, hi, sdef.tz)
-
-        return SlicedStoreAllTimeline(period, column, sdef.tz, loader)
-    if cell.raw is None:
-        return new_timeline(kind, period, column, sdef.tz)
-    return cls.from_properties(cell.properties, period, column, sdef.tz)

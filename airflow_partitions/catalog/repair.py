@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 from airflow_partitions.catalog import writer
 from airflow_partitions.catalog.bulk_specs import keyed_specs
-from airflow_partitions.catalog.cache import (
+from airflow_partitions.catalog.cache import TimelineKey
+from airflow_partitions.catalog.decoded_cells import (
     SlicedStoreAllTimeline,
-    TimelineKey,
     decode_timeline,
     timeline_from_cell,
 )

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from airflow_partitions.catalog.bulk_specs import KeyedSpec, Locate
-from airflow_partitions.catalog.cache import timeline_from_cell
+from airflow_partitions.catalog.decoded_cells import DecodedCells
 from airflow_partitions.catalog.definitions.tables import StorageDef
 from airflow_partitions.catalog.lineage import flag as lineage_flag
 from airflow_partitions.catalog.pause_point import pause_point
@@ -53,6 +53,7 @@ from airflow_partitions.catalog.rows.layout import (
     STATE,
     VERSION,
     CatalogRows,
+    TimelineCell,
     backoff,
     decode_version,
     encode_version,
@@ -347,9 +348,8 @@ def _settle_advertised(
     """Settle those of a drop's values that a timeline advertises again (usually none)."""
     changed = False
     for column, texts in values.items():
-        timeline = timeline_from_cell(
-            rows, sdef, period, column, rows.read_timeline_cell(sdef.name, period, column)
-        )
+        timeline = DecodedCells.for_store(rows.kv.url).timeline(
+            rows, sdef, period, column, rows.read_raw_timeline_cell(sdef.name, period, column))
         shown = {v for v in texts if timeline.exists_ordinal(period.parse_ordinal(v, sdef.tz))}
         if shown:
             changed |= settle(rows, sdef, period, column, shown)
@@ -442,6 +442,7 @@ def update_timeline(
     add, remove = add or set(), remove or set()
     if not add and not remove and not touch:
         return False
+    decoded = DecodedCells.for_store(rows.kv.url)
     for attempt in range(MAX_SWAP_ATTEMPTS):
         cell = rows.read_timeline_cell(sdef.name, period, column)
         if seen is not None:
@@ -453,8 +454,9 @@ def update_timeline(
                 rows.write_values(sdef.name, period, column, add, remove, formatted)
             new = cell.encode_next(kind, {})
             changed = bool(add or remove)
+            written = None
         else:
-            timeline = timeline_from_cell(rows, sdef, period, column, cell)
+            timeline = decoded.writable(rows, sdef, period, column, cell)
             changed = False
             if len(add) > _BULK_ADD:
                 changed = timeline.add_ordinal_ranges(runs(sorted(add)))
@@ -467,8 +469,12 @@ def update_timeline(
                 return False
             timeline = shaped(rows.kv.url, sdef, period, column, timeline)
             kind = timeline.kind
-            new = cell.encode_next(kind, timeline.to_properties())
+            properties = timeline.to_properties()
+            new = cell.encode_next(kind, properties)
+            written = (TimelineCell(new, cell.version + 1, kind, properties), timeline)
         if rows.swap_timeline_cell(sdef.name, period, column, cell, new):
+            if written is not None:  # what it wrote: a reader in this process decodes nothing
+                decoded.remember(sdef, period, column, *written)
             return changed
         rows.kv.stats.note("swap_retry")
         backoff(attempt)

@@ -136,6 +136,12 @@ def decode_items(props: Mapping[str, str], name: str) -> list[Item]:
     return items
 
 
+def decode_items_under(props: Mapping[str, str], prefix: str, name: str) -> list[Item]:
+    """:func:`decode_items` of the list ``name`` among full-key properties under ``prefix``."""
+    return decode_items({k[len(prefix):]: v for k, v in props.items() if k.startswith(prefix)},
+                        name)
+
+
 def _split(key: str, text: str, *, last: bool) -> list[Item]:
     """Items of one chunk (``\\s*,\\s*``, as Lens splits), dropping its continuation comma."""
     body = text.strip()

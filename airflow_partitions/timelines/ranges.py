@@ -21,6 +21,7 @@ from airflow_partitions.timelines.properties import (
     CorruptProperty,
     Item,
     decode_items,
+    decode_items_under,
     encode_chunks,
     storage_class_key,
     timeline_prefix,
@@ -63,7 +64,7 @@ class RangesTimeline(RangeSetTimeline):
     lens_class = "org.apache.lens.cube.metadata.timeline.RangesPartitionTimeline"
 
     def _content_properties(self) -> dict[str, str]:
-        return _ranges_content(self.period, self.tz, self._ranges.items())
+        return _ranges_content(self.period, self.tz, self.ordinal_ranges())
 
     @classmethod
     def properties_of(cls, period: UpdatePeriod, column: str, tz: str,
@@ -100,6 +101,55 @@ class RangesTimeline(RangeSetTimeline):
                                       "the ranges list holds an empty or reversed range")
         self.replace_ranges(pairs)
 
+    def patched(self, before: Mapping[str, str], after: Mapping[str, str]
+                ) -> RangesTimeline | None:
+        """The timeline ``after`` describes, made from this one (decoded from ``before``) by
+        removing the ranges only ``before`` lists and inserting those only ``after`` lists;
+        ``None`` when that is not one certain step (then decode ``after`` in full, which also
+        names what is wrong with it). The result equals a full decode of ``after``.
+
+        Why: a registration changes one range or two of a sparse history or of a slice; this
+        costs a list copy, a set comparison of the range texts (C) and a parse per changed
+        range, where a full decode parses every range.
+
+        >>> d = UpdatePeriod.DAILY.parse_ordinal("2015-01-01", "UTC")
+        >>> t = RangesTimeline("DAILY")
+        >>> t.replace_ranges([(d, d + 3), (d + 5, d + 6)])
+        >>> before = t.to_properties()
+        >>> u = RangesTimeline("DAILY"); u.replace_ranges([(d, d + 3), (d + 5, d + 7)])
+        >>> [(b - d, e - d) for b, e in t.patched(before, u.to_properties()).ordinal_ranges()]
+        [(0, 3), (5, 7)]
+        """
+        prefix = timeline_prefix(self.period.name, self.column)
+        named = after.get(storage_class_key(self.period.name, self.column))
+        if named is not None and named.strip() and not self.names(named):
+            return None
+        try:
+            now = _bound_pairs(decode_items_under(after, prefix, "ranges"))
+            was = _bound_pairs(decode_items_under(before, prefix, "ranges"))
+            if now is None or was is None or len(set(now)) != len(now):
+                return None
+            out = self.copy()
+            for pair in set(was) - set(now):
+                begin, end = self._range(*pair)
+                i = out._index(begin)
+                if i < 0 or out._begins[i] != begin or out._ends[i] != end:
+                    return None
+                del out._begins[i], out._ends[i]
+                out._count -= end - begin
+            for pair in sorted(set(now) - set(was), key=lambda p: self._range(*p)):
+                begin, end = self._range(*pair)
+                i = out._index(begin) + 1
+                if begin >= end or (i > 0 and out._ends[i - 1] >= begin) \
+                        or (i < len(out._begins) and out._begins[i] <= end):
+                    return None
+                out._begins.insert(i, begin)
+                out._ends.insert(i, end)
+                out._count += end - begin
+        except CorruptProperty:
+            return None
+        return out if len(out._begins) == len(now) else None
+
     def _range(self, begin: Item, end: Item) -> OrdinalRange:
         """One range from its two bound items (Lens's ``TimePartitionRange.parseFrom``)."""
         (begin_text, begin_key), (end_text, end_key) = begin, end
@@ -107,3 +157,12 @@ class RangesTimeline(RangeSetTimeline):
         end_value, end_shift = split_end(end_text)
         return (self.parse(begin_value, begin_key) + begin_shift,
                 self.parse(end_value, end_key) + end_shift)
+
+
+def _bound_pairs(items: list[Item]) -> list[tuple[Item, Item]] | None:
+    """A ranges list's bounds as (begin, end) pairs of texts (each named ``ranges`` for
+    errors: only a full decode reports them); None for an odd count."""
+    if len(items) % 2:
+        return None
+    texts = [(text, "ranges") for text, _ in items]
+    return list(zip(texts[0::2], texts[1::2], strict=True))

@@ -35,6 +35,7 @@ import struct
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Final, TypeVar
 
 from airflow_partitions.catalog.definitions.tables import (
@@ -272,13 +273,23 @@ def encode_timeline_cell(version: int, kind: str, properties: Mapping[str, str])
     return encode_json(body)
 
 
+#: Decoded definitions kept by their bytes (a few KiB each).
+_DEFINITIONS_KEPT: Final = 4096
+
+
+@lru_cache(maxsize=_DEFINITIONS_KEPT)
 def decode_fact(name: str, raw: bytes) -> FactDef:
-    """A stored fact definition; anything but this version's JSON is ``CorruptDefinition``."""
+    """A stored fact definition; anything but this version's JSON is ``CorruptDefinition``.
+
+    Kept by its bytes (definitions are immutable values): the fact is read again after every
+    write to it, and its definition nearly never changes."""
     return _decode_definition("fact", name, raw, FactDef.from_json)
 
 
+@lru_cache(maxsize=_DEFINITIONS_KEPT)
 def decode_storage(name: str, raw: bytes) -> StorageDef:
-    """A stored storage definition; anything but this version's JSON is ``CorruptDefinition``."""
+    """A stored storage definition; anything but this version's JSON is ``CorruptDefinition``.
+    Kept by its bytes, as :func:`decode_fact`."""
     return _decode_definition("storage", name, raw, StorageDef.from_json)
 
 
