@@ -114,19 +114,25 @@ class TimelineCache:
                 self._facts.pop(fact, None)
 
     def fact(self, catalog_rows: CatalogRows, fact: str, *, refresh: bool = False) -> FactState:
-        """The fact's timelines: one round trip when warm, two plus slices when cold."""
+        """The fact's timelines: one round trip when warm, two when cold or changed.
+
+        The warm check reads the whole fact row (it costs what reading its generation alone
+        does: one small row), so a moved generation needs no second read of it."""
         with self._lock:
             cached = self._facts.get(fact)
+        found = None
         if cached is not None and not refresh:
-            if catalog_rows.read_generation(fact) == cached.generation:
+            found = catalog_rows.read_fact(fact)
+            if found[1] == cached.generation and found[0] is not None:
                 return cached
-        state = self._load(catalog_rows, fact)
+        state = self._load(catalog_rows, fact, found)
         with self._lock:
             self._facts[fact] = state
         return state
 
-    def _load(self, catalog_rows: CatalogRows, fact: str) -> FactState:
-        definition, generation, storages = catalog_rows.read_fact(fact)
+    def _load(self, catalog_rows: CatalogRows, fact: str,
+              found: tuple[FactDef | None, int, list[str]] | None = None) -> FactState:
+        definition, generation, storages = found or catalog_rows.read_fact(fact)
         if definition is None:
             raise UnknownFact(f"fact {shown(fact)} is not in the catalog")
         rows = catalog_rows.read_storage_rows(storages) if storages else {}

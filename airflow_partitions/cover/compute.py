@@ -32,6 +32,7 @@ consecutive ordinals; expanding it into partitions is O(answer).
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -74,12 +75,32 @@ def compute_cover(
     an empty range if no whole partition is left). ``start == end`` gives an empty, coverable
     cover. See the module docstring for the objective and ``missing``.
 
-    Cost: O(levels x (ranges + holes inside the range)), plus O(weeks) with WEEKLY.
+    Cost: O(levels x (ranges + holes inside the range)), plus O(weeks) with WEEKLY. A
+    request whose sources hold, inside its range, the very ranges of one answered before gets
+    that answer again (the same object) for the cost of reading those ranges: after a write
+    elsewhere in the history a one-day question is not solved again.
     """
     prepared = prepare(sources, request, tz=tz)
     if prepared.start_us == prepared.end_us:
         return Cover(prepared.start, prepared.end, tz=prepared.tz, fact=request.fact)
-    return _Planner(prepared).cover()
+    planner = _Planner(prepared)
+    with _SOLVED_LOCK:
+        kept = _SOLVED.get(planner.inputs)
+    if kept is not None:
+        return kept
+    cover = planner.cover()
+    with _SOLVED_LOCK:
+        _SOLVED[planner.inputs] = cover
+        while len(_SOLVED) > _SOLVED_KEPT:
+            del _SOLVED[next(iter(_SOLVED))]
+    return cover
+
+
+#: Covers solved, by everything a solution depends on (:attr:`_Planner.inputs`): a pure
+#: function's answers, the oldest dropped first.
+_SOLVED: dict[tuple[object, ...], Cover] = {}
+_SOLVED_LOCK = threading.Lock()
+_SOLVED_KEPT: Final = 256
 
 
 def cover_key(cover: Cover, storages: Sequence[str]) -> Key:
@@ -195,13 +216,20 @@ class _Planner:
         self.width = _KEY_HEAD + len(request.storages)
         self.inside: dict[UpdatePeriod, tuple[int, int]] = {}
         self.avail: dict[UpdatePeriod, _PeriodAvailability] = {}
+        held: list[object] = []
         for period, timelines in request.by_period.items():
             lo, hi = self.clock.ceil(period, self.start_us), self.clock.floor(period, self.end_us)
             self.inside[period] = (lo, hi)
             per_rank = [
                 (rank, tl.ordinal_ranges(lo, hi) if lo < hi else []) for rank, tl in timelines
             ]
+            held.append((period, tuple((rank, tuple(ranges)) for rank, ranges in per_rank)))
             self.avail[period] = _PeriodAvailability(_label(per_rank))
+        #: Everything the cover depends on: the request's bounds, zone, fact and storage
+        #: ranking, and per period what each ranked storage holds inside the range.
+        self.inputs: tuple[object, ...] = (
+            request.tz, request.start, request.end, self.start_us, self.end_us,
+            request.fact, request.storages, tuple(held))
 
     def cover(self) -> Cover:
         """Choose the pieces, then build the runs and the missing ranges."""
