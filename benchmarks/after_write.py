@@ -1,0 +1,218 @@
+"""A one-day question right after one registration, on one and on ten years of history.
+
+A sensor waiting on a busy catalog asks exactly this: a small range, and every poll comes right
+after somebody's write. The question must cost what its range needs, not what the history
+holds. Per store (a SQLite file; HBase, started here through ``airflow_partitions.demo.hbase``
+with ``--hbase``, or a running one with ``--store-url``) and per history (1 and 10 years of
+hourly partitions from 2015-01-01T00 UTC with 0.1% holes, daily rollups on half the days, as
+``benchmarks/peers.py`` builds them):
+
+* before each timed call, untimed, another process registers one hour past the data's end
+  (so the hourly timeline's cell changes; the answer does not);
+* timed: ``Catalog.cover`` of one day in the middle of the data (hourly and rollups), in the
+  reader's process, CPU time (``time.process_time``), medians of ``--repeats`` calls, the
+  histories and the cases interleaved;
+* *decoded again*: the same, but every decode the process kept (timeline cells, definitions,
+  solved covers) is forgotten before the call, so each call decodes the cells of the history
+  whole: what the question cost before readers kept their decodes, measured in the same run.
+
+The result is the ratio of the ten-year to the one-year cost (the goal: within 1.5x), and each
+case against its *decoded again* baseline.
+
+    python benchmarks/after_write.py [--hbase | --store-url hbase://HOST:PORT] [--repeats 41]
+                                     [--write docs/benchmarks-after_write.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gc
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peers import FACT, FIRST_HOUR, HOURLY, plan_dataset, register
+
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog.cache import TimelineCache
+from airflow_partitions.catalog.decoded_cells import DecodedCells
+from airflow_partitions.catalog.rows.layout import decode_fact, decode_storage
+from airflow_partitions.cover import compute as cover_compute
+from airflow_partitions.kv import forget_all
+
+#: The writer: registers one hour per line read (``YYYY-MM-DD-HH``), answers "ok" each time.
+WRITER = """
+import sys
+from airflow_partitions.catalog import Catalog
+catalog = Catalog(sys.argv[1])
+for line in sys.stdin:
+    catalog.register(sys.argv[2], "HOURLY", [{"dt": line.strip()}])
+    print("ok", flush=True)
+"""
+
+
+class Writer:
+    """Another process that registers one hour whenever asked, on one store."""
+
+    def __init__(self, url: str, storage: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", WRITER, url, storage],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def register(self, hour: dt.datetime) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(hour.strftime("%Y-%m-%d-%H") + "\n")
+        self.proc.stdin.flush()
+        if self.proc.stdout.readline().strip() != "ok":
+            raise SystemExit("the writer process failed")
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+class History:
+    """One history on one store: its catalog (this process), its writer, its question."""
+
+    def __init__(self, years: int, url: str) -> None:
+        self.years = years
+        end = FIRST_HOUR.replace(year=FIRST_HOUR.year + years)
+        ds = plan_dataset(f"{years} years", FIRST_HOUR, end, 2015, rollup_share=0.5)
+        register(ds, url, "/data")
+        self.catalog = Catalog(url, data_root="/data", cache=TimelineCache())
+        self.writer = Writer(url, HOURLY)
+        self.next_hour = ds.end
+        middle = ds.start + (ds.end - ds.start) / 2
+        self.start = middle.replace(hour=0, minute=0, second=0, microsecond=0)
+        self.end = self.start + dt.timedelta(days=1)
+        self.answer = self.ask()
+
+    def ask(self) -> list[tuple[dt.datetime, dt.datetime]]:
+        cover = self.catalog.cover(FACT, self.start, self.end)
+        return [(m.start, m.end) for m in cover.missing]
+
+    def timed(self, decoded_again: bool) -> float:
+        """One registration by the writer (untimed), then the question (CPU seconds)."""
+        self.writer.register(self.next_hour)
+        self.next_hour += dt.timedelta(hours=1)
+        if decoded_again:
+            forget_decodes(self.catalog)
+        gc.collect()
+        t0 = time.process_time()
+        answer = self.ask()
+        spent = time.process_time() - t0
+        if answer != self.answer:
+            raise SystemExit(f"{self.years} years: the answer changed ({answer})")
+        return spent
+
+
+def forget_decodes(catalog: Catalog) -> None:
+    """Every decode the process kept: the next question decodes the history whole."""
+    DecodedCells.for_store(catalog.kv.url).clear()
+    decode_fact.cache_clear()
+    decode_storage.cache_clear()
+    with cover_compute._SOLVED_LOCK:
+        cover_compute._SOLVED.clear()
+    forget_all()
+
+
+@contextmanager
+def store(kind: str, store_url: str | None) -> Iterator[tuple[str, str]]:
+    """(label, URL) of a fresh store of ``kind``; HBase ones are started and stopped here."""
+    if kind == "sqlite":
+        with tempfile.TemporaryDirectory(prefix="after-write-") as tmp:
+            yield "SQLite file", f"sqlite:///{tmp}/catalog.db"
+        return
+    from hbase_real import hbase_server  # starts a JVM: imported only when asked
+
+    with hbase_server(store_url, None) as server:
+        yield f"HBase ({server.where})", server.url
+
+
+def measure(kind: str, store_url: str | None, repeats: int) -> dict[str, object]:
+    with store(kind, store_url) as (label, url):
+        histories = []
+        for years in (1, 10):
+            print(f"{label}: building {years} year(s) ...", file=sys.stderr, flush=True)
+            histories.append(History(years, _scoped(url, years, kind)))
+        times: dict[tuple[int, bool], list[float]] = {}
+        for i in range(repeats):
+            for h in histories if i % 2 else histories[::-1]:
+                for again in (False, True) if i % 2 else (True, False):
+                    times.setdefault((h.years, again), []).append(h.timed(again))
+        for h in histories:
+            h.writer.close()
+            h.catalog.close()
+        return {"label": label, "medians": {k: statistics.median(v) for k, v in times.items()}}
+
+
+def _scoped(url: str, years: int, kind: str) -> str:
+    """One store per history: a file of its own, or a table prefix of its own."""
+    if kind == "sqlite":
+        return url.replace("catalog.db", f"catalog{years}.db")
+    joiner = "&" if "?" in url else "?"
+    prefix = f"aw{os.getpid()}y{years}"
+    return url + f"{joiner}table_prefix={prefix}" if "table_prefix=" not in url else \
+        url.replace("table_prefix=", f"table_prefix={prefix}")
+
+
+def report(results: list[dict[str, object]], repeats: int, argv: list[str]) -> str:
+    lines = [
+        "## A one-day question right after one registration (`benchmarks/after_write.py`)",
+        "",
+        f"Command: `python benchmarks/after_write.py {shlex.join(argv)}`",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; load average {os.getloadavg()[0]:.1f} at the end. "
+        f"CPU time of the reader's process, medians of {repeats} calls, histories and cases "
+        "interleaved; before each call another process registers one hour past the data's end.",
+        "",
+        "| store | history | question after a write | decoded again | ÷ decoded again "
+        "| ÷ one year |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for r in results:
+        med = r["medians"]
+        assert isinstance(med, dict)
+        for years in (1, 10):
+            ours, again = med[(years, False)], med[(years, True)]
+            lines.append(
+                f"| {r['label']} | {years} year{'s' if years > 1 else ''} | {ours * 1000:.3f} ms "
+                f"| {again * 1000:.3f} ms | {ours / again:.2f}x "
+                f"| {ours / med[(1, False)]:.2f}x |")
+    lines += ["", "*÷ one year* is the goal's ratio (within 1.5x): the question's cost does not "
+              "follow the history. *Decoded again* is each history's cells decoded whole "
+              "before the call, as every reader did before keeping its decodes.", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hbase", action="store_true",
+                        help="also measure on an HBase started here (a JVM, about a minute)")
+    parser.add_argument("--store-url", help="also measure on this running HBase (hbase://...)")
+    parser.add_argument("--repeats", type=int, default=41)
+    parser.add_argument("--write", type=Path, help="write the report (markdown) here")
+    args = parser.parse_args(argv)
+    results = [measure("sqlite", None, args.repeats)]
+    if args.hbase or args.store_url:
+        results.append(measure("hbase", args.store_url, args.repeats))
+    text = report(results, args.repeats, argv)
+    print(text)
+    if args.write:
+        args.write.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
