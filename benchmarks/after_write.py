@@ -43,12 +43,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peers import FACT, FIRST_HOUR, HOURLY, plan_dataset, register
 
-from airflow_partitions.catalog import Catalog
-from airflow_partitions.catalog.cache import TimelineCache
-from airflow_partitions.catalog.decoded_cells import DecodedCells
-from airflow_partitions.catalog.rows.layout import decode_fact, decode_storage
-from airflow_partitions.cover import compute as cover_compute
-from airflow_partitions.kv import forget_all
+from airflow_partitions.catalog import Catalog, TimelineCache, forget_kept
 
 #: The writer: registers one hour per line read (``YYYY-MM-DD-HH``), answers "ok" each time.
 WRITER = """
@@ -106,7 +101,7 @@ class History:
         self.writer.register(self.next_hour)
         self.next_hour += dt.timedelta(hours=1)
         if decoded_again:
-            forget_decodes(self.catalog)
+            forget_kept()
         gc.collect()
         t0 = time.process_time()
         answer = self.ask()
@@ -114,16 +109,6 @@ class History:
         if answer != self.answer:
             raise SystemExit(f"{self.years} years: the answer changed ({answer})")
         return spent
-
-
-def forget_decodes(catalog: Catalog) -> None:
-    """Every decode the process kept: the next question decodes the history whole."""
-    DecodedCells.for_store(catalog.kv.url).clear()
-    decode_fact.cache_clear()
-    decode_storage.cache_clear()
-    with cover_compute._SOLVED_LOCK:
-        cover_compute._SOLVED.clear()
-    forget_all()
 
 
 @contextmanager

@@ -37,7 +37,8 @@ ALLOWED: list[tuple[str, str, str]] = []
 def scanned_files() -> list[Path]:
     files = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
     for folder in ("airflow_partitions", "tests", "benchmarks", "dags_examples"):
-        files += sorted(p for p in (ROOT / folder).rglob("*.py") if "__pycache__" not in p.parts)
+        files += sorted(p for p in (ROOT / folder).rglob("*.py")
+                        if "__pycache__" not in p.parts and ".peers" not in p.parts)  # venvs
     return [p for p in files if p.is_file() and p.relative_to(ROOT).as_posix() not in SKIPPED]
 
 

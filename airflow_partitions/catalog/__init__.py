@@ -9,6 +9,7 @@ holds a name, may change without anyone outside noticing.
 
 from airflow_partitions.catalog.cache import FactState, TimelineCache, UnknownFact
 from airflow_partitions.catalog.covers.verified import VerifiedCover
+from airflow_partitions.catalog.decoded_cells import forget_kept
 from airflow_partitions.catalog.definitions.locations import UnsafeLocation
 from airflow_partitions.catalog.definitions.producers import (
     InvalidProducer,
@@ -101,6 +102,7 @@ __all__ = [
     "encoded_cell_column",
     "execute_plan",
     "explain",
+    "forget_kept",
     "get_partitions_by_filter",
     "make_spec",
     "overlap_window",

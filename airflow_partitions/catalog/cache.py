@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 
 from airflow_partitions.arguments import shown
 from airflow_partitions.catalog.decoded_cells import DecodedCells, SlicedStoreAllTimeline
+from airflow_partitions.catalog.definitions.stored import decode_storage
 from airflow_partitions.catalog.definitions.tables import FactDef, StorageDef
 from airflow_partitions.catalog.lineage.flag import may_have_derived
 from airflow_partitions.catalog.rows.layout import (
     DEF,
     PRESENT,
     CatalogRows,
-    decode_storage,
     timeline_column,
 )
 from airflow_partitions.catalog.slices.cells import (

@@ -25,16 +25,19 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Final, NamedTuple
 
+from airflow_partitions.catalog.definitions.stored import forget_definitions
 from airflow_partitions.catalog.definitions.tables import StorageDef
 from airflow_partitions.catalog.rows.layout import CatalogRows, CorruptTimelineCell, TimelineCell
 from airflow_partitions.catalog.slices.cells import read_slice_cell
-from airflow_partitions.cover import Slice
+from airflow_partitions.cover import Slice, forget_solved
 from airflow_partitions.errors import CorruptTimeline
+from airflow_partitions.kv import forget_all
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import (
     EndsAndHolesTimeline,
     OrdinalRange,
     PartitionTimeline,
+    RangeSetTimeline,
     RangesTimeline,
     StoreAllTimeline,
     UnknownTimelineClass,
@@ -43,7 +46,6 @@ from airflow_partitions.timelines import (
     storage_class_key,
     timeline_class,
 )
-from airflow_partitions.timelines.range_set import RangeSetTimeline
 
 #: Decodes kept per store: every timeline cell and slice cell of a large catalog fits.
 MAX_ENTRIES: Final = 200_000
@@ -109,6 +111,19 @@ class _Kept(NamedTuple):
 
 #: (storage, period, column, slice, zone, default kind): what a cell's bytes decode against.
 _Key = tuple[str, str, str, Slice, str, str]
+
+
+def forget_kept() -> None:
+    """Forget every decode and answer the process kept (decoded cells, definitions, solved
+    covers, :func:`airflow_partitions.kv.forget_all`'s memos): the next question reads and
+    decodes everything again. For tests and benchmarks that compare with them gone, and a
+    process that wants the memory back."""
+    with DecodedCells._registry_lock:
+        for kept in DecodedCells._per_store.values():
+            kept.clear()
+    forget_definitions()
+    forget_solved()
+    forget_all()
 
 
 class DecodedCells:

@@ -4,7 +4,7 @@ Pure: no store, no Airflow. See ``docs/cover.md``.
 """
 
 from airflow_partitions.cover.clock import Clock, clock_for, from_us, to_us
-from airflow_partitions.cover.compute import compute_cover, cover_key
+from airflow_partitions.cover.compute import compute_cover, cover_key, forget_solved
 from airflow_partitions.cover.gauges import CoverageMetrics, coverage_metrics
 from airflow_partitions.cover.instant_text import format_instant
 from airflow_partitions.cover.missing import MissingJson, NeededJson, ValueRunJson
@@ -72,6 +72,7 @@ __all__ = [
     "compute_slice_cover",
     "cover_key",
     "coverage_metrics",
+    "forget_solved",
     "format_instant",
     "from_us",
     "missing_list",

@@ -54,7 +54,7 @@ from airflow_partitions.cover.sources import CoverSource, PreparedCover, prepare
 from airflow_partitions.periods import STRADDLING, UpdatePeriod
 from airflow_partitions.timelines import OrdinalRange
 
-__all__ = ["compute_cover", "cover_key"]
+__all__ = ["compute_cover", "cover_key", "forget_solved"]
 
 #: Position of each period in the cost key, coarsest first (tie rule 3).
 _PERIOD_SLOT: Final = {p: i for i, p in enumerate(sorted(UpdatePeriod, reverse=True))}
@@ -94,6 +94,12 @@ def compute_cover(
         while len(_SOLVED) > _SOLVED_KEPT:
             del _SOLVED[next(iter(_SOLVED))]
     return cover
+
+
+def forget_solved() -> None:
+    """Forget every solved cover (the next request is solved again)."""
+    with _SOLVED_LOCK:
+        _SOLVED.clear()
 
 
 #: Covers solved, by everything a solution depends on (:attr:`_Planner.inputs`): a pure

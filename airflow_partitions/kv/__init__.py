@@ -28,6 +28,7 @@ from airflow_partitions.kv.errors import (
     TableExists,
     TableNotFound,
 )
+from airflow_partitions.kv.packed_rows import PackedRows
 from airflow_partitions.kv.page_memo import MAX_ROWS, LatestMemo, RowsMemo, forget_all
 from airflow_partitions.kv.scan_filters import (
     ColumnRange,
@@ -62,6 +63,7 @@ __all__ = [
     "KVStore",
     "KVTable",
     "LatestMemo",
+    "PackedRows",
     "PrefixFilter",
     "RowCells",
     "RowRange",

@@ -234,6 +234,27 @@ class KVTable(ABC):
             _VALID_PROJECTIONS.add(wanted)
         return wanted
 
+    def feed_position(self) -> Hashable | None:
+        """Where the table's change feed stands now, for :meth:`changes_since`; ``None`` when
+        the table keeps no feed (HBase: Thrift1 has none; an SQLite file no writer of this
+        version has written to yet).
+
+        Take it *before* reading the rows it stands for: a write landing in between is then
+        reported again, never missed.
+        """
+        return None
+
+    def changes_since(self, position: Hashable) -> tuple[Hashable, tuple[bytes, ...]] | None:
+        """The keys of the rows written (put, deleted, rewritten, by any writer) since
+        ``position``, in the order written (a key may repeat), with the position to ask from
+        next; ``None`` when the table cannot tell (no feed, the feed trimmed past
+        ``position``, too many changes to list, the schema changed): then read the rows.
+
+        Why: a reader that checked a range of rows re-reads only what changed in it
+        (``catalog/rows/runs.py``). Cost on SQLite: one read transaction and the changed keys.
+        """
+        return None
+
     @abstractmethod
     def _scan(
         self,

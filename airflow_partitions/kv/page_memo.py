@@ -1,17 +1,19 @@
-"""Projections of pages already read, reused when a page comes back with the same bytes.
+"""Memos of values computed from rows just read, bounded by the rows they stand for.
 
-Why: a verified cover reads every row of its runs on every call, and a sensor asks
-the same ten years again after each registration; decoding and checking each row's blob
-(:class:`.cell_blob.Projection`: directory, offsets, CRC-32) was most of that read's cost.
-A projection is a pure function of the wanted columns and the page's bytes, so a page that
-comes back byte for byte equal to one projected before gets the same answer. The page is
-still read from the store every time (a row dropped, damaged or rewritten since makes the
-bytes differ, and the page is projected again): nothing is trusted that was not just read.
+:class:`RowsMemo` keeps a value with the rows it was computed from (a later read of equal
+rows gets it again); :class:`LatestMemo` keeps the newest small values whose validity the
+caller checks on each hit; :class:`PageMemo` keeps projections of pages by their bytes.
+:func:`forget_all` empties every one of them.
 
-Cost: a hit joins the page's keys and blobs into one string and compares it with the one kept
-(``memcmp``, no decoding), about 0.1 µs a row; a miss adds that to the projection. Memory: the
-joined bytes and the projection of at most ``$AIRFLOW_PARTITIONS_VERIFY_MEMO_ROWS`` rows
-(default 100,000, about 0.5 KiB a partition row), the oldest dropped first.
+A verified cover does not keep its rows in a :class:`PageMemo`: per page, the rows as tuples
+(about 330 bytes a four-cell row, with its key) and the page's joined bytes (about 200 more)
+would hold 52 MiB for ten years of hours. It keeps its checked rows packed
+(:class:`.cell_blob.PackedRows`) and learns from the store's change feed which rows to read
+again (``KVTable.changes_since``, ``catalog/rows/runs.py``).
+
+A page that comes back byte for byte equal to one projected before gets the same answer from
+a :class:`PageMemo`; nothing is trusted that was not just read (a row dropped, damaged or
+rewritten makes the bytes differ). Cost of a hit: one join of the page and a ``memcmp``.
 
 >>> from airflow_partitions.kv.cell_blob import Projection, encode_cells
 >>> memo = PageMemo(max_rows=10)
@@ -43,8 +45,8 @@ _Projected = list[tuple[bytes, tuple[bytes | None, ...]]]
 _K = TypeVar("_K", bound=Hashable)
 _V = TypeVar("_V")
 
-#: Rows each memo keeps: ten years of hourly rows, or a month of 100 regions, fit; a larger
-#: scan is checked as before.
+#: Rows each memo keeps (``$AIRFLOW_PARTITIONS_VERIFY_MEMO_ROWS``; 0 keeps none): ten years
+#: of hourly rows, or a month of 100 regions, fit; a larger scan is read and checked again.
 MAX_ROWS = verify_memo_rows()
 
 
@@ -160,8 +162,4 @@ def forget_all() -> None:
             memo.clear()
 
 
-#: The one memo the SQLite tables share: a projection depends on nothing but the bytes and
-#: the wanted columns, so pages of two tables (or two files) with equal bytes agree too.
-PAGES = PageMemo()
-
-__all__ = ["MAX_ROWS", "PAGES", "LatestMemo", "PageMemo", "RowsMemo", "forget_all"]
+__all__ = ["MAX_ROWS", "LatestMemo", "PageMemo", "RowsMemo", "forget_all"]

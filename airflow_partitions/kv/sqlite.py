@@ -36,6 +36,7 @@ from airflow_partitions.kv.errors import (
     TableExists,
     TableNotFound,
 )
+from airflow_partitions.kv.sqlite_feed import feed_names
 from airflow_partitions.kv.sqlite_layout import (
     create_table_sql,
     migrate_table,
@@ -96,6 +97,8 @@ class SQLiteStore(KVStore):
         self._writes = 0  # write transactions begun on ``_conn``: part of the change stamp
         # Tables known to be in today's layout: checked once per store, not per call.
         self._blob_tables: set[str] = set()
+        # Tables whose change feed exists, as far as this store knows (``SQLiteTable._write``).
+        self.fed_tables: set[str] = set()
         # Why kv_merge failed: sqlite3 reports only "user-defined function raised exception".
         self.merge_error: CorruptCell | None = None
 
@@ -123,15 +126,23 @@ class SQLiteStore(KVStore):
         commits; this connection's own changes move ``total_changes`` (every INSERT, UPDATE
         or DELETE on it, raw statements included) and the count of write transactions (a
         table dropped, which ``total_changes`` does not count). With the connection's number:
-        a reopened connection is another stamp. Cost: one PRAGMA, a few microseconds.
+        a reopened connection is another stamp. Cost: one PRAGMA (about a file-system stat's
+        time: SQLite takes and drops one lock on the ``-shm`` file), since an idle sensor poke
+        is this call and little else; a busy or failing database takes the slow path, with
+        the retries and the errors of every other read.
         """
         with self._lock:
-            conn = self._connection()
+            conn = self._conn
+            if conn is None or self._pid != os.getpid():
+                conn = self._connection()  # first use, after fork, or closed (raises)
+            try:
+                found: int = conn.execute("PRAGMA data_version").fetchone()[0]
+            except sqlite3.Error:
 
-            def version() -> int:
-                return int(conn.execute("PRAGMA data_version").fetchone()[0])
+                def version() -> int:
+                    return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
-            found = self._retry_busy("reading the data version", version)
+                found = self._retry_busy("reading the data version", version)
             self.stats.record("change_stamp")
             return (self._conn_number, found, conn.total_changes, self._writes)
 
@@ -327,11 +338,13 @@ class SQLiteStore(KVStore):
                 if missing_ok:
                     return
                 raise TableNotFound(name, self.url)
-            conn.execute(f"DROP TABLE IF EXISTS {sql_table(name)}")
+            conn.execute(f"DROP TABLE IF EXISTS {sql_table(name)}")  # its triggers too
+            conn.execute(f"DROP TABLE IF EXISTS {feed_names(name)[0]}")
             conn.execute(f"DELETE FROM {_META_TABLE} WHERE name = ?", (name,))
 
         self.run("drop_table", f"dropping table {name!r}", body, write=True)
         self._blob_tables.discard(name)
+        self.fed_tables.discard(name)
 
     def table_exists(self, name: str) -> bool:
         check_table_name(name)

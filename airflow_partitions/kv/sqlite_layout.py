@@ -1,9 +1,10 @@
 """The SQL layout of a SQLite KV table, and the migration from the old one.
 
-Today a KV table is ``kv_<name>(row PRIMARY KEY, cells)``: one SQL row per KV row, its cells
+A KV table is ``kv_<name>(row PRIMARY KEY, cells)``: one SQL row per KV row, its cells
 packed by :mod:`airflow_partitions.kv.cell_blob`. Files written before that hold
 ``kv_<name>(row, col, val)``, one SQL row per cell; a store converts such a table the first
 time it touches it, in one write transaction, so a crash leaves the old table as it was.
+:func:`cells_of_page` reads a page of SQL rows as KV rows and their cells.
 """
 
 # SQL text is built only from whitelisted, quoted table identifiers (``sql_table``) and fixed
@@ -15,7 +16,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Literal, TypeAlias
 
-from airflow_partitions.kv.cell_blob import encode_cells
+from airflow_partitions.kv.base import Cells, RowCells
+from airflow_partitions.kv.cell_blob import Selection, decode_cells, encode_cells
+from airflow_partitions.kv.errors import CorruptCell, DamagedCells
 
 Layout: TypeAlias = Literal["blob", "cells", "missing"]
 
@@ -84,3 +87,26 @@ def migrate_table(conn: sqlite3.Connection, name: str) -> int | None:
     conn.execute(f"DROP TABLE {old}")
     conn.execute(f"ALTER TABLE {new} RENAME TO {old}")
     return rows
+
+
+def cells_of_page(page: list[tuple[bytes, bytes]], specs: tuple[bytes, ...] | None,
+                   selection: Selection | None = None) -> list[RowCells]:
+    """The page's rows with the cells ``specs`` select; rows left without cells dropped."""
+    if specs is None:
+        out: list[RowCells] = []
+        damaged: dict[bytes, Cells] = {}
+        key = b""
+        try:
+            for key, blob in page:
+                try:
+                    out.append((key, decode_cells(blob)))
+                except DamagedCells as exc:  # its sound cells; the page is read to its end
+                    out.append((key, exc.cells))
+                    damaged[key] = exc.damaged[exc.row or b""]
+        except CorruptCell as exc:
+            exc.row = key  # the row a caller names and reads on past
+            raise
+        if damaged:
+            raise DamagedCells(dict(out), damaged)
+        return out
+    return (selection or Selection(specs)).page(page)

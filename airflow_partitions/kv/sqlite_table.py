@@ -1,9 +1,8 @@
 """The rows of one SQLite-backed table: gets, scans, puts, deletes, check-and-put, increments.
 
-Split from :mod:`airflow_partitions.kv.sqlite` (the file, its connections and its schema) so
-each reads on its own: a table only runs statements through its store's retrying helpers.
-A KV row is one SQL row ``(row, cells)``, its cells one blob (:mod:`kv.cell_blob`): SQL finds
-rows by key, Python picks the cells out of the blob.
+Split from :mod:`airflow_partitions.kv.sqlite` (the file, its connections, its schema): a table
+runs statements through its store's retrying helpers. A KV row is one SQL row ``(row, cells)``,
+its cells one blob (:mod:`kv.cell_blob`): SQL finds rows by key, Python picks the cells.
 """
 
 # SQL text is built only from whitelisted, quoted table identifiers (``sql_table``) and fixed
@@ -13,7 +12,8 @@ rows by key, Python picks the cells out of the blob.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Protocol, TypeVar
 
 from airflow_partitions.kv.base import Cells, KVTable, RowCells, RowValues
@@ -22,7 +22,6 @@ from airflow_partitions.kv.cell_blob import (
     RowEncoder,
     Selection,
     cells_for_rewrite,
-    decode_cells,
     encode_cells,
     select_cells,
 )
@@ -31,9 +30,9 @@ from airflow_partitions.kv.errors import (
     DamagedCells,
     InvalidArgument,
 )
-from airflow_partitions.kv.page_memo import PAGES
 from airflow_partitions.kv.scan_filters import ScanFilter, apply_filter
-from airflow_partitions.kv.sqlite_layout import sql_table
+from airflow_partitions.kv.sqlite_feed import changes_since, feed_position, keep_feed
+from airflow_partitions.kv.sqlite_layout import cells_of_page, sql_table
 from airflow_partitions.kv.sqlite_plan import ScanPlan, plan_scan, ranged_plan
 from airflow_partitions.kv.validation import (
     ScanRange,
@@ -67,6 +66,9 @@ class SQLiteTableStore(Protocol):
 
     def ensure_layout(self, table: str) -> None: ...
 
+    #: Tables whose change feed this store has made sure of (``SQLiteTable._write``).
+    fed_tables: set[str]
+
     def families(self, conn: sqlite3.Connection, table: str) -> tuple[str, ...]: ...
 
 
@@ -96,8 +98,21 @@ class SQLiteTable(KVTable):
                                one_statement=one_statement)
 
     def _write(self, op: str, body: Callable[[sqlite3.Connection], T]) -> T:
+        """``body`` in a write transaction that also keeps the table's change feed
+        (:func:`.sqlite_feed.keep_feed`: created by the store's first write if the file
+        predates it, trimmed by every write)."""
         self._store.ensure_layout(self.name)
-        return self._store.run(op, f"{op} on {self.name!r}", body, write=True, table=self.name)
+        fed = self._store.fed_tables
+
+        def kept(conn: sqlite3.Connection) -> T:
+            result = body(conn)
+            keep_feed(conn, self.name, create=self.name not in fed)
+            return result
+
+        result = self._store.run(op, f"{op} on {self.name!r}", kept, write=True,
+                                 table=self.name)
+        fed.add(self.name)
+        return result
 
     def _check_families(self, conn: sqlite3.Connection, specs: Iterable[bytes]) -> None:
         families = self._store.families(conn, self.name)
@@ -143,12 +158,21 @@ class SQLiteTable(KVTable):
         kept = getattr(before, "kept", {})
         sums = {c: s for c, (raw, s) in kept.items() if cells.get(c) is raw}
         if cells:
-            conn.execute(
-                f"INSERT OR REPLACE INTO {self._sql} (row, cells) VALUES (?, ?)",
-                (row, encode_cells(cells, sums)),
-            )
+            conn.execute(f"INSERT OR REPLACE INTO {self._sql} (row, cells) VALUES (?, ?)",
+                         (row, encode_cells(cells, sums)))
         else:
             conn.execute(f"DELETE FROM {self._sql} WHERE row = ?", (row,))
+
+    # -- the change feed (kv/sqlite_feed.py) --------------------------------------------------
+
+    def feed_position(self) -> tuple[int, int] | None:
+        """:func:`.sqlite_feed.feed_position` of the table: one read transaction."""
+        return self._read("feed_position", lambda conn: feed_position(conn, self.name))
+
+    def changes_since(self, position: Hashable) -> tuple[Hashable, tuple[bytes, ...]] | None:
+        """:func:`.sqlite_feed.changes_since` of the table: one SELECT."""
+        body = partial(changes_since, name=self.name, position=position)
+        return self._read("changes_since", body, one_statement=True)
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -187,8 +211,9 @@ class SQLiteTable(KVTable):
                 ).fetchall()
             return found
 
+        one = len(keys) <= _ROWS_PER_IN_LIST  # one SELECT: one snapshot, no BEGIN/COMMIT
         try:
-            return dict(_cells_of_page(self._read("get_many", body), specs))
+            return dict(cells_of_page(self._read("get_many", body, one_statement=one), specs))
         except DamagedCells as exc:
             exc.table = self.name
             raise
@@ -235,7 +260,7 @@ class SQLiteTable(KVTable):
                 page_size = min(page_size, remaining)
             page = self._page(plan, last_row, reverse, page_size)
             try:
-                found = _cells_of_page(page, columns, selection)
+                found = cells_of_page(page, columns, selection)
             except DamagedCells as exc:  # the rows before the first damaged one, then it
                 exc.table = self.name
                 keys = list(exc.found)
@@ -289,7 +314,7 @@ class SQLiteTable(KVTable):
             if remaining is not None:
                 page_size = min(page_size, remaining)
             page = self._page(plan, last_row, False, page_size)
-            found = PAGES.project(projection, page)  # same bytes as before: reused
+            found = projection.page(page)
             if remaining is not None:
                 found = found[:remaining]
                 remaining -= len(found)
@@ -473,26 +498,3 @@ class _Loaded(dict[bytes, bytes]):
     bytes and checksum."""
 
     kept: dict[bytes, tuple[bytes, int]] = {}
-
-
-def _cells_of_page(page: list[tuple[bytes, bytes]], specs: tuple[bytes, ...] | None,
-                   selection: Selection | None = None) -> list[RowCells]:
-    """The page's rows with the cells ``specs`` select; rows left without cells dropped."""
-    if specs is None:
-        out: list[RowCells] = []
-        damaged: dict[bytes, Cells] = {}
-        key = b""
-        try:
-            for key, blob in page:
-                try:
-                    out.append((key, decode_cells(blob)))
-                except DamagedCells as exc:  # its sound cells; the page is read to its end
-                    out.append((key, exc.cells))
-                    damaged[key] = exc.damaged[exc.row or b""]
-        except CorruptCell as exc:
-            exc.row = key  # the row a caller names and reads on past
-            raise
-        if damaged:
-            raise DamagedCells(dict(out), damaged)
-        return out
-    return (selection or Selection(specs)).page(page)

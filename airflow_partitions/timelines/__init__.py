@@ -31,6 +31,7 @@ from airflow_partitions.timelines.properties import (
     storage_class_key,
     timeline_prefix,
 )
+from airflow_partitions.timelines.range_set import RangeSetTimeline
 from airflow_partitions.timelines.ranges import RangesTimeline
 from airflow_partitions.timelines.shape import is_sparse
 from airflow_partitions.timelines.store_all import StoreAllTimeline
@@ -45,6 +46,7 @@ __all__ = [
     "LensTable",
     "OrdinalRange",
     "PartitionTimeline",
+    "RangeSetTimeline",
     "RangesTimeline",
     "StoreAllTimeline",
     "UnknownTimelineClass",

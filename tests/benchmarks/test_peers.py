@@ -1,5 +1,7 @@
 """benchmarks/peers.py's pure parts on a tiny dataset: the data it generates, the expected
-missing hours, and our answer (and the os.path.exists loop's) against them.
+missing hours, and our answer (and the os.path.exists loop's) against them; and the parts of
+the questions a sensor asks: the absent hour, the regions and their truth, the registrations
+before each call (undone at the end), the docs' hook example, the first-question memory.
 
 Luigi and Dagster are not installed by ``make test`` (``make bench-peers`` puts them in their own
 virtual environments), so their children are not run here; the smoke run of the whole benchmark
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -46,7 +49,7 @@ def test_years_dataset_matches_the_issue() -> None:
     ten = peers.years_dataset(10, 2015)
     assert (ten.start, ten.end) == (peers.FIRST_HOUR, dt.datetime(2025, 1, 1, tzinfo=dt.UTC))
     assert len(ten.holes) == round(ten.hours / 1000) == 88
-    assert len(ten.rollup_days) == round(0.9 * len(ten.days()))
+    assert len(ten.rollup_days) == round(0.5 * len(ten.days()))  # rollups on half the days
 
 
 def test_expected_missing_with_and_without_rollups() -> None:
@@ -116,3 +119,114 @@ def test_the_source_fingerprint_names_the_imported_code() -> None:
     assert len(first) == 12 and int(first, 16) >= 0
     assert peers_child.source_fingerprint() == first
     assert peers_child.source_fingerprint("no_such_package") != first
+
+
+def test_the_absent_hour_is_a_hole_no_rollup_covers() -> None:
+    ds = peers.years_dataset(1, 2015)
+    hole = peers.absent_hour(ds)
+    assert hole in ds.holes and hole.date() not in ds.rollup_days
+    assert peers.expected_missing(ds, hole, hole + peers.HOUR, mixed=True) == [
+        hole.strftime(peers.KEY_FORMAT)]
+
+
+def test_regions_are_deterministic_and_their_truth_counts_holes_and_outside_hours() -> None:
+    rds = peers.plan_regions(3, regions=4, hole_rate=0.01)
+    assert rds == peers.plan_regions(3, regions=4, hole_rate=0.01)
+    assert (rds.start, rds.end) == (peers.FIRST_HOUR, dt.datetime(2015, 2, 1, tzinfo=dt.UTC))
+    assert rds.regions == ("r000", "r001", "r002", "r003")
+    assert len(rds.holes) == round(744 * 4 * 0.01)
+    assert len(rds.present()) == 744 * 4 - len(rds.holes)
+    assert len(peers.expected_missing_slices(rds, rds.start, rds.end)) == len(rds.holes)
+    hole, region = min(rds.holes)
+    before = rds.start - peers.HOUR
+    got = peers.expected_missing_slices(rds, before, hole + peers.HOUR)
+    assert got[:4] == [f"2014-12-31-23 region=r00{i}" for i in range(4)]
+    assert peers_child.slice_hours(hole, region) in got
+    december = peers.plan_regions(3, regions=2, start=dt.datetime(2015, 12, 1, tzinfo=dt.UTC))
+    assert december.end == dt.datetime(2016, 1, 1, tzinfo=dt.UTC)
+
+
+def test_our_regions_answer_and_the_loop_equal_the_truth(tmp_path: Path) -> None:
+    rds = peers.plan_regions(5, regions=3, hole_rate=0.01)
+    manifest = peers.materialise_regions(rds, tmp_path)
+    meta = json.loads(manifest.read_text())
+    assert peers.materialise_regions(rds, tmp_path) == manifest  # reused
+    loop, _ = peers_child.setup_exists(meta, {})
+    for start, end in ((rds.start, rds.end), (rds.start + 5 * peers.HOUR, rds.start + 300 *
+                                               peers.HOUR)):
+        want = peers.expected_missing_slices(rds, start, end)
+        assert want and peers.our_missing_slices(meta["catalog_url"], meta["root"],
+                                                 start, end) == want
+        assert loop(start, end) == want
+
+
+def test_registrations_before_each_call_are_outside_the_data_and_undone(tmp_path: Path) -> None:
+    ds = tiny()
+    meta = json.loads(peers.materialise(ds, tmp_path).read_text())
+    end = peers_child.parse_hour(meta["end"])
+    assert [peers_child.extra_partition(meta, k) for k in range(2)] == [
+        (end, None), (end + peers.HOUR, None)]
+    regional = {**meta, "regions": ["a", "b"]}
+    assert [peers_child.extra_partition(regional, k) for k in range(3)] == [
+        (end, "a"), (end, "b"), (end + peers.HOUR, "a")]
+    want = peers.expected_missing(ds, START, END, mixed=True)
+    spec = {"tool": "ours", "dataset": str(tmp_path / "tiny" / "dataset.json"),
+            "options": {"register": True, "fact": True},
+            "ranges": [{"name": "all", "start": START.strftime(peers.KEY_FORMAT),
+                        "end": END.strftime(peers.KEY_FORMAT)}],
+            "min_repeats": 3, "max_repeats": 3, "budget_s": 0.0}
+    out = peers_child.run(spec)
+    assert out["ranges"]["all"]["missing"] == want
+    assert len(out["ranges"]["all"]["cpu_times"]) == 3
+    # the writer process registered three hours after the end, then dropped them
+    from airflow_partitions.catalog import Catalog
+
+    with Catalog(meta["catalog_url"], data_root=meta["root"]) as catalog:
+        cover = catalog.cover(peers.FACT, START, end + 3 * peers.HOUR)
+        assert peers_child.hours_of((m.start, m.end) for m in cover.missing)[-3:] == [
+            (end + i * peers.HOUR).strftime(peers.KEY_FORMAT) for i in range(3)]
+    loop = peers_child.run({**spec, "tool": "exists", "options": {"register": True}})
+    assert loop["ranges"]["all"]["missing"] == peers.expected_missing(ds, START, END)
+    assert not os.path.exists(peers_child.partition_dir(meta, end, None))
+
+
+def test_the_docs_hook_example_is_found_split_and_read() -> None:
+    text = (Path(peers.REPO) / "docs" / "airflow.md").read_text()
+    snippet = peers.docs_hook_example(text)
+    assert "PartitionCatalogHook" in snippet
+    imports, body = peers_child.docs_snippet(snippet)
+    assert imports.startswith(("from ", "import ")) and "import" not in body
+    assert body.splitlines()[-1].startswith("_answer = ")
+    doc = "# x\n\n## `PartitionCatalogHook`\n\ntext\n\n```python\nimport os\nos.sep\n```\n"
+    assert peers.docs_hook_example(doc) == "import os\nos.sep\n"
+    with pytest.raises(SystemExit):
+        peers.docs_hook_example("## `PartitionCatalogHook`\n\n## Next\n```python\nx\n```")
+    with pytest.raises(SystemExit):
+        peers_child.docs_snippet("import os\nx = 1\n")
+    hour = START + peers.HOUR
+    assert peers_child.answer_of(True, START, hour) == []
+    assert peers_child.answer_of(False, START, hour) == [START.strftime(peers.KEY_FORMAT)]
+    with pytest.raises(SystemExit):
+        peers_child.answer_of(3, START, hour)
+
+
+def test_a_first_question_reports_its_memory() -> None:
+    def query(start: dt.datetime, end: dt.datetime) -> list[str]:
+        keep.append(bytearray(8 * 2**20))  # touched: resident
+        return ["x"]
+
+    keep: list[bytearray] = []
+    out = peers_child.first_memory(query, START, END, traced=False)
+    assert out["missing"] == ["x"] and out["rss_growth_bytes"] >= 7 * 2**20
+    assert out["rss_peak_growth_bytes"] is None or out["rss_peak_growth_bytes"] >= 7 * 2**20
+    traced = peers_child.first_memory(query, START, END, traced=True)
+    assert traced["traced_peak_bytes"] >= 8 * 2**20
+
+
+def test_a_wrong_answer_to_a_question_stops_the_benchmark() -> None:
+    tool = peers.tools("luigi", "dagster")[0]
+    ask = peers.Ask("1 year", START, END, ("2015-03-01-00",))
+    job = peers.Job("idle", "x", "x", tool, Path("m"), (ask,))
+    peers.check_ask(job, ask, ["2015-03-01-00"])
+    with pytest.raises(SystemExit, match="WRONG ANSWER"):
+        peers.check_ask(job, ask, [])

@@ -19,12 +19,12 @@ from airflow_partitions.catalog.definitions.producers import (
     Producer,
     check_producers,
 )
+from airflow_partitions.catalog.definitions.stored import decode_storage
 from airflow_partitions.catalog.definitions.tables import StorageDef, check_safe_value, encode_json
 from airflow_partitions.catalog.rows.layout import (
     DEF,
     MAX_SWAP_ATTEMPTS,
     CatalogRows,
-    decode_storage,
     storage_row,
 )
 from airflow_partitions.catalog.slices.dimensions import (

@@ -33,11 +33,11 @@ import json
 import random
 import struct
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
+from airflow_partitions.catalog.definitions.stored import decode_fact, decode_storage
 from airflow_partitions.catalog.definitions.tables import (
     FactDef,
     Partition,
@@ -46,10 +46,8 @@ from airflow_partitions.catalog.definitions.tables import (
 )
 from airflow_partitions.catalog.rows.damage import stand_ins
 from airflow_partitions.errors import (
-    CorruptDefinition,
     CorruptPartitionRow,
     CorruptTimeline,
-    InvalidInput,
 )
 from airflow_partitions.keys import (
     LOCATION_CELL,
@@ -88,7 +86,6 @@ DROPPING: Final = b"dropping"
 MAX_SWAP_ATTEMPTS: Final = 200
 _ORDINAL: Final = struct.Struct(">Q")
 _SIGN: Final = 1 << 63
-_Def = TypeVar("_Def", FactDef, StorageDef)
 
 
 def backoff(attempt: int) -> None:
@@ -271,46 +268,6 @@ def encode_timeline_cell(version: int, kind: str, properties: Mapping[str, str])
         "properties": dict(sorted(properties.items())),
     }
     return encode_json(body)
-
-
-#: Decoded definitions kept by their bytes (a few KiB each).
-_DEFINITIONS_KEPT: Final = 4096
-
-
-@lru_cache(maxsize=_DEFINITIONS_KEPT)
-def decode_fact(name: str, raw: bytes) -> FactDef:
-    """A stored fact definition; anything but this version's JSON is ``CorruptDefinition``.
-
-    Kept by its bytes (definitions are immutable values): the fact is read again after every
-    write to it, and its definition nearly never changes."""
-    return _decode_definition("fact", name, raw, FactDef.from_json)
-
-
-@lru_cache(maxsize=_DEFINITIONS_KEPT)
-def decode_storage(name: str, raw: bytes) -> StorageDef:
-    """A stored storage definition; anything but this version's JSON is ``CorruptDefinition``.
-    Kept by its bytes, as :func:`decode_fact`."""
-    return _decode_definition("storage", name, raw, StorageDef.from_json)
-
-
-def _decode_definition(
-    what: str, name: str, raw: bytes, from_json: Callable[[Any], _Def]
-) -> _Def:
-    """The error names the row and, for a missing field, the field."""
-    row = f"{what[0].upper()}\\x00{name}"
-    where = f"the definition of {what} {name!r} (catalog row {row}, cell m:def)"
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise CorruptDefinition(f"{where} is not JSON: {exc}") from None
-    try:
-        if not isinstance(data, dict):
-            raise TypeError(f"it holds a JSON {type(data).__name__}, not an object")
-        return from_json(data)
-    except KeyError as exc:
-        raise CorruptDefinition(f"{where} is missing the field {exc}") from None
-    except (TypeError, ValueError, AttributeError, InvalidInput) as exc:
-        raise CorruptDefinition(f"{where} does not decode: {exc}") from None
 
 
 class CatalogRows:

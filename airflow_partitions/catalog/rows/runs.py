@@ -3,112 +3,80 @@
 Why: building a :class:`~airflow_partitions.cover.CoverPartition` (two pendulum instants), a
 location lookup and a :class:`.definitions.tables.Partition` for each of a ten-year hourly
 cover's 87,000 hours to answer "is it all there?" costs about 40 µs a partition. Here the check
-is one projected range scan of the run's rows (their location, version and value cells, kept
-as the raw tuples the store returns), the distinct time values of the run parsed by the
-arithmetic fast path, and one list comparison with the run's ordinals: about 1 to 2 µs a row.
-Partitions and locations are built from the kept tuples only when a caller asks (a manifest
-lists every partition; a sensor, a status line and ``missing`` never do).
+is one projected range scan of the run's rows (their location, version and value cells), the
+distinct time values of the run parsed by the arithmetic fast path, and one comparison with the
+run's values: about 2 to 3 µs a row. The rows are kept packed (:class:`.rows.time_rows.TimeRows`,
+about 100 bytes a row); partitions and locations are built from them only when a caller asks
+(a manifest lists every partition; a sensor, a status line and ``missing`` never do).
+
+Asked again, a group is not read again while the store's change feed names no key in its range
+(:func:`_unchanged`), and a group of one row a time value is moved on from the rows kept
+(:meth:`.rows.time_rows.TimeRows.advance`): only the rows written since, and what the group
+adds, are read. HBase keeps no feed: there every call reads its rows.
 """
 
 from __future__ import annotations
 
-import posixpath
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from airflow_partitions.catalog.definitions.tables import Partition, StorageDef
-from airflow_partitions.catalog.rows.check import RowCheck
+from airflow_partitions.catalog.definitions.tables import StorageDef
 from airflow_partitions.catalog.rows.decode import LIST_BATCH, PartitionDecoder
+from airflow_partitions.catalog.rows.run_rows import (
+    RowValues,
+    RunRows,
+    changed_in,
+    keeps,
+    run_locator,
+    strict_ordinals,
+    whole_rows,
+)
 from airflow_partitions.catalog.rows.scan import list_whole_rows
-from airflow_partitions.cover import CoverRun, RunLocator
-from airflow_partitions.errors import InvalidInput
+from airflow_partitions.catalog.rows.time_rows import PATCH_MAX, TimeRows
+from airflow_partitions.cover import CoverRun
 from airflow_partitions.keys import encode_value, prefix_successor
-from airflow_partitions.kv import LatestMemo, RowsMemo
-from airflow_partitions.periods import UpdatePeriod, fast_ordinals, fast_value_bytes, zone
+from airflow_partitions.kv import LatestMemo
+from airflow_partitions.periods import UpdatePeriod, fast_value_bytes, zone
 
 if TYPE_CHECKING:
     from airflow_partitions.catalog.rows.layout import CatalogRows
 
-RowValues = tuple[bytes | None, ...]
-
-#: Groups of runs already checked, with the rows they were checked against: a group whose
-#: scan returns equal rows (the same objects, when the store's page memo reused its page) is
-#: not checked again. Only groups whose every row was whole are kept, so a damaged row is
-#: logged at every read.
-_CHECKED: RowsMemo[tuple[str, UpdatePeriod, str, tuple[CoverRun, ...]],
-                   tuple[StorageDef, tuple[RunRows, ...]]] = RowsMemo()
-
-
-@dataclass(frozen=True)
-class RunRows:
-    """The rows of one cover run, in cover order (time order, then key order within a time).
-
-    ``rows`` are the projected cells of :class:`.rows.decode.PartitionDecoder` (location,
-    version, each value as text) of every registered row whose time value lies in the run;
-    ``starts`` the index in ``rows`` where each ordinal's rows begin (one more entry at the
-    end), or None when each ordinal has exactly one row, in order. ``missing`` lists the run's
-    ordinals that no row backs: empty when the run is verified.
-    """
-
-    run: CoverRun
-    decoder: PartitionDecoder
-    rows: tuple[RowValues, ...]
-    starts: tuple[int, ...] | None
-    missing: tuple[int, ...] = ()
-    _partitions: list[tuple[Partition, ...]] = field(default_factory=list, compare=False,
-                                                     repr=False)
-
-    def partitions(self) -> tuple[Partition, ...]:
-        """Every row as a :class:`Partition`, in cover order; built once, O(rows)."""
-        if not self._partitions:
-            decode = self.decoder.decode
-            self._partitions.append(tuple(decode(v) for v in self.rows))
-        return self._partitions[0]
-
-    def by_ordinal(self) -> list[tuple[int, tuple[RowValues, ...]]]:
-        """Each backed ordinal of the run with its rows, in order: O(rows)."""
-        if self.starts is None:
-            return [(self.run.first + i, (v,)) for i, v in enumerate(self.rows)]
-        missing = set(self.missing)
-        backed = [o for o in range(self.run.first, self.run.end) if o not in missing]
-        return [(o, self.rows[lo:hi])
-                for o, lo, hi in zip(backed, self.starts, self.starts[1:], strict=False)]
-
-    def locations(self) -> list[str]:
-        """One location per ordinal of the run: its row's, or the directory its rows share.
-
-        Only meaningful for a verified run (every ordinal backed); O(rows).
-        """
-        if self.starts is None:
-            return [v[0].decode() for v in self.rows if v[0] is not None]
-        out = []
-        for lo, hi in zip(self.starts, self.starts[1:], strict=False):
-            locs = [v[0].decode() for v in self.rows[lo:hi] if v[0] is not None]
-            out.append(locs[0] if len(locs) == 1 else posixpath.commonpath(locs))
-        return out
-
-
-def run_locator(runs: Sequence[RunRows]) -> RunLocator:
-    """Each run's locations from its rows, computed only when a cover's partitions are
-    built (the verified cover's ``locator``; a sliced run's rows are its slice's)."""
-    by_run = {rows.run: rows for rows in runs}
-
-    def locations(run: CoverRun) -> list[str]:
-        return by_run[run].locations()
-
-    return locations
-
-#: Page-sized chunks of scans found whole (:func:`_whole`), with the definition they were
-#: checked under, and the stored time values of recent runs (:func:`_expected_values`).
-_WHOLE: RowsMemo[tuple[str, UpdatePeriod, bool, bytes, bytes, int], StorageDef] = RowsMemo()
-_VALUES: RowsMemo[tuple[UpdatePeriod, str, int, int], list[bytes]] = RowsMemo()
+#: The stored time values of recent groups, joined by newlines (:func:`_expected_values`).
+_VALUES: LatestMemo[tuple[UpdatePeriod, str, tuple[tuple[int, int], ...]], bytes] = LatestMemo(16)
 
 #: The key range and decoder of recent groups (a sensor asks the same runs at every poke),
 #: for the catalog rows (identity) and definition (equality) they were worked out for.
 _SCANS: LatestMemo[tuple[str, UpdatePeriod, str, tuple[CoverRun, ...]],
                    tuple[CatalogRows, StorageDef, bytes, bytes | None, PartitionDecoder]] = (
                        LatestMemo())
+
+
+#: The runs last read per group, with the change-feed position taken before their scan and
+#: their key range: while the feed names no key in that range, they are the rows a scan would
+#: return (:func:`_unchanged`). Only groups whose every row was whole are kept.
+_FED: LatestMemo[tuple[str, UpdatePeriod, str, tuple[CoverRun, ...]],
+                 tuple[CatalogRows, StorageDef, Hashable, tuple[RunRows, ...]]] = LatestMemo(64)
+
+
+def _unchanged(rows: CatalogRows, sdef: StorageDef, key: tuple[str, UpdatePeriod, str,
+               tuple[CoverRun, ...]], low: bytes, high: bytes | None) -> list[RunRows] | None:
+    """The group's runs as last read, when the partitions table's change feed proves that no
+    row of their key range was written since (by anyone: SQLite triggers record every write).
+    Cost: one read of the feed, no row read. None when the feed cannot tell (HBase, an older
+    file, a feed trimmed past the position) or a key in the range changed."""
+    kept = _FED.get(key)
+    if kept is None or kept[0] is not rows or kept[1] != sdef:
+        return None
+    changed = rows.partitions.changes_since(kept[2])
+    if changed is None or changed_in(changed[1], low, high):
+        return None
+    _FED.remember(key, (rows, sdef, changed[0], kept[3]))
+    return list(kept[3])
+
+
+#: The packed rows of the last groups read per (storage, period, time column).
+_TIMED: LatestMemo[tuple[str, UpdatePeriod, str], TimeRows] = LatestMemo(16)
 
 
 def read_runs(rows: CatalogRows, defs: Mapping[str, StorageDef], runs: Sequence[CoverRun],
@@ -149,7 +117,8 @@ def read_run(rows: CatalogRows, sdef: StorageDef, run: CoverRun, column: str) ->
 
 def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
                 column: str) -> list[RunRows]:
-    """One scan for runs of one storage and period, in time order."""
+    """One scan for runs of one storage and period, in time order; or none, or a few rows,
+    when the change feed says what changed since they were last read (:class:`TimeRows`)."""
     period = group[0].period
     key = (sdef.name, period, column, tuple(group))
     known = _SCANS.get(key)
@@ -158,16 +127,30 @@ def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
     else:
         low, high, decoder = _scan_of(rows, sdef, group, column)
         _SCANS.remember(key, (rows, sdef, low, high, decoder))
+    reused = _unchanged(rows, sdef, key, low, high)
+    if reused is not None:
+        return reused
+    timed_key = (sdef.name, period, column)
+    timed = _TIMED.get(timed_key)
+    if timed is not None:
+        got = timed.advance(rows, sdef, group)
+        if got is not None:
+            _FED.remember(key, (rows, sdef, timed.position, tuple(got)))
+            return got
+    position = rows.partitions.feed_position()  # before the scan: a write after it is seen
     scanned = list_whole_rows(rows.partitions, decoder.columns, low, high,
                               batch_size=group_page(group), on_damaged=decoder.check.skip)
-    hit = _CHECKED.get(key, scanned)
-    if hit is not None and hit[0] == sdef:
-        return list(hit[1])
     leading = sdef.column_names[0] == column
     expected = _expected_values(period, group, sdef.tz) if leading else None
-    out, whole = _check_group(sdef, group, column, decoder, scanned, expected)
-    if whole:  # a group with damaged rows is checked (and logged) at every read
-        _CHECKED.put(key, scanned, (sdef, tuple(out)))
+    out, whole, timed = _check_group(sdef, group, column, decoder, scanned, expected)
+    del scanned
+    if not whole:  # a group with damaged rows is checked (and logged) at every read
+        return [replace(r, whole=False) for r in out]
+    if position is not None and keeps(out):
+        _FED.remember(key, (rows, sdef, position, tuple(out)))
+        if timed is not None:
+            timed.rows, timed.sdef, timed.position = rows, sdef, position
+            _TIMED.remember(timed_key, timed)
     return out
 
 
@@ -213,12 +196,11 @@ def _scan_of(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun], col
 
 def _check_group(sdef: StorageDef, group: Sequence[CoverRun], column: str,
                  decoder: PartitionDecoder, scanned: list[tuple[bytes, RowValues]],
-                 expected: list[bytes] | None) -> tuple[list[RunRows], bool]:
-    """The runs' rows out of the scan, and whether every row scanned was whole."""
+                 expected: bytes | None) -> tuple[list[RunRows], bool, TimeRows | None]:
+    """The runs' rows out of the scan, whether every row scanned was whole, and, in the
+    common case (one row a time value, in order), those rows packed by time value."""
     period = group[0].period
     at = 2 + sdef.column_names.index(column)
-    found = [v for _, v in scanned]
-    texts = [v[at] for v in found]
     check = decoder.check
     # The common case: one row a value, in order. With one column and one run the keys need no check
     # here: the scan's key range holds exactly len(expected) distinct keys whose texts are the
@@ -226,49 +208,46 @@ def _check_group(sdef: StorageDef, group: Sequence[CoverRun], column: str,
     # the rest of the row is checked in bulk (rows/check.py). A merged group's range also spans its
     # holes, where a damaged row could carry an absent hour's text: there the keys are checked too.
     keys_proven = check.width == 1 and len(group) == 1
-    if expected is not None and texts == expected and _whole(
-            sdef, period, check, scanned, with_keys=not keys_proven):
-        out, lo = [], 0
-        for run in group:
-            out.append(RunRows(run, decoder, tuple(found[lo:lo + run.count]), None))
-            lo += run.count
-        return out, True
-    whole = _whole(sdef, period, check, scanned, with_keys=True)
+    count = sum(r.count for r in group)
+    if expected is not None and _texts_are(scanned, at, expected, count) and whole_rows(
+            check, scanned, with_keys=not keys_proven):
+        timed = TimeRows(decoder, group[0].first, group[-1].end)
+        timed.fill([o for run in group for o in range(run.first, run.end)],
+                   [v for _, v in scanned])
+        out = timed.take(group)
+        assert out is not None  # every ordinal of every run has its row
+        return out, True, timed
+    found = [v for _, v in scanned]
+    texts = [v[at] for v in found]
+    whole = whole_rows(check, scanned, with_keys=True)
     if not whole:  # damaged rows back nothing
         found = [v for _, v in decoder.whole(scanned)]
         texts = [v[at] for v in found]
     distinct = list(dict.fromkeys(texts))
-    ordinals = _ordinals(period, distinct, sdef.tz)
+    ordinals = strict_ordinals(period, distinct, sdef.tz)
     if (sdef.column_names[0] == column and len(group) == 1 and len(found) == len(distinct)
             and ordinals == list(range(group[0].first, group[0].end))):
-        return [RunRows(group[0], decoder, tuple(found), None)], whole
+        return [RunRows(group[0], decoder, tuple(found), None)], whole, None
     ordinal_of = dict(zip(distinct, ordinals, strict=True))
     by_ordinal: dict[int, list[RowValues]] = {}
     for values, text in zip(found, texts, strict=True):
         ordinal = ordinal_of[text]
         if ordinal is not None:
             by_ordinal.setdefault(ordinal, []).append(values)
-    return [_grouped(run, decoder, by_ordinal) for run in group], whole
+    return [_grouped(run, decoder, by_ordinal) for run in group], whole, None
 
 
-def _whole(sdef: StorageDef, period: UpdatePeriod, check: RowCheck,
-           scanned: list[tuple[bytes, RowValues]], *, with_keys: bool) -> bool:
-    """``check.whole`` of the scan, a page-sized chunk at a time: a chunk equal to one found
-    whole before (the very row objects, when the store's page memo handed its page back) is
-    not checked again, so after a write only the pages it changed are (whole is a conjunction
-    over rows, so chunks answer what the whole list does). O(rows) comparisons by identity,
-    and the checks of the chunks that changed."""
-    if not scanned:
-        return check.whole([], [] if with_keys else None)
-    for lo in range(0, len(scanned), LIST_BATCH):
-        chunk = scanned[lo:lo + LIST_BATCH]
-        key = (sdef.name, period, with_keys, chunk[0][0], chunk[-1][0], len(chunk))
-        if _WHOLE.get(key, chunk) == sdef:
-            continue
-        if not check.whole([v for _, v in chunk], [k for k, _ in chunk] if with_keys else None):
-            return False
-        _WHOLE.put(key, chunk, sdef)
-    return True
+def _texts_are(scanned: Sequence[tuple[bytes, RowValues]], at: int, expected: bytes,
+               count: int) -> bool:
+    """Whether the scan holds ``count`` rows whose time texts, joined by newlines, are
+    ``expected`` (the canonical values, none holding a newline): then each text is its value,
+    in order. One join and one ``memcmp``, no list of expected values kept."""
+    if len(scanned) != count:
+        return False
+    try:
+        return b"\n".join([v[at] for _, v in scanned]) == expected  # type: ignore[misc]
+    except TypeError:  # a row without the value cell
+        return False
 
 
 def _grouped(run: CoverRun, decoder: PartitionDecoder,
@@ -288,37 +267,24 @@ def _grouped(run: CoverRun, decoder: PartitionDecoder,
 
 
 def _expected_values(period: UpdatePeriod, group: Sequence[CoverRun], tz: str
-                     ) -> list[bytes] | None:
-    """The time values the runs name, as stored (ASCII bytes), in order; None where the
-    arithmetic fast path does not apply (calendar periods, other zones)."""
-    tzinfo = zone(tz)
-    out: list[bytes] = []
-    for run in group:
-        key = (period, tz, run.first, run.end)
-        values = _VALUES.get(key, ())  # a sensor asks the same runs again after each write
-        if values is None:
+                     ) -> bytes | None:
+    """The time values the runs name, as stored (ASCII bytes), in order, joined by newlines;
+    None where the arithmetic fast path does not apply (calendar periods, other zones).
+    About 14 bytes a value, kept for the last groups (a sensor asks them after each write)."""
+    key = (period, tz, tuple((run.first, run.end) for run in group))
+    joined = _VALUES.get(key)
+    if joined is None:
+        tzinfo = zone(tz)
+        out: list[bytes] = []
+        for run in group:
             values = fast_value_bytes(period.value, run.first, run.end, tzinfo)
             if values is None:
                 return None
-            _VALUES.put(key, (), values, size=len(values))
-        out += values
-    return out
+            out += values
+        joined = b"\n".join(out)
+        _VALUES.remember(key, joined)
+    return joined
 
 
-def _ordinals(period: UpdatePeriod, texts: Sequence[bytes | None], tz: str
-              ) -> list[int | None]:
-    """The strict ordinal of each time value text, None where there is none."""
-    decoded = [t.decode("utf-8", "replace") if t is not None else "" for t in texts]
-    fast = fast_ordinals(period.value, decoded, zone(tz))
-    if fast is not None:
-        return list(fast)
-    out: list[int | None] = []
-    for text in decoded:
-        try:
-            out.append(period.parse_ordinal(text, tz))
-        except InvalidInput:
-            out.append(None)
-    return out
-
-
-__all__ = ["RunRows", "read_run", "read_runs", "run_locator"]
+__all__ = ["PATCH_MAX", "RowValues", "RunRows", "changed_in", "keeps", "read_run", "read_runs",
+           "run_locator"]

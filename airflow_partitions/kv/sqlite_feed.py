@@ -1,0 +1,143 @@
+"""The change feed of a SQLite KV table: the keys of the rows written, in the order written.
+
+Why: a reader that checked a range of rows (a verified cover, ``catalog/rows/runs.py``) asks
+what was written since and reads only that (``KVTable.changes_since``). Triggers keep the
+feed, so every writer adds to it: this store, another connection, another process, raw SQL.
+A reader that cannot be sure it sees every write since its position gets None and reads its
+rows, as on HBase (which keeps no feed).
+
+Layout: ``kv_<name>~feed(seq INTEGER PRIMARY KEY AUTOINCREMENT, row BLOB)`` and three
+triggers on ``kv_<name>``. A position is ``(schema version, last sequence number)``. Cost: a
+write adds one feed row per row it writes (a bulk register about 4% more time) and one
+indexed DELETE per transaction (the trim); a read of the feed is one read transaction.
+"""
+
+# SQL text is built only from whitelisted, quoted table identifiers (``sql_table``) and fixed
+# fragments; every key and value is a bound parameter.
+# ruff: noqa: S608
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Hashable
+
+from airflow_partitions.kv.sqlite_layout import sql_table
+
+#: Entries each table's feed keeps, and the most :func:`changes_since` lists: a reader
+#: further behind reads its rows (reading that many keys one by one would cost about as
+#: much). Bounds a feed to about 10,000 keys (under a megabyte) per table.
+FEED_KEEP = 10_000
+
+
+def feed_names(name: str) -> tuple[str, str, tuple[str, str, str]]:
+    """The change feed of a KV table: its SQL table (quoted), the name ``sqlite_sequence``
+    knows it by, and its three triggers' names. '~' cannot occur in a table name
+    (``validation.check_table_name``): no clash with a KV table."""
+    base = sql_table(name)[1:-1]
+    return (f'"{base}~feed"', f"{base}~feed",
+            (f"{base}~ins", f"{base}~upd", f"{base}~del"))
+
+
+def create_feed_sql(name: str) -> list[str]:
+    """The DDL of a KV table's change feed: a sequence of the row keys written, kept by
+    triggers, so every writer (any connection, any process, raw SQL too) adds to it.
+
+    AUTOINCREMENT: a sequence number is never handed out twice, even after every entry was
+    trimmed, and SQLite serialises writers, so the committed numbers have no gaps: a reader
+    that finds fewer entries after its number than the sequence says knows some were trimmed.
+    An ``INSERT OR REPLACE`` fires the insert trigger (its hidden delete fires none); an
+    upsert fires the update trigger; SQLite skips its truncate optimisation on a table with
+    triggers, so a ``DELETE`` without ``WHERE`` is recorded row by row too.
+    """
+    table = sql_table(name)
+    feed, _, (ins, upd, dele) = feed_names(name)
+    add = f"INSERT INTO {feed} (row) VALUES"
+    return [
+        f"CREATE TABLE IF NOT EXISTS {feed} "
+        "(seq INTEGER PRIMARY KEY AUTOINCREMENT, row BLOB NOT NULL)",
+        f'CREATE TRIGGER IF NOT EXISTS "{ins}" AFTER INSERT ON {table} '
+        f"BEGIN {add} (new.row); END",
+        f'CREATE TRIGGER IF NOT EXISTS "{upd}" AFTER UPDATE ON {table} '
+        f"BEGIN {add} (old.row); INSERT INTO {feed} (row) SELECT new.row "
+        "WHERE new.row IS NOT old.row; END",
+        f'CREATE TRIGGER IF NOT EXISTS "{dele}" AFTER DELETE ON {table} '
+        f"BEGIN {add} (old.row); END",
+    ]
+
+
+def keep_feed(conn: sqlite3.Connection, name: str, *, create: bool) -> None:
+    """Inside a write transaction: create the feed (``create``: the store has not made sure of
+    it yet; a file that predates it gets it in the same transaction as its write, so a crash
+    leaves both or neither), then trim it to :data:`FEED_KEEP` entries."""
+    feed, sequence, _ = feed_names(name)
+    if create:
+        for statement in create_feed_sql(name):
+            conn.execute(statement)
+    trim = f"DELETE FROM {feed} WHERE seq <= (SELECT seq FROM sqlite_sequence WHERE name = ?) - ?"
+    try:
+        conn.execute(trim, (sequence, FEED_KEEP))
+    except sqlite3.OperationalError as exc:  # dropped behind the store's back: again
+        if "no such table" not in str(exc):
+            raise
+        for statement in create_feed_sql(name):
+            conn.execute(statement)
+
+
+def feed_position(conn: sqlite3.Connection, name: str) -> tuple[int, int] | None:
+    """``(schema version, last sequence number)``, or None when the file has no complete feed
+    for the table (its three triggers and its table). The schema version pins the triggers:
+    any DDL since (a trigger dropped, the table dropped and created again) makes
+    :func:`changes_since` answer None."""
+    _, sequence, triggers = feed_names(name)
+    version = int(conn.execute("PRAGMA schema_version").fetchone()[0])
+    found = conn.execute(
+        "SELECT count(*) FROM sqlite_master WHERE (type = 'trigger' AND name IN (?, ?, ?) "
+        "AND tbl_name = ?) OR (type = 'table' AND name = ?)",
+        (*triggers, sql_table(name)[1:-1], sequence)).fetchone()[0]
+    if found != 4:
+        return None
+    return version, _last_sequence(conn, sequence)
+
+
+def changes_since(conn: sqlite3.Connection, name: str, position: Hashable
+                  ) -> tuple[Hashable, tuple[bytes, ...]] | None:
+    """The keys written since ``position`` and the position after them, or None when the
+    schema changed, the sequence went back (another file), or the entries after ``position``
+    are not all there (trimmed: fewer than the sequence numbers say) or are more than
+    :data:`FEED_KEEP`. One SELECT (one snapshot, no BEGIN and COMMIT): the schema version,
+    the sequence, and the keys after ``position`` up to it, by their primary key."""
+    if not (isinstance(position, tuple) and len(position) == 2
+            and all(type(p) is int for p in position)):
+        return None
+    version, after = position
+    feed, sequence, _ = feed_names(name)
+    try:
+        found = conn.execute(
+            "WITH last AS (SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = ?), 0)"
+            " AS seq) SELECT (SELECT schema_version FROM pragma_schema_version()), last.seq,"
+            f" f.row FROM last LEFT JOIN {feed} f ON f.seq > ? AND f.seq <= last.seq"
+            " ORDER BY f.seq LIMIT ?", (sequence, after, FEED_KEEP + 1)).fetchall()
+    except sqlite3.OperationalError as exc:  # the feed dropped behind the store's back
+        if "no such table" in str(exc):
+            return None
+        raise
+    if int(found[0][0]) != version:
+        return None
+    last = int(found[0][1])
+    if last == after:
+        return position, ()
+    keys = [bytes(row) for _, _, row in found if row is not None]
+    if last < after or last - after > FEED_KEEP or len(keys) != last - after:
+        return None  # another file, too far behind, or trimmed past ``after``
+    return (version, last), tuple(keys)
+
+
+def _last_sequence(conn: sqlite3.Connection, sequence: str) -> int:
+    """The feed's last sequence number handed out (0 before its first entry)."""
+    found = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?",
+                         (sequence,)).fetchone()
+    return 0 if found is None else int(found[0])
+
+
+__all__ = ["FEED_KEEP", "changes_since", "create_feed_sql", "feed_names", "feed_position",
+           "keep_feed"]

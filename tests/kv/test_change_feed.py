@@ -1,0 +1,227 @@
+"""The SQLite change feed: every write to a table, by any writer, is named by the next
+``changes_since``; where the feed cannot vouch for the whole interval, it says so (None)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from airflow_partitions.kv import InvalidArgument, KVTable, encode_cells, open_store
+from airflow_partitions.kv.sqlite import SQLiteStore
+from airflow_partitions.kv.sqlite_feed import FEED_KEEP, feed_names
+from airflow_partitions.kv.sqlite_table import sql_table
+from tests.hypothesis_budget import examples
+
+CELL = b"cf:a"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    kv = open_store(f"sqlite:///{tmp_path}/feed.db")
+    assert isinstance(kv, SQLiteStore)
+    kv.create_table("t", ["cf"])
+    yield kv
+    kv.close()
+
+
+def raw(store: SQLiteStore, statement: str, *args: object) -> None:
+    """Run SQL on the file through another connection (another process's raw SQL)."""
+    other = sqlite3.connect(store.path)
+    with other:
+        other.execute(statement.replace("{t}", sql_table("t")), args)
+    other.close()
+
+
+def changed(table: KVTable, position: object) -> set[bytes]:
+    found = table.changes_since(position)  # type: ignore[arg-type]
+    assert found is not None
+    return set(found[1])
+
+
+WRITES: dict[str, Callable[[KVTable], object]] = {
+    "put": lambda t: t.put(b"k1", {CELL: b"2"}),
+    "put_many": lambda t: t.put_many([(b"k1", {CELL: b"2"})]),
+    "put_rows": lambda t: t.put_rows([CELL], [(b"k1", [b"2"])]),
+    "delete": lambda t: t.delete(b"k1"),
+    "delete_cell": lambda t: t.delete(b"k1", [CELL]),
+    "mutate_row": lambda t: t.mutate_row(b"k1", {b"cf:b": b"x"}),
+    "check_and_put": lambda t: t.check_and_put(b"k1", CELL, b"1", b"2"),
+    "check_and_delete": lambda t: t.check_and_delete(b"k1", CELL, b"1"),
+    "increment": lambda t: t.increment(b"k1", b"cf:n"),
+}
+
+
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_every_write_through_the_store_is_named(store: SQLiteStore, write: str) -> None:
+    table = store.table("t")
+    table.put(b"k1", {CELL: b"1"})
+    table.put(b"k2", {CELL: b"1"})
+    position = table.feed_position()
+    assert position is not None
+    assert changed(table, position) == set()
+    WRITES[write](table)
+    assert changed(table, position) == {b"k1"}
+
+
+@pytest.mark.parametrize("statement", [
+    "INSERT INTO {t} (row, cells) VALUES (x'6b33', x'00')",  # a damaged blob, raw
+    "UPDATE {t} SET cells = x'00' WHERE row = x'6b31'",
+    "INSERT OR REPLACE INTO {t} (row, cells) VALUES (x'6b31', x'00')",
+    "DELETE FROM {t} WHERE row = x'6b31'",
+    "DELETE FROM {t}",  # no truncate shortcut on a table with triggers
+    "UPDATE {t} SET row = x'6b39' WHERE row = x'6b31'",  # a key rewritten: both named
+])
+def test_raw_sql_by_another_connection_is_named(store: SQLiteStore, statement: str) -> None:
+    table = store.table("t")
+    table.put(b"k1", {CELL: b"1"})
+    position = table.feed_position()
+    raw(store, statement)
+    assert changed(table, position) & {b"k1", b"k3"}
+    if "k9" in statement or "6b39" in statement:
+        assert changed(table, position) == {b"k1", b"k9"}
+
+
+def _write_elsewhere(url: str) -> None:
+    with open_store(url) as other:
+        other.table("t").put(b"from-child", {CELL: b"1"})
+
+
+def test_a_write_by_another_process_is_named(store: SQLiteStore) -> None:
+    table = store.table("t")
+    table.put(b"k1", {CELL: b"1"})
+    position = table.feed_position()
+    child = multiprocessing.get_context("spawn").Process(target=_write_elsewhere,
+                                                         args=(store.url,))
+    child.start()
+    child.join(timeout=120)
+    assert child.exitcode == 0
+    assert changed(table, position) == {b"from-child"}
+
+
+def test_a_feed_trimmed_past_the_position_cannot_tell(store: SQLiteStore) -> None:
+    table = store.table("t")
+    table.put(b"k0", {CELL: b"1"})
+    position = table.feed_position()
+    table.put_many([(b"k%06d" % i, {CELL: b"1"}) for i in range(FEED_KEEP + 1)])
+    assert table.changes_since(position) is None  # read everything instead
+    fresh = table.feed_position()
+    table.put(b"k0", {CELL: b"2"})
+    assert changed(table, fresh) == {b"k0"}
+    with sqlite3.connect(store.path) as other:  # the feed's size stays bounded
+        [(count,)] = other.execute(f"SELECT count(*) FROM {feed_names('t')[0]}").fetchall()
+    assert count <= FEED_KEEP
+
+
+@pytest.mark.parametrize("damage", [
+    "DROP TRIGGER \"{base}~del\"",
+    "DELETE FROM {feed} WHERE seq = (SELECT max(seq) FROM {feed})",
+    "DELETE FROM {feed}",
+])
+def test_a_feed_tampered_with_cannot_tell(store: SQLiteStore, damage: str) -> None:
+    table = store.table("t")
+    table.put(b"k1", {CELL: b"1"})
+    position = table.feed_position()
+    table.put(b"k2", {CELL: b"1"})
+    feed = feed_names("t")[0]
+    raw(store, damage.format(base=feed[1:-6], feed=feed))
+    assert table.changes_since(position) is None
+    if "TRIGGER" in damage:  # no feed until a write of this version puts it back
+        assert store.table("t").feed_position() is None
+
+
+def test_a_table_dropped_and_created_again_cannot_tell(store: SQLiteStore) -> None:
+    table = store.table("t")
+    table.put(b"k1", {CELL: b"1"})
+    position = table.feed_position()
+    store.drop_table("t")
+    store.create_table("t", ["cf"])
+    assert table.changes_since(position) is None
+    table.put(b"k1", {CELL: b"1"})
+    again = table.feed_position()
+    assert again is not None and changed(table, again) == set()
+
+
+def test_a_file_from_before_the_feed_gets_it_at_its_first_write(tmp_path: Path) -> None:
+    """A file whose table has no feed: readers read everything until a writer of this
+    version writes, which creates the feed in the same transaction as its write."""
+    with open_store(f"sqlite:///{tmp_path}/old.db") as kv:
+        kv.create_table("t", ["cf"])
+        kv.table("t").put(b"k1", {CELL: b"1"})
+    feed, _, triggers = feed_names("t")
+    with sqlite3.connect(tmp_path / "old.db") as old:  # as an older version left it
+        for trigger in triggers:
+            old.execute(f'DROP TRIGGER "{trigger}"')
+        old.execute(f"DROP TABLE {feed}")
+    with open_store(f"sqlite:///{tmp_path}/old.db") as kv:
+        table = kv.table("t")
+        assert table.feed_position() is None
+        assert table.get(b"k1") == {CELL: b"1"}  # reads never create it (no write lock)
+        assert table.feed_position() is None
+        with pytest.raises(InvalidArgument):  # a write that fails creates nothing either
+            table.put(b"k2", {b"nope:a": b"1"})
+        assert table.feed_position() is None
+        table.put(b"k2", {CELL: b"1"})
+        position = table.feed_position()
+        assert position is not None
+        table.delete(b"k1")
+        assert changed(table, position) == {b"k1"}
+
+
+def test_hbase_and_the_base_class_keep_no_feed() -> None:
+    assert KVTable.feed_position(None) is None  # type: ignore[arg-type]
+    assert KVTable.changes_since(None, (1, 2)) is None  # type: ignore[arg-type]
+
+
+def test_a_position_that_is_not_one_cannot_tell(store: SQLiteStore) -> None:
+    table = store.table("t")
+    table.put(b"k1", {CELL: b"1"})
+    for bad in (None, "x", (1,), (1, "2"), (True, 1)):
+        assert table.changes_since(bad) is None  # type: ignore[arg-type]
+    version, last = table.feed_position()  # type: ignore[misc]
+    assert table.changes_since((version, last + 5)) is None  # a sequence from elsewhere
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(ops=st.lists(st.tuples(st.sampled_from(["put", "delete", "raw", "ask"]),
+                              st.integers(0, 5)), max_size=20))
+def test_changes_since_names_exactly_the_rows_written(tmp_path_factory: pytest.TempPathFactory,
+                                                      ops: list[tuple[str, int]]) -> None:
+    """Property: between two positions, the keys named are exactly those a write changed
+    (a delete of an absent row changes nothing and may go unnamed)."""
+    path = tmp_path_factory.mktemp("feed")
+    with open_store(f"sqlite:///{path}/p.db") as kv:
+        assert isinstance(kv, SQLiteStore)
+        kv.create_table("t", ["cf"])
+        table = kv.table("t")
+        table.put(b"seed", {CELL: b"1"})
+        position = table.feed_position()
+        present: set[bytes] = {b"seed"}
+        written: set[bytes] = set()
+        for op, k in [*ops, ("ask", 0)]:
+            key = b"k%d" % k
+            if op == "put":
+                table.put(key, {CELL: b"%d" % len(written)})
+                present.add(key)
+                written.add(key)
+            elif op == "delete":
+                table.delete(key)
+                if key in present:
+                    written.add(key)
+                present.discard(key)
+            elif op == "raw":
+                raw(kv, "INSERT OR REPLACE INTO {t} (row, cells) VALUES (?, ?)", key,
+                    encode_cells({CELL: b"raw"}))
+                present.add(key)
+                written.add(key)
+            else:
+                found = table.changes_since(position)
+                assert found is not None
+                position, keys = found
+                assert set(keys) == written
+                written = set()
