@@ -38,8 +38,9 @@ HBASE_TRANSPORTS: Final = ("buffered", "framed")
 HBASE_PROTOCOLS: Final = ("binary", "compact")
 #: Row keys per ``get_many`` call: bounds one Thrift message and SQLite's bound-parameter count.
 GET_BATCH: Final = 1000
-#: Rows a process keeps from its verified covers' reads, to skip checking them again while
-#: the store returns the same bytes (kv/page_memo.py; 0 keeps none). About 0.5 KiB a row.
+#: Rows a process keeps from its verified covers' reads, to skip reading and checking them
+#: again while nothing changed them (catalog/rows/runs.py; 0 keeps none). They are kept
+#: packed, about 100 bytes a row.
 ENV_VERIFY_MEMO_ROWS: Final = "AIRFLOW_PARTITIONS_VERIFY_MEMO_ROWS"
 VERIFY_MEMO_ROWS: Final = 100_000
 #: Partitions a range may hold before adding or dropping it is refused (87.6 million hours run

@@ -2,43 +2,21 @@
 
 :class:`RowsMemo` keeps a value with the rows it was computed from (a later read of equal
 rows gets it again); :class:`LatestMemo` keeps the newest small values whose validity the
-caller checks on each hit; :class:`PageMemo` keeps projections of pages by their bytes.
-:func:`forget_all` empties every one of them.
+caller checks on each hit. :func:`forget_all` empties every one of them.
 
-A verified cover does not keep its rows in a :class:`PageMemo`: per page, the rows as tuples
-(about 330 bytes a four-cell row, with its key) and the page's joined bytes (about 200 more)
-would hold 52 MiB for ten years of hours. It keeps its checked rows packed
-(:class:`.cell_blob.PackedRows`) and learns from the store's change feed which rows to read
-again (``KVTable.changes_since``, ``catalog/rows/runs.py``).
-
-A page that comes back byte for byte equal to one projected before gets the same answer from
-a :class:`PageMemo`; nothing is trusted that was not just read (a row dropped, damaged or
-rewritten makes the bytes differ). Cost of a hit: one join of the page and a ``memcmp``.
-
->>> from airflow_partitions.kv.cell_blob import Projection, encode_cells
->>> memo = PageMemo(max_rows=10)
->>> page = [(b"k1", encode_cells({b"cf:a": b"1"})), (b"k2", encode_cells({b"cf:a": b"2"}))]
->>> first = memo.project(Projection((b"cf:a",)), page)
->>> first
-[(b'k1', (b'1',)), (b'k2', (b'2',))]
->>> memo.project(Projection((b"cf:a",)), list(page)) is first   # same bytes: reused
-True
->>> changed = [page[0], (b"k2", encode_cells({b"cf:a": b"3"}))]
->>> memo.project(Projection((b"cf:a",)), changed)                  # different bytes: read
-[(b'k1', (b'1',)), (b'k2', (b'3',))]
+A verified cover keeps its checked rows packed (:class:`.packed_rows.PackedRows`) and learns
+from the store's change feed which rows to read again (``KVTable.changes_since``,
+``catalog/rows/runs.py``); nothing is trusted that was not just read or proven unchanged.
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
-from array import array
 from collections.abc import Hashable, Sequence
-from itertools import chain
 from typing import Generic, Protocol, TypeVar
 
 from airflow_partitions.defaults import verify_memo_rows
-from airflow_partitions.kv.cell_blob import Projection
 
 _Page = list[tuple[bytes, bytes]]
 _Projected = list[tuple[bytes, tuple[bytes | None, ...]]]
@@ -122,37 +100,6 @@ class LatestMemo(dict[_K, _V]):
         self[key] = value
 
 
-class PageMemo:
-    """The last pages projected, by wanted columns and the page's first and last keys."""
-
-    def __init__(self, max_rows: int = MAX_ROWS) -> None:
-        self._memo: RowsMemo[tuple[tuple[bytes, ...], bytes, bytes, int], _Projected] = (
-            RowsMemo(max_rows))
-
-    def project(self, projection: Projection, page: _Page) -> _Projected:
-        """``projection.page(page)``, or the list it returned for a page with these bytes.
-
-        The returned list is shared between callers: read it, never change it.
-        O(len(page)) comparisons of bytes on a hit, the projection's cost on a miss.
-        """
-        if not page:
-            return []
-        key = (projection.wanted, page[0][0], page[-1][0], len(page))
-        # Every key and blob, one after the other, and their lengths: equal exactly when the
-        # pages are (kept instead of the page itself: one string, not three objects a row).
-        fingerprint = (b"".join(chain.from_iterable(page)),
-                       array("I", map(len, chain.from_iterable(page))))
-        found = self._memo.get(key, fingerprint)
-        if found is None:
-            found = projection.page(page)  # raises on a damaged row: nothing is kept
-            self._memo.put(key, fingerprint, found, size=len(page))
-        return found
-
-    def clear(self) -> None:
-        """Forget every page."""
-        self._memo.clear()
-
-
 def forget_all() -> None:
     """Empty every memo: the next read checks every row again (tests compare answers with
     and without them; a process may want the memory back)."""
@@ -162,4 +109,4 @@ def forget_all() -> None:
             memo.clear()
 
 
-__all__ = ["MAX_ROWS", "LatestMemo", "PageMemo", "RowsMemo", "forget_all"]
+__all__ = ["MAX_ROWS", "LatestMemo", "RowsMemo", "forget_all"]

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_partitions.catalog import CRASH_ENV, Catalog
+from airflow_partitions.catalog import CRASH_ENV, Catalog, forget_kept
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.covers.verified import CoverVerificationError, VerifiedCover
 from airflow_partitions.catalog.rows.layout import STATE
@@ -128,7 +128,7 @@ def test_a_cover_after_any_writes_is_the_cover_read_whole(
                 catalog.cover_with_partitions(request)
             elif op == "check":
                 remembered = answer(catalog.cover_with_partitions(request))
-                forget_all()
+                forget_kept()
                 assert answer(catalog.cover_with_partitions(request)) == remembered
     finally:
         other.close()

@@ -1,12 +1,13 @@
 """The verification memos never change an answer.
 
-A verified cover reads its runs' rows at every call; pages and checked runs whose bytes come
-back equal are not decoded and checked again (``kv/page_memo.py``, ``catalog/rows/runs.py``,
-``catalog/slices/sliced_runs.py``). Property: after any sequence of registers, drops and damage
-behind the catalog's back (no generation bump; on SQLite also a row deleted by a second
-connection, which only the store's change stamp sees), on a fact with a declared dimension
-and one without, the answer with the memos is the answer with every memo emptied first: the
-same runs, the same missing ranges, the same manifest rows. Every backend.
+A verified cover reads again only the rows written since its last check (the SQLite change
+feed; every row of its runs on a store without one), and keeps its checked runs
+(``catalog/rows/runs.py``, ``catalog/slices/sliced_runs.py``). Property: after any sequence
+of registers, drops and damage behind the catalog's back (no generation bump; on SQLite also
+a row deleted by a second connection, which only the store's change stamp sees), on a fact
+with a declared dimension and one without, the answer with the memos is the answer with
+every memo and kept decode forgotten first: the same runs, the same missing ranges, the same
+manifest rows. Every backend.
 """
 
 from __future__ import annotations
@@ -17,11 +18,10 @@ import itertools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog import Catalog, forget_kept
 from airflow_partitions.catalog.covers.verified import VerifiedCover
 from airflow_partitions.catalog.rows.layout import STATE
 from airflow_partitions.cover import CoverRequest
-from airflow_partitions.kv import forget_all
 from tests.hypothesis_budget import examples
 from tests.kv.raw_sqlite import delete_elsewhere
 
@@ -75,6 +75,6 @@ def test_the_memos_never_change_an_answer(catalog: Catalog, ops: list[tuple[str,
             if not delete_elsewhere(catalog.kv, catalog.rows.partitions.name, key):
                 catalog.rows.partitions.delete(key)  # HBase: through the table
         remembered = answer(catalog.cover_with_partitions(request))
-        forget_all()
+        forget_kept()  # every memo and kept decode of the process
         assert answer(catalog.cover_with_partitions(request)) == remembered
         assert answer(catalog.cover_with_partitions(request)) == remembered  # memos again
