@@ -153,8 +153,10 @@ def publish_coverage(catalog: Catalog, request: CoverRequest, cover: Cover,
                      state: FactState | None = None) -> CoverageMetrics | None:
     """Measure and send the metrics of a cover just computed; None when metrics are off (no
     catalog read then) or measuring failed (logged). ``state``: the fact's cached state the
-    caller just read (``CoverageWatch.state``), which saves the round trip of reading it again."""
-    if not metrics_enabled():
+    caller just read (``CoverageWatch.state``), which saves the round trip of reading it again.
+    Metrics off (the default), it returns at once: every idle poke calls it."""
+    known = _settings
+    if not (known.enabled if known is not None else metrics_enabled()):
         return None
     try:
         at = now or pendulum.now("UTC")

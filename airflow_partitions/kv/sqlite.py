@@ -126,10 +126,11 @@ class SQLiteStore(KVStore):
         commits; this connection's own changes move ``total_changes`` (every INSERT, UPDATE
         or DELETE on it, raw statements included) and the count of write transactions (a
         table dropped, which ``total_changes`` does not count). With the connection's number:
-        a reopened connection is another stamp. Cost: one PRAGMA (about a file-system stat's
-        time: SQLite takes and drops one lock on the ``-shm`` file), since an idle sensor poke
-        is this call and little else; a busy or failing database takes the slow path, with
-        the retries and the errors of every other read.
+        a reopened connection is another stamp. Cost: one PRAGMA, kept short because an idle
+        sensor poke is this call and little else: SQLite begins and ends a read transaction,
+        taking and dropping a lock on the ``-shm`` file (two system calls; about two and a half
+        ``os.stat`` s of CPU). A busy or failing database takes the slow path, with the retries
+        and the errors of every other read.
         """
         with self._lock:
             conn = self._conn

@@ -1,8 +1,9 @@
 """``PartitionCoverageSensor``: wait until registered partitions cover ``[start, end)``.
 
-Each poke makes one cache check (``catalog.fact_state``: one round trip when warm) and computes
-the cover only when the fact's generation changed since the last poke of this process. An idle
-poke costs that round trip and little else (docs/airflow.md): the connection is
+Each poke asks a :class:`~airflow_partitions.watch.CoverageWatch`: one round trip while nothing
+changed (the store's change stamp; where the store has none, HBase, the fact's generation read),
+and a verified cover only when the fact's generation moved since the last poke of this process.
+An idle poke costs that round trip and little else (docs/airflow.md): the connection is
 resolved once per process (``PartitionCatalogHook.cached_conn``), the ``[metrics]`` settings
 read once, and the status line logged only when it changes (or as a reminder every 10 minutes).
 Each poke publishes the coverage metrics when Airflow's metrics are on (docs/observability.md).
@@ -55,7 +56,8 @@ DEFAULT_END = "{{ data_interval_end }}"
 
 
 #: Seconds between a deferred sensor's checks in the triggerer: one round trip each while
-#: nothing changed, so a second costs little and starts the work a second after the write.
+#: nothing changed (the change stamp), so a second costs little and starts the work a second
+#: after the write.
 TRIGGER_POLL_SECONDS: Final = 1.0
 
 class PartitionCoverageSensor(CoverArguments, BaseSensorOperator):
@@ -136,9 +138,9 @@ class PartitionCoverageSensor(CoverArguments, BaseSensorOperator):
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
 
     def poke(self, context: Context) -> bool | PokeReturnValue:
-        if self._watch is None:
-            self._watch = CoverageWatch(self.request)
         watch = self._watch
+        if watch is None:
+            watch = self._watch = CoverageWatch(self.request)
         try:
             catalog = self.hook.cached_conn()
             cover = watch.check(catalog)
@@ -253,7 +255,7 @@ class PartitionCoverageSensor(CoverArguments, BaseSensorOperator):
         except (InvalidInput, CorruptCatalog, StoreDamaged) as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
         if "checks" in event:  # how the wait went: 2 checks = fired at the first change seen
-            self.log.info("the trigger fired at its cover check %s, after %s generation poll(s)",
+            self.log.info("the trigger fired at its cover check %s, after %s poll(s)",
                           event["checks"], event.get("polls"))
         if cover is not None and cover.coverable:
             self.log.info("%s (re-verified)", status_line(cover))

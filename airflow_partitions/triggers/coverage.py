@@ -7,7 +7,7 @@ hook is shared by every trigger of the triggerer, and so is its timeline cache.
 Events (a dict, typed as :class:`.events.CoverageEvent`): ``{"status": "success",
 "covered_fraction", "partitions", "deadline",
 "checks", "polls"}`` (``checks``: the covers this run computed, the first at its start and one
-per generation change it saw; ``polls``: the generation reads of its last poller watch),
+per generation change it saw; ``polls``: the reads of its last poller watch),
 ``{"status": "timeout", "missing": [...], "notes": [...], "deadline"}`` (``notes``: the
 cover's, e.g. ``region: not a dimension, any value counts``) or
 ``{"status": "error", "message"}``.
@@ -16,11 +16,13 @@ When the picture changes, the trigger logs it and publishes the coverage metrics
 Airflow's metrics are on; docs/observability.md); an unchanged picture is logged again every 10
 minutes (``watch.REMINDER_SECONDS``).
 
-Idle polls: after a check, the trigger registers the fact's generation read with the
-process's shared poller (:mod:`.poller`) and awaits a change. The poller's thread reads it every
-``poke_interval`` and wakes this trigger's event loop only when the generation moved or the
-read failed, so an idle poll is the read and a heap operation: no thread hand-off, no loop
-wake-up, no log line. A moved generation computes the cover in ``asyncio.to_thread``; a
+Idle polls: after a check, the trigger registers the fact's generation with the process's
+shared poller (:mod:`.poller`) and awaits a change. The poller's thread reads it every
+``poke_interval`` through a :class:`~airflow_partitions.watch.GenerationProbe`: the store's
+change stamp first (SQLite), the generation only when the stamp moved or the store has none
+(HBase). It wakes this trigger's event loop only when the generation moved or the read failed,
+so an idle poll is one round trip and a heap operation: no thread hand-off, no loop wake-up,
+no log line. A moved generation computes the cover in ``asyncio.to_thread``; a
 ``fresh_only`` request is checked that way every interval (its answer can change without a
 generation moving). The connection is resolved once per trigger run, and again after the store
 failed; cancellation and :meth:`~PartitionCoverageTrigger.cleanup` unregister the watch.
@@ -31,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Mapping
-from functools import partial
 from typing import Any
 
 from airflow.sdk.exceptions import AirflowNotFoundException
@@ -46,7 +47,7 @@ from airflow_partitions.interop import InvalidConnection
 from airflow_partitions.kv import StoreDamaged, StoreUnavailable
 from airflow_partitions.triggers.events import CoverageEvent
 from airflow_partitions.triggers.poller import POLLER, Watch
-from airflow_partitions.watch import CoverageWatch
+from airflow_partitions.watch import CoverageWatch, GenerationProbe
 
 #: What makes a poll retry after ``poke_interval``, resolving the connection again.
 _UNREACHABLE = (StoreUnavailable, AirflowNotFoundException, InvalidConnection)
@@ -162,12 +163,14 @@ class PartitionCoverageTrigger(BaseTrigger):
     async def _until_changed(self, catalog: Catalog, watch: CoverageWatch,
                              deadline_at: float | None) -> None:
         """Return once the fact's generation differs from the last check's (the poller reads
-        it every ``poke_interval``), or at the deadline; raise what a read raised."""
+        it every ``poke_interval``, behind the change stamp), or at the deadline; raise what a
+        read raised."""
         polls = self._polls
         if polls is None or self._polled is not catalog:
             self._unwatch()
-            polls = self._polls = POLLER.watch(partial(catalog.rows.read_generation, watch.fact),
-                                               self.poke_interval, name=f"{watch.fact} coverage")
+            probe = GenerationProbe(catalog, watch.fact, known=(watch.stamp, watch.generation))
+            polls = self._polls = POLLER.watch(probe, self.poke_interval,
+                                               name=f"{watch.fact} coverage")
             self._polled = catalog
         if deadline_at is None:
             await polls.changed(watch.generation)

@@ -15,7 +15,7 @@ class CoverageEvent(TypedDict, total=False):
     """``status`` says which of the other fields are set:
 
     - ``success``: ``covered_fraction``, ``partitions``, ``deadline``, ``checks`` (covers
-      computed), ``polls`` (generation reads);
+      computed), ``polls`` (the poller's reads: change stamps, or generations);
     - ``timeout``: ``missing`` (the status lines of what was missing), ``notes`` (the
       columns that are not dimensions), ``deadline``;
     - ``error``: ``message``.

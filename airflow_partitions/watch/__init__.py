@@ -3,8 +3,9 @@
 Each module reads the catalog through its facade (:class:`~airflow_partitions.catalog.Catalog`)
 and its cached :class:`~airflow_partitions.catalog.FactState`, and imports no ``airflow``:
 
-* :mod:`.watch`: :class:`CoverageWatch`, what a sensor or trigger pokes (one generation read
-  while nothing changed);
+* :mod:`.watch`: :class:`CoverageWatch`, what a sensor or trigger pokes (one round trip while
+  nothing changed: the store's change stamp, or the generation read where the store has none),
+  and :class:`GenerationProbe`, the same two-step read for the trigger's poller;
 * :mod:`.measure`: which cached timelines a request's coverage metrics read (the numbers
   themselves are :mod:`airflow_partitions.cover.gauges`, pure).
 """
@@ -15,11 +16,12 @@ from airflow_partitions.watch.measure import (
     request_slices,
     request_timelines,
 )
-from airflow_partitions.watch.watch import REMINDER_SECONDS, CoverageWatch
+from airflow_partitions.watch.watch import REMINDER_SECONDS, CoverageWatch, GenerationProbe
 
 __all__ = [
     "REMINDER_SECONDS",
     "CoverageWatch",
+    "GenerationProbe",
     "measure",
     "metrics_of",
     "request_slices",

@@ -1,16 +1,25 @@
 """A cover that is recomputed only when its fact changes: what a sensor pokes and a trigger polls.
 
-Why: a sensor asks the same question every poke. The fact's generation counter moves on every
-timeline change, so an unchanged generation means an unchanged answer, and a warm check costs
-one round trip instead of a cover. The watch also decides when the answer is worth a log line
-(:meth:`CoverageWatch.news`): when its status text changed, or as a reminder after
-:data:`REMINDER_SECONDS` without a change, so an idle check formats and logs nothing.
+Why: a sensor asks the same question every poke, and almost every poke finds nothing changed.
+Two counters prove that, cheapest first. The store's change stamp
+(:meth:`~airflow_partitions.kv.KVStore.change_stamp`; SQLite: ``PRAGMA data_version`` and the
+connection's own counters) stays equal only while no row of the store changed, written by any
+connection of any process: then the answer is the one computed last, and an idle check is
+that one round trip, about a file-system stat's CPU. When the stamp moved (a write, to any fact),
+or the store has none (HBase), the fact's generation counter decides as before: it moves on
+every timeline change of the fact, so an unchanged generation means an unchanged answer, and
+only a moved one computes a verified cover. :class:`GenerationProbe` is the same two-step
+read for the trigger's poller.
+
+The watch also decides when the answer is worth a log line (:meth:`CoverageWatch.news`): when
+its status text changed, or as a reminder after :data:`REMINDER_SECONDS` without a change, so an
+idle check formats and logs nothing.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Literal
 
 from airflow_partitions.catalog import Catalog, FactState, NothingSelected
@@ -26,12 +35,13 @@ News = Literal["changed", "reminder"]
 class CoverageWatch:
     """The verified cover of one request, kept until the fact's generation moves.
 
-    :meth:`check` costs one round trip when the cache is warm and nothing changed (the
-    generation read of ``catalog.fact_state``); otherwise (or when handed another catalog: a
-    connection that changed) it computes one verified cover. A cover whose ``where`` selects
-    no declared slice raises :class:`NothingSelected` (an ``InvalidInput``: permanent).
-    A ``fresh_only`` request is recomputed on every check: an input of another fact can be
-    restated without moving this fact's generation.
+    :meth:`check` costs one round trip when nothing changed: the store's change stamp
+    (SQLite), or, where the store has none (HBase) or the stamp moved, the generation read of
+    ``catalog.fact_state``, which then costs a second round trip. A moved generation (or
+    another catalog: a connection that changed) computes one verified cover. A cover whose
+    ``where`` selects no declared slice raises :class:`NothingSelected` (an ``InvalidInput``:
+    permanent). A ``fresh_only`` request is recomputed on every check, without the stamp: an
+    input of another fact can be restated without moving this fact's generation.
 
     :param reminder: seconds after which :meth:`news` repeats an unchanged line (None: never;
         default :data:`REMINDER_SECONDS`).
@@ -47,6 +57,9 @@ class CoverageWatch:
         #: The fact's cached state read by the last check (its timelines give the metrics).
         self.state: FactState | None = None
         self._catalog: Catalog | None = None
+        #: The change stamp taken before the generation read behind :attr:`cover` (None: the
+        #: store has none, or no check succeeded yet): equal now means nothing changed since.
+        self.stamp: Hashable | None = None
         self.reminder = reminder
         self._clock = clock
         self._line_of: Cover | None = None
@@ -55,17 +68,32 @@ class CoverageWatch:
         self._reported_at = 0.0
 
     def check(self, catalog: Catalog) -> Cover:
+        """The verified cover of the request now (see the class doc for what it costs)."""
+        cover = self.cover
+        if self.request.fresh_only:
+            stamp = None
+        else:
+            stamp = catalog.kv.change_stamp()
+            if (stamp is not None and stamp == self.stamp and catalog is self._catalog
+                    and cover is not None):  # no row changed: the answer stands
+                if cover.unselected is not None:
+                    raise NothingSelected(f"{self.fact}: {cover.unselected}")
+                return cover
+        # The stamp is taken before these reads: a write during them moves it, so the next
+        # check reads again rather than keep an answer older than the stamp.
+        self.stamp = None
         state = catalog.fact_state(self.fact)
         self.state = state
         generation = state.generation
-        if (self.cover is None or generation != self.generation or catalog is not self._catalog
+        if (cover is None or generation != self.generation or catalog is not self._catalog
                 or self.request.fresh_only):  # another catalog's generations mean nothing here
-            self.cover = catalog.cover_with_partitions(self.request).cover
+            cover = self.cover = catalog.cover_with_partitions(self.request).cover
             self.generation = generation
             self._catalog = catalog
-        if self.cover.unselected is not None:
-            raise NothingSelected(f"{self.fact}: {self.cover.unselected}")
-        return self.cover
+        self.stamp = stamp
+        if cover.unselected is not None:
+            raise NothingSelected(f"{self.fact}: {cover.unselected}")
+        return cover
 
     @property
     def line(self) -> str:
@@ -89,3 +117,36 @@ class CoverageWatch:
             self._reported_at = now
             return "reminder"
         return None
+
+
+class GenerationProbe:
+    """A fact's generation counter, read only when the store's change stamp moved: what the
+    trigger's poller calls every interval.
+
+    An idle call is one round trip (the stamp) on SQLite; a moved stamp (a write to any fact)
+    adds the generation read, and a store without a stamp (HBase) reads the generation every
+    call, as before. Errors are the store's own (``StoreUnavailable``, ``StoreDamaged``, ...).
+
+    :param catalog: the catalog to read.
+    :param fact: the fact whose generation is returned.
+    :param known: a (stamp, generation) pair read in that order, e.g. a
+        :class:`CoverageWatch`'s (``stamp``, ``generation``), so the first call need not read
+        the generation when the stamp has not moved since.
+    """
+
+    def __init__(self, catalog: Catalog, fact: str,
+                 known: tuple[Hashable | None, int | None] = (None, None)) -> None:
+        self.catalog = catalog
+        self.fact = fact
+        self._stamp, self._generation = known
+        self._kv = catalog.kv
+
+    def __call__(self) -> int:
+        stamp = self._kv.change_stamp()
+        known = self._generation
+        if stamp is not None and stamp == self._stamp and known is not None:
+            return known
+        self._stamp = None  # until the read below succeeds
+        generation = self.catalog.rows.read_generation(self.fact)
+        self._stamp, self._generation = stamp, generation
+        return generation

@@ -7,17 +7,17 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
 import pendulum
 import pytest
 from structlog.testing import capture_logs
 
-from airflow_partitions.catalog import Catalog, CatalogRows
+from airflow_partitions.catalog import Catalog
 from airflow_partitions.cover import CoverRequest
 from airflow_partitions.hooks.catalog import PartitionCatalogHook
-from airflow_partitions.kv import StoreUnavailable
+from airflow_partitions.kv import KVStore, StoreUnavailable
 from airflow_partitions.triggers.coverage import PartitionCoverageTrigger
 from airflow_partitions.triggers.poller import POLLER, POLLERS, Poller
 from tests.helpers import T0, register_hours
@@ -232,7 +232,7 @@ def test_an_idle_trigger_reads_per_interval_without_waking_its_loop(events: Cata
                              "deadline": None, "checks": 2}
     assert polls >= reads + 2  # the reads before the idle window, during it, and the change
     assert loop_wakeups == 0
-    assert reads >= 5 and abs(trips - reads) <= 1  # one generation read per poll, nothing else
+    assert reads >= 5 and abs(trips - reads) <= 1  # one change stamp per poll, nothing else
 
 
 def test_a_cancelled_trigger_unregisters(events: Catalog) -> None:
@@ -261,13 +261,14 @@ def test_a_cancelled_trigger_unregisters(events: Catalog) -> None:
 def test_several_triggers_share_the_poller_threads(events: Catalog,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     readers: set[str] = set()
-    original = CatalogRows.read_generation
+    store_class = type(events.kv)
+    original = store_class.change_stamp  # what each poll reads first
 
-    def spy(self: CatalogRows, fact: str) -> int:
+    def spy(self: KVStore) -> Hashable | None:
         readers.add(threading.current_thread().name)
-        return original(self, fact)
+        return original(self)
 
-    monkeypatch.setattr(CatalogRows, "read_generation", spy)
+    monkeypatch.setattr(store_class, "change_stamp", spy)
     register_hours(events, 0, 1)
     before = {t.name for t in threading.enumerate()}
 
@@ -295,15 +296,16 @@ def test_a_failing_poll_warns_resolves_again_and_recovers(
     connection again (a new catalog, a new watch), and the trigger goes on to its event."""
     register_hours(events, 0, 1)
     failures = [1]
-    original = CatalogRows.read_generation
+    store_class = type(events.kv)
+    original = store_class.change_stamp  # what an idle poll reads
 
-    def flaky(self: CatalogRows, fact: str) -> int:
+    def flaky(self: KVStore) -> Hashable | None:
         if failures[0] and threading.current_thread().name.startswith("partitions-poller-"):
             failures[0] -= 1
             raise StoreUnavailable("sqlite:///x", "reading the generation", "disk I/O error")
-        return original(self, fact)
+        return original(self)
 
-    monkeypatch.setattr(CatalogRows, "read_generation", flaky)
+    monkeypatch.setattr(store_class, "change_stamp", flaky)
     resolutions: list[int] = []
     aresolve = PartitionCatalogHook.aresolve
 
