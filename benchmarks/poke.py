@@ -17,8 +17,9 @@ Baselines, measured in the same run, interleaved with the pokes:
   (``dt=<day>-0*``: one listing of the 23 that exist), in this process;
 - ``os.path.exists`` on the day's 24 hourly directories (23 exist): what Luigi's ``complete()``
   on 24 ``LocalTarget`` s does;
-- the bare change stamp, ``catalog.kv.change_stamp()`` (SQLite's ``PRAGMA data_version``): the
-  one store round trip an idle poke cannot avoid (the floor), and the bare generation read,
+- the bare change stamp, ``catalog.kv.change_stamp()`` (a ``pread`` of SQLite's WAL-index
+  header while it is unchanged, else ``PRAGMA data_version``): the one store round trip an idle
+  poke cannot avoid (the floor), and the bare generation read,
   ``catalog.fact_state(fact).generation``, which an idle poke made before the stamp;
 - Airflow's ``FileSensor.poke`` (``airflow.providers.standard``, connection ``fs_default`` from
   a JSON ``AIRFLOW_CONN_FS_DEFAULT``) on the absent hour, beside the hook call the docs show
@@ -74,7 +75,7 @@ CASES = {
     "exists": "`os.path.exists` of the hour's directory",
     "glob": "`glob.glob` of the day's hourly directories (`dt=<day>-0*`)",
     "exists24": "`os.path.exists` on 24 hourly directories (Luigi's 24-target `complete()`)",
-    "stamp": "bare change stamp, `kv.change_stamp()` (`PRAGMA data_version`: the floor)",
+    "stamp": "bare change stamp, `kv.change_stamp()` (the WAL-index header: the floor)",
     "generation": "bare generation read, `fact_state(fact).generation`",
     "to_thread": "the stamp through `asyncio.to_thread` (Airflow's rule for blocking calls)",
     "poke": "sensor poke, connection from `AIRFLOW_CONN_BENCH_CATALOG` (JSON)",
@@ -424,18 +425,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 NOTES = """\
-What an idle poke does (`--profile`, a cProfile of the poke). It reads the store's change stamp:
-SQLite's `PRAGMA data_version` (which moves whenever another connection, of any process,
-commits) and this connection's own write counters. Equal to the last poke's, no row changed, so
-the cover found then still holds; no generation read, no cover, no log line (the status line is
-logged only when it changes). The stamp is about four fifths of the poke: SQLite begins and ends
-a read transaction, which takes and drops a lock on the `-shm` file (two `fcntl` system calls,
-where `exists` makes one `stat`), plus the statement's own work in `sqlite3`. So the bare stamp
-alone costs more than twice Luigi's `exists()` here (its row), and so does a poke. The rest is
+What an idle poke does (`--profile`, a cProfile of the poke). It reads the store's change stamp
+and this connection's own write counters. Equal to the last poke's, no row changed, so the
+cover found then still holds; no generation read, no cover, no log line (the status line is
+logged only when it changes). The stamp is one `pread` of 96 bytes: the WAL-index header in
+SQLite's `-shm` file, which every commit of any connection or process rewrites; while it is the
+header read before the last `PRAGMA data_version`, nothing was committed since, and the PRAGMA
+(a read transaction: two `fcntl` system calls on the `-shm` file and the statement's own work,
+the *before* columns' stamp) is not run. So the bare stamp costs about Luigi's `exists()` (one
+`stat`), and a poke under twice it. The rest is
 the connection's fingerprint (three lookups in `os.environ`'s dict: a changed
 `AIRFLOW_CONN_<ID>` is seen at the next poke), the reminder clock and the metrics switch.
-Without the stamp (the *before* columns), an idle poke reads the fact's generation counter
-(about two and a half times the stamp); it still does when the stamp moved, and on HBase, which
+An idle poke reads the fact's generation counter only when the stamp moved, and on HBase, which
 has no stamp.
 
 A trigger poll is the same stamp, read by the triggerer's shared poller thread

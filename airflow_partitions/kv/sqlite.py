@@ -95,6 +95,11 @@ class SQLiteStore(KVStore):
         self._closed = False
         self._conn_number = 0  # which connection (``_OPENED``) ``_conn`` is
         self._writes = 0  # write transactions begun on ``_conn``: part of the change stamp
+        # The ``-shm`` file (its connection's number and descriptor), the WAL-index header
+        # read before the last ``PRAGMA data_version`` and that PRAGMA's answer.
+        self._shm: tuple[int, int] | None = None
+        self._header_seen: bytes | None = None
+        self._version_seen = 0
         # Tables known to be in today's layout: checked once per store, not per call.
         self._blob_tables: set[str] = set()
         # Tables whose change feed exists, as far as this store knows (``SQLiteTable._write``).
@@ -126,26 +131,61 @@ class SQLiteStore(KVStore):
         commits; this connection's own changes move ``total_changes`` (every INSERT, UPDATE
         or DELETE on it, raw statements included) and the count of write transactions (a
         table dropped, which ``total_changes`` does not count). With the connection's number:
-        a reopened connection is another stamp. Cost: one PRAGMA, kept short because an idle
-        sensor poke is this call and little else: SQLite begins and ends a read transaction,
-        taking and dropping a lock on the ``-shm`` file (two system calls; about two and a half
-        ``os.stat`` s of CPU). A busy or failing database takes the slow path, with the retries
-        and the errors of every other read.
+        a reopened connection is another stamp.
+
+        Cost, kept short because an idle sensor poke is this call and little else: one
+        ``pread`` of the WAL-index header (:meth:`_wal_index_header`, about a file-system
+        stat) when it is the header read before the last PRAGMA, so no commit happened since;
+        else the PRAGMA, which begins and ends a read transaction (two more system calls). A
+        busy or failing database takes the slow path, with the retries and errors of every
+        other read.
         """
         with self._lock:
             conn = self._conn
             if conn is None or self._pid != os.getpid():
                 conn = self._connection()  # first use, after fork, or closed (raises)
-            try:
-                found: int = conn.execute("PRAGMA data_version").fetchone()[0]
-            except sqlite3.Error:
+            header = self._wal_index_header()
+            if header is None or header != self._header_seen:
+                try:
+                    found: int = conn.execute("PRAGMA data_version").fetchone()[0]
+                except sqlite3.Error:
 
-                def version() -> int:
-                    return int(conn.execute("PRAGMA data_version").fetchone()[0])
+                    def version() -> int:
+                        return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
-                found = self._retry_busy("reading the data version", version)
+                    found = self._retry_busy("reading the data version", version)
+                # Read before the PRAGMA: a commit after it moves the header, and the next
+                # call reads the PRAGMA again.
+                self._header_seen, self._version_seen = header, found
             self.stats.record("change_stamp")
-            return (self._conn_number, found, conn.total_changes, self._writes)
+            return (self._conn_number, self._version_seen, conn.total_changes, self._writes)
+
+    def _wal_index_header(self) -> bytes | None:
+        """The WAL-index header of the ``-shm`` file (https://sqlite.org/walformat.html), or
+        None when it cannot be read whole.
+
+        Every commit rewrites it (its change counter, frame count and checksums; a WAL
+        restart its salts), first one copy and then the other, so two equal copies are a
+        committed state and a changed one means a commit. The file stays as it is while this
+        connection is open: SQLite holds a shared lock on it for as long, and nobody deletes,
+        truncates or reinitialises it under that lock. Cost: one ``pread`` of 96 bytes.
+        """
+        if self._shm is None or self._shm[0] != self._conn_number:
+            if self._shm is not None:
+                os.close(self._shm[1])
+            self._shm = None
+            try:
+                fd = os.open(f"{self.path}-shm", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            except OSError:
+                return None  # not opened by SQLite yet (no read so far), or not WAL
+            self._shm = (self._conn_number, fd)
+        try:
+            both = os.pread(self._shm[1], 96, 0)
+        except OSError:
+            return None
+        if len(both) != 96 or both[:48] != both[48:] or both[12] != 1:  # isInit
+            return None  # mid-commit, or not initialised: ask SQLite
+        return both[:48]
 
     def _open(self) -> sqlite3.Connection:
         try:
@@ -367,6 +407,9 @@ class SQLiteStore(KVStore):
 
     def close(self) -> None:
         with self._lock:
+            if self._shm is not None and self._pid == os.getpid():
+                os.close(self._shm[1])
+            self._shm = None
             if self._conn is not None and self._pid == os.getpid():
                 self._conn.close()
             self._conn = None
