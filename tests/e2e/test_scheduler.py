@@ -639,8 +639,7 @@ def test_a_deferred_sensor_over_two_regions_waits_for_the_late_one(scheduler: Sc
     produce_regions(scheduler)
     scheduler.wait_state("sched_regions_wait", run_id, "wait", {"success"})
     log = scheduler.log("sched_regions_wait", run_id, "wait")
-    fired = re.search(r"the trigger fired at its cover check (\d+), after (\d+) generation",
-                      log)
+    fired = re.search(r"the trigger fired at its cover check (\d+), after (\d+) poll", log)
     assert fired is not None, log[-3000:]
     assert int(fired[1]) == 2 and int(fired[2]) >= 3, fired[0]
     # two hours of two regions, each region's hours its own partitions (per-slice covers)
