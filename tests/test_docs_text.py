@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.import_graph import python_files
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: (name, pattern). Each is narrow enough to leave legitimate text alone: ``seed=`` and
@@ -37,8 +39,7 @@ ALLOWED: list[tuple[str, str, str]] = []
 def scanned_files() -> list[Path]:
     files = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
     for folder in ("airflow_partitions", "tests", "benchmarks", "dags_examples"):
-        files += sorted(p for p in (ROOT / folder).rglob("*.py")
-                        if "__pycache__" not in p.parts and ".peers" not in p.parts)  # venvs
+        files += python_files(ROOT / folder)
     return [p for p in files if p.is_file() and p.relative_to(ROOT).as_posix() not in SKIPPED]
 
 
