@@ -212,7 +212,7 @@ def test_the_docs_hook_example_is_found_split_and_read() -> None:
 
 def test_a_first_question_reports_its_memory() -> None:
     def query(start: dt.datetime, end: dt.datetime) -> list[str]:
-        keep.append(bytearray(8 * 2**20))  # touched: resident
+        keep.append(bytearray(b"x") * (8 * 2**20))  # written, so resident
         return ["x"]
 
     keep: list[bytearray] = []
