@@ -8,7 +8,7 @@ holds a name, may change without anyone outside noticing.
 """
 
 from airflow_partitions.catalog.cache import FactState, TimelineCache, UnknownFact
-from airflow_partitions.catalog.covers.verified import VerifiedCover
+from airflow_partitions.catalog.covers.verified import CoverVerificationError, VerifiedCover
 from airflow_partitions.catalog.decoded_cells import forget_kept
 from airflow_partitions.catalog.definitions.locations import UnsafeLocation
 from airflow_partitions.catalog.definitions.producers import (
@@ -75,6 +75,7 @@ __all__ = [
     "Catalog",
     "CatalogRows",
     "ConcurrentUpdateError",
+    "CoverVerificationError",
     "Dimension",
     "DomainValue",
     "FactDef",

@@ -27,6 +27,7 @@ from airflow.sdk.exceptions import (
     AirflowSkipException,
 )
 
+from airflow_partitions.catalog import CoverVerificationError
 from airflow_partitions.cover import (
     Cover,
     CoverJson,
@@ -148,6 +149,9 @@ class PartitionCoverageSensor(CoverArguments, BaseSensorOperator):
             self.hook.forget_cached()  # the connection may have moved: ask Airflow next time
             self.log.warning("partition catalog unreachable, will retry: %s", exc)
             return False
+        except CoverVerificationError as exc:  # writers busy in the range: ask next poke
+            self.log.warning("%s; will check again", exc)
+            return False
         except (InvalidInput, CorruptCatalog, StoreDamaged) as exc:
             # unknown fact, misaligned range, a damaged catalog, ...: waiting cannot help
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
@@ -249,8 +253,8 @@ class PartitionCoverageSensor(CoverArguments, BaseSensorOperator):
             )
         try:
             cover = self.hook.get_conn().cover_with_partitions(self.request).cover
-        except StoreUnavailable as exc:
-            self.log.warning("partition catalog unreachable after the trigger fired: %s", exc)
+        except (StoreUnavailable, CoverVerificationError) as exc:
+            self.log.warning("could not re-verify after the trigger fired: %s", exc)
             cover = None
         except (InvalidInput, CorruptCatalog, StoreDamaged) as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc

@@ -38,7 +38,7 @@ from typing import Any
 from airflow.sdk.exceptions import AirflowNotFoundException
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog import Catalog, CoverVerificationError
 from airflow_partitions.cover import CoverRequest, missing_list, to_instant
 from airflow_partitions.errors import CorruptCatalog, InvalidInput
 from airflow_partitions.hooks.catalog import PartitionCatalogHook, shared_catalog
@@ -122,6 +122,8 @@ class PartitionCoverageTrigger(BaseTrigger):
                 except _UNREACHABLE as exc:
                     self.log.warning("partition catalog unreachable, will retry: %s", exc)
                     catalog = url = None  # the connection may have moved: ask Airflow next poll
+                except CoverVerificationError as exc:  # writers busy in the range: next poll
+                    self.log.warning("%s; will check again", exc)
                 except (InvalidInput, CorruptCatalog, StoreDamaged) as exc:
                     # permanent (bad input, a damaged catalog): an error event, not a raise
                     self._unwatch()  # before the event: the triggerer may not resume us soon

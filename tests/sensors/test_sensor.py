@@ -16,7 +16,7 @@ from airflow.sdk.exceptions import (
 )
 from structlog.testing import capture_logs
 
-from airflow_partitions.catalog import Catalog, VerifiedCover
+from airflow_partitions.catalog import Catalog, CoverVerificationError, VerifiedCover
 from airflow_partitions.cover import Cover, CoverRequest
 from airflow_partitions.kv import StoreUnavailable
 from airflow_partitions.sensors.coverage import PartitionCoverageSensor
@@ -131,6 +131,30 @@ def test_an_unreachable_store_is_logged_and_retried(
     assert logs[0]["log_level"] == "warning" and "connection refused" in logs[0]["event"]
     with pytest.raises(AirflowSensorTimeout, match="the catalog was never reached"):
         task.execute({})
+
+
+def test_writers_outrunning_the_check_are_waited_out_not_a_failure(
+        events: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Timelines and rows that kept disagreeing while writers changed the range: the poke
+    says so and asks again at the next poke, as for an unreachable store."""
+    register_hours(events, 0, 3)
+    busy = [True]
+    real = Catalog.cover_with_partitions
+
+    def racing(self: Catalog, *args: Any, **kwargs: Any) -> Any:
+        if busy[0]:
+            raise CoverVerificationError("the timelines of 'events' and its partition rows "
+                                         "kept disagreeing over 8 reads")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Catalog, "cover_with_partitions", racing)
+    task = sensor()
+    with capture_logs() as logs:
+        assert task.poke({}) is False
+    assert logs[0]["log_level"] == "warning" and "kept disagreeing" in logs[0]["event"]
+    busy[0] = False
+    register_hours(events, 3, 4)
+    assert task.poke({})
 
 
 def test_timeout_lists_what_is_missing(events: Catalog) -> None:

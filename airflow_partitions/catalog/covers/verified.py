@@ -15,6 +15,8 @@ selects no declared slice at all never reaches it: the slice round answers that 
 from __future__ import annotations
 
 import logging
+import random
+import time
 from collections.abc import Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -50,11 +52,16 @@ if TYPE_CHECKING:
     from airflow_partitions.catalog.core import CatalogCore
 
 log = logging.getLogger(__name__)
-MAX_VERIFY_ROUNDS = 3
+#: Rounds of read, compute and check before giving up; from the third on, each waits a little
+#: longer (jittered, about 0.13 s in all): the disagreement a concurrent drop leaves between
+#: marking its rows and updating its timeline lasts milliseconds.
+MAX_VERIFY_ROUNDS = 8
 
 
 class CoverVerificationError(PartitionsError):
-    """The cached timelines and the partition rows kept disagreeing."""
+    """The cached timelines and the partition rows kept disagreeing: writers changing the
+    range faster than it could be checked (transient: sensors ask again at their next poke),
+    or timelines that repair cannot settle."""
 
 
 class VerifiedCover:
@@ -121,7 +128,9 @@ def _verified_cover(
     fact = request.require_fact()
     refresh = False
     sliced: VerifiedCover | None = None
-    for _ in range(MAX_VERIFY_ROUNDS):
+    for round_ in range(MAX_VERIFY_ROUNDS):
+        if round_ >= 2:  # writers are changing this range: let the one in progress finish
+            time.sleep(0.002 * 2 ** (round_ - 2) * (0.5 + random.random()))  # noqa: S311
         sliced = None
         state = catalog.fact_state(fact, refresh=refresh)
         column = request.time_column or state.definition.time_columns[0]
@@ -186,8 +195,9 @@ def _verified_cover(
         )
         refresh = True
     raise CoverVerificationError(
-        f"the timelines of {fact!r} and its partition rows kept disagreeing; run "
-        "`airflow-partitions reconcile` on its storages"
+        f"the timelines of {fact!r} and its partition rows kept disagreeing over "
+        f"{MAX_VERIFY_ROUNDS} reads: writers were changing the range (ask again), or, if none "
+        "was, run `airflow-partitions reconcile` on its storages"
     )
 
 
