@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from airflow_partitions.catalog.core import CatalogCore
 
 log = logging.getLogger(__name__)
-#: Rounds of read, compute and check before giving up; from the third on, each waits a little
-#: longer (jittered, about 0.13 s in all): the disagreement a concurrent drop leaves between
+#: Reads, computes and checks before giving up; from the third on, each waits a little longer
+#: before it (jittered, about 0.13 s in all): the disagreement a concurrent drop leaves between
 #: marking its rows and updating its timeline lasts milliseconds.
 MAX_VERIFY_ROUNDS = 8
 
