@@ -96,6 +96,7 @@ bench: venv
 	$(PY) benchmarks/bench_ui_view.py --write docs/benchmarks-ui_view.md
 	$(PY) benchmarks/poke.py --write docs/benchmarks-poke.md
 	$(PY) benchmarks/verify_memo.py --write docs/benchmarks-verify_memo.md
+	$(PY) benchmarks/after_write.py --hbase --write docs/benchmarks-after_write.md
 	$(PY) benchmarks/hbase_real.py --write docs/benchmarks-hbase_real.md
 	$(PY) benchmarks/hbase_real.py --distributed --write docs/benchmarks-hbase_distributed.md
 	$(PY) benchmarks/collect.py

@@ -115,9 +115,10 @@ _Key = tuple[str, str, str, Slice, str, str]
 
 def forget_kept() -> None:
     """Forget every decode and answer the process kept (decoded cells, definitions, solved
-    covers, :func:`airflow_partitions.kv.forget_all`'s memos): the next question reads and
-    decodes everything again. For tests and benchmarks that compare with them gone, and a
-    process that wants the memory back."""
+    covers, :func:`airflow_partitions.kv.forget_all`'s memos; the timeline caches are the
+    caller's: :meth:`.cache.TimelineCache.invalidate`): the next question decodes everything
+    again. For tests and benchmarks that compare with them gone, and a process that wants the
+    memory back."""
     with DecodedCells._registry_lock:
         for kept in DecodedCells._per_store.values():
             kept.clear()

@@ -87,16 +87,22 @@ def feed_position(conn: sqlite3.Connection, name: str) -> tuple[int, int] | None
     """``(schema version, last sequence number)``, or None when the file has no complete feed
     for the table (its three triggers and its table). The schema version pins the triggers:
     any DDL since (a trigger dropped, the table dropped and created again) makes
-    :func:`changes_since` answer None."""
+    :func:`changes_since` answer None. One SELECT (one snapshot)."""
     _, sequence, triggers = feed_names(name)
-    version = int(conn.execute("PRAGMA schema_version").fetchone()[0])
-    found = conn.execute(
-        "SELECT count(*) FROM sqlite_master WHERE (type = 'trigger' AND name IN (?, ?, ?) "
-        "AND tbl_name = ?) OR (type = 'table' AND name = ?)",
-        (*triggers, sql_table(name)[1:-1], sequence)).fetchone()[0]
+    try:
+        version, found, last = conn.execute(
+            "SELECT (SELECT schema_version FROM pragma_schema_version()), (SELECT count(*) "
+            "FROM sqlite_master WHERE (type = 'trigger' AND name IN (?, ?, ?) AND tbl_name = ?)"
+            " OR (type = 'table' AND name = ?)), coalesce((SELECT seq FROM sqlite_sequence "
+            "WHERE name = ?), 0)", (*triggers, sql_table(name)[1:-1], sequence, sequence),
+        ).fetchone()
+    except sqlite3.OperationalError as exc:  # no AUTOINCREMENT table yet: no feed either
+        if "no such table" in str(exc):
+            return None
+        raise
     if found != 4:
         return None
-    return version, _last_sequence(conn, sequence)
+    return int(version), int(last)
 
 
 def changes_since(conn: sqlite3.Connection, name: str, position: Hashable
@@ -130,13 +136,6 @@ def changes_since(conn: sqlite3.Connection, name: str, position: Hashable
     if last < after or last - after > FEED_KEEP or len(keys) != last - after:
         return None  # another file, too far behind, or trimmed past ``after``
     return (version, last), tuple(keys)
-
-
-def _last_sequence(conn: sqlite3.Connection, sequence: str) -> int:
-    """The feed's last sequence number handed out (0 before its first entry)."""
-    found = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?",
-                         (sequence,)).fetchone()
-    return 0 if found is None else int(found[0])
 
 
 __all__ = ["FEED_KEEP", "changes_since", "create_feed_sql", "feed_names", "feed_position",

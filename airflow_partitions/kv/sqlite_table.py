@@ -91,7 +91,7 @@ class SQLiteTable(KVTable):
             "ON CONFLICT (row) DO UPDATE SET cells = kv_merge(cells, excluded.cells)"
         )
 
-    def _read(self, op: str, body: Callable[[sqlite3.Connection], T], *,
+    def _read(self, op: str, body: Callable[[sqlite3.Connection], T],
               one_statement: bool = False) -> T:
         self._store.ensure_layout(self.name)
         return self._store.run(op, f"{op} on {self.name!r}", body, write=False, table=self.name,
@@ -166,8 +166,8 @@ class SQLiteTable(KVTable):
     # -- the change feed (kv/sqlite_feed.py) --------------------------------------------------
 
     def feed_position(self) -> tuple[int, int] | None:
-        """:func:`.sqlite_feed.feed_position` of the table: one read transaction."""
-        return self._read("feed_position", lambda conn: feed_position(conn, self.name))
+        """:func:`.sqlite_feed.feed_position` of the table: one SELECT."""
+        return self._read("feed_position", partial(feed_position, name=self.name), True)
 
     def changes_since(self, position: Hashable) -> tuple[Hashable, tuple[bytes, ...]] | None:
         """:func:`.sqlite_feed.changes_since` of the table: one SELECT."""

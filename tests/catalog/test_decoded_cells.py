@@ -128,3 +128,32 @@ def test_a_writer_hands_over_what_it_wrote(store_url: str,
         assert reads == []
         assert state.storages[raw].timelines[(HOURLY, "dt")].ordinal_ranges() \
             == decoded_in_full(catalog, raw, HOURLY)
+
+
+def test_a_reload_reads_only_the_storage_rows_written_since(tmp_path: Path) -> None:
+    """SQLite's catalog feed names the storage rows written since the last load: after another
+    process registers an hour, the daily storage's state is kept whole (its row not read);
+    after it registers a day, the daily state is read again and shows the day."""
+    url = f"sqlite:///{tmp_path}/c.db"
+    with Catalog(url, cache=TimelineCache()) as catalog:
+        fact, raw, daily = make_fact(catalog)
+        before = catalog.fact_state(fact)
+
+        def elsewhere(storage: str, period: str, value: dict[str, str]) -> None:
+            subprocess.run([sys.executable, "-c", (
+                "from airflow_partitions.catalog import Catalog\n"
+                f"Catalog({url!r}).register({storage!r}, {period!r}, [{value!r}])\n")],
+                check=True, timeout=120)
+
+        elsewhere(raw, "HOURLY", hour(24 * 20 + 5))
+        catalog.stats.reset()
+        after = catalog.fact_state(fact)
+        assert after.storages[daily] is before.storages[daily]
+        assert after.storages[raw] is not before.storages[raw]
+        assert catalog.stats.ops["changes_since"] == 1
+        elsewhere(daily, "DAILY", day(30))
+        again = catalog.fact_state(fact)
+        assert again.storages[daily] is not after.storages[daily]
+        assert again.storages[daily].timelines[(DAILY, "dt")].exists_ordinal(
+            DAILY.parse_ordinal(day(30)["dt"], "UTC"))
+        assert again.storages[raw] is after.storages[raw]

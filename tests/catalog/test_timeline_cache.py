@@ -7,6 +7,7 @@ import pendulum
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.periods import UpdatePeriod
+from tests.kv.raw_sqlite import SQLiteStore
 
 HOURLY = UpdatePeriod.HOURLY
 
@@ -40,7 +41,9 @@ def test_cold_load_reads_one_row_per_storage_and_never_scans(events: Catalog) ->
     cold = _fresh(events)
     cold.stats.reset()
     state = cold.fact_state("events")
-    assert cold.stats.round_trips == 2  # the fact row, then both storage rows in one get_many
+    # the fact row, on SQLite the catalog feed's position (so the next load reads only the
+    # storage rows written since), then both storage rows in one get_many
+    assert cold.stats.round_trips == (3 if isinstance(cold.kv, SQLiteStore) else 2)
     assert cold.stats.ops.get("scan_page", 0) == 0
     assert len(state.storages["raw"].timelines[(HOURLY, "dt")]) == 24
 
