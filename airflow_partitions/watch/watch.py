@@ -2,10 +2,11 @@
 
 Why: a sensor asks the same question every poke, and almost every poke finds nothing changed.
 Two counters prove that, cheapest first. The store's change stamp
-(:meth:`~airflow_partitions.kv.KVStore.change_stamp`; SQLite: ``PRAGMA data_version`` and the
-connection's own counters) stays equal only while no row of the store changed, written by any
-connection of any process: then the answer is the one computed last, and an idle check is
-that one round trip, about a file-system stat's CPU. When the stamp moved (a write, to any fact),
+(:meth:`~airflow_partitions.kv.KVStore.change_stamp`; SQLite: its WAL-index header, then
+``PRAGMA data_version`` when that moved, and the connection's own counters) stays equal only
+while no row of the store changed, written by any connection of any process: then the answer
+is the one computed last, and an idle check is that one round trip, about a file-system stat's
+CPU. When the stamp moved (a write, to any fact),
 or the store has none (HBase), the fact's generation counter decides as before: it moves on
 every timeline change of the fact, so an unchanged generation means an unchanged answer, and
 only a moved one computes a verified cover. :class:`GenerationProbe` is the same two-step
