@@ -303,6 +303,17 @@ def docs_hook_example(markdown: str) -> str:
 # --- data: on disk and in the catalog -------------------------------------------------------------
 
 
+def laid_out(root: Path, params: dict[str, Any]) -> bool:
+    """Whether ``root`` holds a dataset laid out with ``params`` (its ``dataset.json``, written
+    last); if not, ``root`` is emptied for a new layout."""
+    manifest = root / "dataset.json"
+    if manifest.exists() and json.loads(manifest.read_text()).get("params") == params:
+        return True
+    if root.exists():
+        shutil.rmtree(root)
+    return False
+
+
 def materialise(ds: Dataset, workdir: Path) -> Path:
     """Lay ``ds`` out under ``workdir/<slug>`` and return its ``dataset.json``.
 
@@ -312,10 +323,8 @@ def materialise(ds: Dataset, workdir: Path) -> Path:
     already describes the same parameters."""
     root = (workdir / ds.slug).resolve()
     manifest = root / "dataset.json"
-    if manifest.exists() and json.loads(manifest.read_text()).get("params") == ds.params():
+    if laid_out(root, ds.params()):
         return manifest
-    if root.exists():
-        shutil.rmtree(root)
     hourly_root, daily_root = root / HOURLY, root / DAILY
     present = ds.present_hours()
     for h in present:
@@ -367,10 +376,8 @@ def materialise_regions(ds: RegionsDataset, workdir: Path) -> Path:
 
     root = (workdir / ds.slug).resolve()
     manifest = root / "dataset.json"
-    if manifest.exists() and json.loads(manifest.read_text()).get("params") == ds.params():
+    if laid_out(root, ds.params()):
         return manifest
-    if root.exists():
-        shutil.rmtree(root)
     hourly_root = root / REGIONAL_STORAGE
     present = ds.present()
     for h, r in present:
