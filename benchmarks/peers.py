@@ -955,6 +955,16 @@ def render_questions(jobs: list[Job], rounds: Rounds, regions: RegionsDataset | 
                     growth.append(f"{label} {ratio(b / a)}")
             lines += ["", f"Our cost on {names[-1]} ÷ on {names[0]}: " + ", ".join(growth)
                       + " (goal: at most 1.5x; and ahead of the loop and Luigi on both)."]
+        verdicts = []
+        for peer, label in (("exists", "the `os.path.exists` loop"),
+                            ("luigi", "Luigi `RangeHourlyBase`")):
+            pairs = [(med("registration", peer, n), med("registration", "fact", n))
+                     for n in names]
+            if all(p and u for p, u in pairs):
+                ahead = all(p > u for p, u in pairs)
+                verdicts.append(f"{'ahead of' if ahead else 'behind'} {label}")
+        if verdicts:
+            lines += ["", "On every history we are " + " and ".join(verdicts) + "."]
         lines.append("")
     if "idle" in asked or "hook" in asked:
         name = next(a.key for j in jobs if j.question in ("idle", "hook") for a in j.asks)
