@@ -153,7 +153,7 @@ class DecodedCells:
         """The (shared) timeline of the cell ``raw`` of (storage, period, column).
 
         Cost: a bytes comparison when the cell is the one decoded before; a patch when an
-        EndsAndHoles cell changed; else a full decode. A corrupt cell raises
+        EndsAndHoles or Ranges cell changed; else a full decode. A corrupt cell raises
         :class:`CorruptTimelineCell` as :func:`timeline_from_cell` does.
         """
         key = _key(sdef, period, column, ())
