@@ -40,6 +40,12 @@ class ActionBody(BaseModel):
     max_active_runs: int = Field(10, ge=1, le=1000)
 
 
+class ConfirmBody(BaseModel):
+    """``POST /api/actions/{id}/confirm``: an empty object (the action says what to create)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 class PlanJson(TypedDict):
     """:meth:`airflow_partitions.planning.Plan.to_json` (docs/backfill.md) plus the stale
     partitions a restate plan re-runs."""

@@ -24,7 +24,13 @@ from airflow_partitions.backfill.airflow_db import BackfillRefused, UnknownDag
 from airflow_partitions.backfill.rest_api import ApiUnavailable
 from airflow_partitions.catalog import Catalog, UnknownFact
 from airflow_partitions.errors import InvalidInput
-from airflow_partitions.ui.action_model import ActionBody, ActionJson, PlanBody, PlanJson
+from airflow_partitions.ui.action_model import (
+    ActionBody,
+    ActionJson,
+    ConfirmBody,
+    PlanBody,
+    PlanJson,
+)
 from airflow_partitions.ui.action_store import ActionStore
 from airflow_partitions.ui.actions import Actions, NotAllowed, UnknownAction, plan_json
 from airflow_partitions.ui.auth import AirflowUser, require_viewer
@@ -102,8 +108,8 @@ def router() -> APIRouter:
             return actions(request, catalog, user).prepare(fact, body)
 
     @routes.post("/api/actions/{action_id}/confirm", dependencies=[Depends(json_body)])
-    def confirm(request: Request, catalog: CatalogDep, user: UserDep,
-                action_id: str) -> ActionJson:
+    def confirm(request: Request, catalog: CatalogDep, user: UserDep, action_id: str,
+                body: ConfirmBody) -> ActionJson:
         with answers():
             return actions(request, catalog, user).confirm(action_id)
 

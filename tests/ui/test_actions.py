@@ -54,6 +54,16 @@ def test_posts_must_be_json_and_bad_input_is_400(view: View) -> None:
     assert view.client.get("/api/actions/0123abcd").status_code == 404
 
 
+def test_a_confirmation_with_unknown_fields_is_refused_and_creates_nothing(view: View) -> None:
+    action_id = view.post("/api/facts/events/actions", DAY).json()["action_id"]
+    refused = view.post(f"/api/actions/{action_id}/confirm", {"x": 1})
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["detail"][0]["loc"] == ["body", "x"]
+    assert view.airflow.created == [] and view.gate.audit == []
+    assert view.client.get(f"/api/actions/{action_id}").json()["state"] == "planned"
+    assert view.post(f"/api/actions/{action_id}/confirm").status_code == 200  # {} is the body
+
+
 def test_prepare_lists_the_backfills_and_creates_nothing(view: View) -> None:
     answer = view.post("/api/facts/events/actions", DAY)
     assert answer.status_code == 200, answer.text
