@@ -34,7 +34,13 @@ from airflow_partitions.cover.slices.result import (
     slice_text,
 )
 from airflow_partitions.cover.slices.summary import SliceKey
-from airflow_partitions.cover.sources import CoverSource, MisalignedBound, PreparedCover, prepare
+from airflow_partitions.cover.sources import (
+    CoverSource,
+    MisalignedBound,
+    PreparedCover,
+    align_bounds,
+    prepare,
+)
 from airflow_partitions.cover.text import missing_list, status_line
 
 __all__ = [
@@ -67,6 +73,7 @@ __all__ = [
     "SliceSource",
     "ValueRun",
     "ValueRunJson",
+    "align_bounds",
     "clock_for",
     "compute_cover",
     "compute_slice_cover",

@@ -71,7 +71,7 @@ def prepare(
     storage_names = tuple(sorted(ranks, key=ranks.__getitem__))
     start_us, end_us = to_us(start), to_us(end)
     if by_period and start_us != end_us:
-        start_us, end_us = _align(clock_for(tz_name), min(by_period), start_us, end_us, align)
+        start_us, end_us = align_bounds(clock_for(tz_name), min(by_period), start_us, end_us, align)
     return PreparedCover(
         tz_name,
         _instant(start, start_us, tz_name),
@@ -140,10 +140,11 @@ def _rank(sources: Iterable[CoverSource]) -> dict[str, int]:
     return {name: i for i, name in enumerate(ordered)}
 
 
-def _align(
+def align_bounds(
     clock: Clock, finest: UpdatePeriod, start_us: int, end_us: int, align: str | None
 ) -> tuple[int, int]:
-    """Widen (``outer``), narrow (``inner``) or check the bounds against ``finest``.
+    """Widen (``outer``), narrow (``inner``) or check the bounds against ``finest``: the
+    cover's rule, and what the Partitions view snaps a selection with.
 
     Near years 1 and 9999 a boundary may lie where ``datetime`` cannot go: widening to it is an
     :class:`InvalidRange`, narrowing stops short of it.

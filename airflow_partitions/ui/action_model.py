@@ -16,6 +16,9 @@ from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 #: ``fill``: make the range coverable (``backfill``); ``restate``: also re-run what is stale
 #: (``backfill --restate``).
 Kind = Literal["fill", "restate"]
+#: How a selection's bounds meet the fact's finest period: ``outer`` widens them to whole
+#: partitions, ``inner`` narrows them, None (the command line's rule) refuses a misaligned one.
+Align = Literal["outer", "inner"] | None
 
 
 class PlanBody(BaseModel):
@@ -26,6 +29,7 @@ class PlanBody(BaseModel):
     end: str = Field(description="ISO-8601 end, excluded")
     stale: bool = Field(False, description="the restate plan: stale partitions re-run too")
     where: str | None = Field(None, description="only these slices (\"region = 'eu'\")")
+    align: Align = Field(None, description="snap the bounds: outer (widen) or inner (narrow)")
 
 
 class ActionBody(BaseModel):
@@ -38,6 +42,7 @@ class ActionBody(BaseModel):
     unpause: bool = Field(False, description="unpause paused producer DAGs instead of refusing")
     where: str | None = None
     max_active_runs: int = Field(10, ge=1, le=1000)
+    align: Align = None
 
 
 class ConfirmBody(BaseModel):

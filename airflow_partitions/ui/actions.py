@@ -19,8 +19,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-import pendulum
-
 from airflow_partitions.backfill.airflow_db import BackfillRefused, Progress, UnknownBackfill
 from airflow_partitions.backfill.rest_api import DagRunJson
 from airflow_partitions.backfill.runner import (
@@ -31,7 +29,7 @@ from airflow_partitions.backfill.runner import (
 )
 from airflow_partitions.backfill.stages import Stretch
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.cover import status_line, zoned_instant
+from airflow_partitions.cover import status_line
 from airflow_partitions.errors import PartitionsError
 from airflow_partitions.planning import plan
 from airflow_partitions.ui.action_model import (
@@ -47,6 +45,7 @@ from airflow_partitions.ui.action_model import (
 )
 from airflow_partitions.ui.action_store import CREATING, REFUSED, ActionStore, Stored
 from airflow_partitions.ui.auth import AirflowUser
+from airflow_partitions.ui.selection import select
 
 
 class ViewAirflow(Airflow, Protocol):
@@ -70,16 +69,12 @@ class UnknownAction(PartitionsError):
     """No such action (404)."""
 
 
-def instant(text: str, tz: str, what: str) -> pendulum.DateTime:
-    """An ISO-8601 instant; without an offset it is read in the fact's zone (as the CLI)."""
-    return zoned_instant(text, tz, what)
-
-
 def plan_json(catalog: Catalog, fact: str, body: PlanBody) -> PlanJson:
     """What ``airflow-partitions plan`` prints with ``--json`` (with ``stale``: the plan
-    ``backfill --restate`` runs). Cost: the plan's, plus one stale check when asked."""
-    tz = catalog.get_fact(fact).tz
-    start, end = instant(body.start, tz, "start"), instant(body.end, tz, "end")
+    ``backfill --restate`` runs), over the selection snapped by ``body.align``. Cost: the
+    plan's, plus one stale check when asked; a range too large is refused before either."""
+    chosen = select(catalog, fact, body.start, body.end, body.align)
+    start, end = chosen.start, chosen.end
     stale, lines = stale_items(catalog, fact, start, end) if body.stale else (set(), [])
     doc = plan(catalog, fact, start, end, restate=stale, where=body.where).to_json()
     # The planning JSON plus two keys; the view's copy of its type is typing_extensions'
@@ -105,9 +100,11 @@ class Actions:
 
     def prepare(self, fact: str, body: ActionBody) -> ActionJson:
         """Plan, check every refusal the CLI checks, and store the action; nothing is created.
-        Refuses (:class:`NotAllowed`) when the user may not trigger a producer DAG."""
-        tz = self.catalog.get_fact(fact).tz
-        start, end = instant(body.start, tz, "start"), instant(body.end, tz, "end")
+        Refuses (:class:`NotAllowed`) when the user may not trigger a producer DAG. What
+        needs no plan is checked first: the instants, their alignment and the range's size
+        (:func:`.selection.select`)."""
+        chosen = select(self.catalog, fact, body.start, body.end, body.align)
+        start, end = chosen.start, chosen.end
         restate = body.kind == "restate"
         items, stale = stale_items(self.catalog, fact, start, end) if restate else (set(), [])
         # planned once more by the runner below: the DAGs must be known, and allowed, before
@@ -118,7 +115,7 @@ class Actions:
                                   unpause=body.unpause, dry_run=True, where=body.where)
         report = BackfillRunner(self.catalog, self.airflow, lambda _: None).prepare(
             fact, start, end, options)
-        _refuse_announced(report.stages, fact, body)
+        _refuse_announced(report.stages, fact, body, start, end)
         paused = [dag for dag in sorted(report.plan.by_dag()) if self.airflow.check_dag(dag)]
         index = 0
         stages: list[PlannedStageJson] = []
@@ -343,7 +340,7 @@ class Actions:
 
 
 def _refuse_announced(stages: Sequence[tuple[object, Sequence[Stretch]]], fact: str,
-                      body: ActionBody) -> None:
+                      body: ActionBody, start: dt.datetime, end: dt.datetime) -> None:
     """Refuse a plan with a producer scheduled on a coverage asset: its windows are announced
     and watched by partition key, not backfilled, which the command does in one process; the
     view's actions drive backfills only."""
@@ -351,7 +348,8 @@ def _refuse_announced(stages: Sequence[tuple[object, Sequence[Stretch]]], fact: 
     if not dags:
         return
     one = len(dags) == 1
-    command = (f"airflow-partitions backfill {fact} --start {body.start} --end {body.end}"
+    command = (f"airflow-partitions backfill {fact} --start {start.isoformat()} "
+               f"--end {end.isoformat()}"
                + (" --restate" if body.kind == "restate" else "")
                + (f" --where \"{body.where}\"" if body.where else ""))
     raise BackfillRefused(

@@ -40,6 +40,7 @@ from airflow_partitions.ui.auth import require_viewer
 from airflow_partitions.ui.coverage_assets import coverage_assets_json, coverage_assets_section
 from airflow_partitions.ui.page import fact_page, facts_page
 from airflow_partitions.ui.page_actions import actions_html
+from airflow_partitions.ui.selection import finest_period
 from airflow_partitions.ui.urls import URL_PREFIX
 
 __all__ = ["URL_PREFIX", "create_app"]
@@ -117,7 +118,9 @@ def create_app(open_catalog: CatalogOpener = hook_catalog) -> FastAPI:
         query = {k: v for k, v in request.query_params.items() if k not in ("start", "end")}
         root = request.scope.get("root_path", "")
         assets = coverage_assets_section(catalog, fact, view["start"], view["end"])
-        return fact_page(view, root, query, actions_html(view, root) + assets)
+        finest = finest_period(catalog, fact)
+        act = actions_html(view, root, finest.name if finest else None)
+        return fact_page(view, root, query, act + assets)
 
     app.include_router(action_router())
     return app

@@ -41,7 +41,9 @@ SCRIPT: Final = r"""
   const link = (text, href) => { const a = el('a', text); a.href = href; a.target = '_top';
     return a; };
   const out = (id, ...nodes) => { const box = $(id); box.replaceChildren(...nodes); };
-  const range = () => ({start: $('sel-start').value, end: $('sel-end').value});
+  const range = () => ({start: $('sel-start').value, end: $('sel-end').value,
+                        align: $('sel-align').value || null});
+  const planned = (doc) => { $('sel-start').value = doc.start; $('sel-end').value = doc.end; };
   let picks = [], downAt = null, dragged = false;
   const bar = $('selbar'), px = (t1 - t0) / Number(d.width);
   const at = (ev) => { const box = bar.getBoundingClientRect();
@@ -79,6 +81,7 @@ SCRIPT: Final = r"""
   }
   const refuse = (id, err) => out(id, el('p', 'Refused: ' + err.message, 'refused'));
   function renderPlan(p) {
+    planned(p);  // the bounds as snapped to whole partitions
     const runs = p.runs.map((r, i) => [i + 1, r.dag_id, r.logical_date, r.storage + ' ' +
       r.period + ' ' + r.value, r.kind, r.reason]);
     const nodes = [el('h3', 'Plan: ' + p.runs.length + ' run(s) for ' + p.fact + ' [' +
@@ -93,6 +96,7 @@ SCRIPT: Final = r"""
     out('plan', ...nodes);
   }
   function renderConfirm(a) {
+    planned(a);
     const rows = [];
     a.stages.forEach((s, n) => s.backfills.forEach((b) => rows.push([
       'stage ' + (n + 1) + ' ' + s.period, b.dag_id, b.start, b.end, b.runs,
@@ -158,8 +162,10 @@ SCRIPT: Final = r"""
 """
 
 
-def actions_html(view: FactViewJson, root: str) -> str:
-    """The section, over the range the page shows (the selection starts as all of it)."""
+def actions_html(view: FactViewJson, root: str, finest: str | None = None) -> str:
+    """The section, over the range the page shows (the selection starts as all of it);
+    ``finest``: the fact's finest period, what a selection snaps to."""
+    unit = f"whole {finest} partitions" if finest else "whole partitions"
     attrs = {"root": root, "fact": view["fact"], "start": view["start"], "end": view["end"],
              "label": LABEL, "width": WIDTH}
     data = " ".join(f"data-{k}='{esc(v)}'" for k, v in attrs.items())
@@ -171,6 +177,10 @@ def actions_html(view: FactViewJson, root: str) -> str:
         "<rect id='selmark' x='0' y='2' width='0' height='14' fill='#9ecae1'></rect></svg>"
         f"<p><label>from <input id='sel-start' value='{esc(view['start'])}'></label> "
         f"<label>to <input id='sel-end' value='{esc(view['end'])}'></label> "
+        "<label>snap <select id='sel-align'>"
+        f"<option value='outer' selected>outer: widen to {esc(unit)}</option>"
+        f"<option value='inner'>inner: narrow to {esc(unit)}</option>"
+        "<option value=''>exact: refuse a bound between partitions</option></select></label> "
         "<label><input type='checkbox' id='sel-stale' style='width:auto'> stale</label> "
         "<label><input type='checkbox' id='sel-unpause' style='width:auto'> unpause paused "
         "producers</label></p>"

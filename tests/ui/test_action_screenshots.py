@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
+from html import unescape as html_unescape
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +97,42 @@ def test_a_drag_or_two_clicks_on_the_bar_select_a_range(view: View, tmp_path: Pa
     assert 'data-clicks="2015-01-02T06:00:00.000Z|2015-01-02T12:00:00.000Z"' in dom, \
         dom[-2000:]
     assert 'data-drag="2015-01-02T18:00:00.000Z|2015-01-03T00:00:00.000Z"' in dom, dom[-2000:]
+
+
+DRAG_AND_PLAN = """<script>
+const bar = document.getElementById('selbar'), box = bar.getBoundingClientRect();
+const x = (f) => box.left + Number(act.dataset.label) + f * Number(act.dataset.width);
+const fire = (type, f) => bar.dispatchEvent(new MouseEvent(type, {clientX: x(f), bubbles: true}));
+window.fetch = async (url, opts) => { document.body.dataset.sent = opts.body;
+  return new Response(JSON.stringify(ANSWER), {status: 200}); };
+fire('mousedown', 0.3); fire('mouseup', 0.9); fire('click', 0.9);
+document.getElementById('do-plan').click();
+setTimeout(() => { document.body.dataset.shown = document.getElementById('sel-start').value +
+  '|' + document.getElementById('sel-end').value; }, 200);
+</script>"""
+
+
+def test_a_dragged_selection_is_planned_snapped_to_whole_partitions(view: View,
+                                                                    tmp_path: Path) -> None:
+    """A drag gives 07:12 to 21:36; the page asks for the plan snapped outward (its default)
+    and shows the bounds the plan used."""
+    page = view.client.get("/facts/events", params=DAY).text
+    assert "<option value='outer' selected>outer: widen to whole HOURLY partitions" in page
+    sent = {"start": "2015-01-02T07:12:00.000Z", "end": "2015-01-02T21:36:00.000Z",
+            "align": "outer", "stale": False}
+    answer = view.post("/api/facts/events/plan", sent)
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["start"], answer.json()["end"]) == (
+        "2015-01-02T07:00:00+00:00", "2015-01-02T22:00:00+00:00")
+    script = DRAG_AND_PLAN.replace("ANSWER", answer.text.replace("</", "<\\/"))
+    html = tmp_path / "drag.html"
+    html.write_text(page.replace("</body>", script + "</body>"))
+    dom = subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu",
+                          "--window-size=1200,900", "--virtual-time-budget=3000",
+                          "--dump-dom", html.as_uri()],
+                         capture_output=True, text=True, timeout=120, check=False).stdout
+    found = dict(re.findall(r'data-(sent|shown)="([^"]*)"', dom))
+    assert json.loads(html_unescape(found.get("sent", "null"))) == sent, dom[-2000:]
+    assert found.get("shown") == "2015-01-02T07:00:00+00:00|2015-01-02T22:00:00+00:00", \
+        dom[-2000:]
+    assert '<div id="plan"><h3>Plan: ' in dom, dom[-3000:]
