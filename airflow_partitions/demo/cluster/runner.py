@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypedDict
 
-from airflow_partitions.demo.cluster import broker, postgres, spark_standalone
+from airflow_partitions.demo.cluster import broker, spark_standalone
 from airflow_partitions.demo.cluster.layout import WORKERS, ClusterLayout
 from airflow_partitions.demo.cluster.ports import ClusterPorts, ClusterPortsJson
 from airflow_partitions.demo.cluster.settings import (
@@ -39,6 +39,7 @@ from airflow_partitions.demo.cluster.settings import (
 from airflow_partitions.demo.hbase import distributed
 from airflow_partitions.demo.hbase.distributed import DistributedHBase, DistributedLayout
 from airflow_partitions.demo.layout import REPO
+from airflow_partitions.demo.services import postgres
 from airflow_partitions.demo.services.api import (
     ADMIN,
     ApiClient,
@@ -47,15 +48,25 @@ from airflow_partitions.demo.services.api import (
     ensure_admin_password,
 )
 from airflow_partitions.demo.services.environment import VENV_BIN, api_settings, follower_argv
-from airflow_partitions.demo.services.processes import ServiceRecord, spawn, stop_groups
+from airflow_partitions.demo.services.processes import (
+    ServiceRecord,
+    ServicesFailed,
+    recorded,
+    spawn_recorded,
+    stop_groups,
+)
 from airflow_partitions.demo.services.runner import (
     COMMANDS,
     FOLLOWER,
     HEARTBEATS,
-    ServicesFailed,
     env_script,
     log_tail,
-    recorded,
+)
+from airflow_partitions.demo.services.supervisor import (
+    DEFAULT_POLICY,
+    SUPERVISOR,
+    RestartPolicy,
+    start_supervisor,
 )
 
 STATE_FILE = "cluster.json"
@@ -65,7 +76,8 @@ AIRFLOW_PARTS = (FOLLOWER, *COMMANDS, *(f"celery-worker-{n}" for n in WORKERS))
 SPARK_PARTS = (*(f"spark-worker-{n}" for n in WORKERS), "spark-master")
 CATALOG_STAGES = distributed.STOP_STAGES
 STORE_PARTS = ("redis", "postgres")
-STOP_ORDER = (AIRFLOW_PARTS, SPARK_PARTS, *CATALOG_STAGES, STORE_PARTS)
+#: The supervisor first: else it would start again what the stop ends.
+STOP_ORDER = ((SUPERVISOR,), AIRFLOW_PARTS, SPARK_PARTS, *CATALOG_STAGES, STORE_PARTS)
 Progress = Callable[[str], None]
 
 
@@ -196,10 +208,9 @@ class Cluster:
     def _spawn(self, name: str, argv: Sequence[str], cwd: Path, *,
                env: Mapping[str, str] | None = None, user: int | None = None,
                stop_signal: str = "SIGTERM") -> None:
-        proc, record = spawn(name, argv, env or self.env, self.log(name), cwd, user=user,
-                             stop_signal=stop_signal)
+        proc, _ = spawn_recorded(self.layout.state, name, argv, env or self.env, cwd, user=user,
+                                 stop_signal=stop_signal, log=self.log(name))
         self.procs[name] = proc
-        (self.layout.state / f"{name}.pid").write_text(json.dumps(record.to_json()) + "\n")
 
     def _airflow(self, *args: str, timeout: float = 600) -> str:
         done = subprocess.run([str(VENV_BIN / "airflow"), *args], env=self.env,  # noqa: S603
@@ -299,6 +310,11 @@ class Cluster:
 
     # -- stop ----------------------------------------------------------------------------------
 
+    def supervise(self, policy: RestartPolicy = DEFAULT_POLICY) -> ServiceRecord:
+        """Start the supervisor (:mod:`..services.supervisor`): from now on a part that exits
+        is started again on the same command line and ports."""
+        return start_supervisor(self.layout.state, policy)
+
     def stop(self, grace: float = 30.0) -> list[str]:
         done = stop_cluster(self.layout.state, grace)
         for name in [*self.procs, *self.hbase.procs]:
@@ -339,6 +355,15 @@ class ClusterStateJson(TypedDict, total=False):
     ports: ClusterPortsJson
     root: str
     started_at: str | None
+
+
+def last_cluster_ports(state: Path) -> ClusterPorts | None:
+    """The ports of the last start recorded in ``state`` (None: none usable)."""
+    ports = (load_state(state) or {}).get("ports")
+    try:
+        return ClusterPorts.from_json(ports) if ports else None
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def load_state(state: Path) -> ClusterStateJson | None:

@@ -22,17 +22,16 @@ Python Spark runs) and moves every shared thing where a cluster keeps it:
 
 from __future__ import annotations
 
-import json
-import os
-import secrets
 from pathlib import Path
 
 from airflow_partitions.defaults import ENV_MANIFEST_CONF
-from airflow_partitions.demo.cluster import broker, postgres
+from airflow_partitions.demo.cluster import broker
 from airflow_partitions.demo.cluster.layout import ClusterLayout
 from airflow_partitions.demo.cluster.ports import ClusterPorts
 from airflow_partitions.demo.cluster.spark_standalone import daemon_environment
+from airflow_partitions.demo.services import postgres
 from airflow_partitions.demo.services.environment import airflow_environment, service_settings
+from airflow_partitions.demo.services.secrets import kept_secrets
 
 #: Set by the single-machine environment, shadowing the metadata DB's connections here.
 SHADOWING = ("AIRFLOW_CONN_PARTITIONS_DEFAULT", "AIRFLOW_CONN_SPARK_DEFAULT",
@@ -40,26 +39,13 @@ SHADOWING = ("AIRFLOW_CONN_PARTITIONS_DEFAULT", "AIRFLOW_CONN_SPARK_DEFAULT",
 #: Task slots per Celery worker: each covered job is a driver JVM in the task process.
 WORKER_CONCURRENCY = 2
 HEARTBEAT_TIMEOUT = 30
-SECRETS_FILE = "secrets.json"
 SECRET_NAMES = ("jwt_secret", "secret_key", "redis_password", "postgres_password")
 
 
 def shared_secrets(state: Path) -> dict[str, str]:
     """The JWT secret, the API secret key, the broker's and the metadata DB's passwords
     (URL-safe), each made once and kept in an owner-only file in ``state``."""
-    path = state / SECRETS_FILE
-    try:
-        doc: dict[str, str] = json.loads(path.read_text())
-    except (OSError, ValueError):
-        doc = {}
-    missing = [k for k in SECRET_NAMES if not isinstance(doc.get(k), str)]
-    if missing:
-        doc.update({k: secrets.token_urlsafe(32) for k in missing})
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            json.dump(doc, out)
-        path.chmod(0o600)
-    return doc
+    return kept_secrets(state, SECRET_NAMES)
 
 
 def cluster_environment(layout: ClusterLayout, ports: ClusterPorts,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from airflow_partitions.demo.services.environment import VENV_BIN
-from airflow_partitions.demo.services.runner import ServicesFailed
+from airflow_partitions.demo.services.processes import ServicesFailed
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"

@@ -46,8 +46,8 @@ from airflow_partitions.demo.hbase.site import (
 )
 from airflow_partitions.demo.layout import REPO
 from airflow_partitions.demo.services.ports import free_port
-from airflow_partitions.demo.services.processes import ServiceRecord, spawn
-from airflow_partitions.demo.services.runner import log_tail, recorded
+from airflow_partitions.demo.services.processes import ServiceRecord, recorded, spawn_recorded
+from airflow_partitions.demo.services.runner import log_tail
 
 NAMENODE, DATANODE, ZOOKEEPER = "hdfs-namenode", "hdfs-datanode", "zookeeper"
 MASTER, THRIFT = "hbase-master", "hbase-thrift"
@@ -334,9 +334,10 @@ class DistributedHBase:
         workdir = self.layout.data / "work" / part
         workdir.mkdir(parents=True, exist_ok=True)
         argv = part_argv(part, self._java, self.layout, self._lib, self.heaps, self.ports)
-        proc, record = spawn(part, argv, java_env(), log, workdir)
+        # its spec beside its pid file: the supervisor starts it again alike
+        proc, record = spawn_recorded(self.layout.records, part, argv, java_env(), workdir,
+                                      log=log)
         self.procs[part] = proc
-        self.layout.pid_file(part).write_text(json.dumps(record.to_json()) + "\n")
         return record
 
     def new_log(self, part: str) -> str:

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 from airflow_partitions.demo.layout import DemoLayout
 from airflow_partitions.demo.services.api import ADMIN, admin_password, password_file
 from airflow_partitions.demo.services.environment import (
-    VENV_BIN,
     override_notice,
     passed_through,
 )
@@ -23,33 +21,31 @@ from airflow_partitions.demo.services.ports import (
     LOOPBACK,
     choose_ports,
     is_loopback,
+    kept_port,
     pick_api_port,
     port_in_use,
 )
+from airflow_partitions.demo.services.processes import ServiceRecord, ServicesFailed, recorded
 from airflow_partitions.demo.services.runner import (
     COMMANDS,
     ENV_FILE,
     FOLLOWER,
+    POSTGRES,
     AirflowServices,
-    ServicesFailed,
     ServicesStateJson,
     last_api_port,
+    last_ports,
     load_state,
-    recorded,
     stop_recorded,
 )
+from airflow_partitions.demo.services.secrets import SECRETS_FILE
+from airflow_partitions.demo.services.supervisor import DEFAULT_POLICY, RestartPolicy
 
 
-def prepare(layout: DemoLayout, env: dict[str, str]) -> None:
-    """Migrate the metadata DB and create the example fact (both idempotent)."""
+def prepare(layout: DemoLayout) -> None:
+    """Create the example fact (idempotent); the metadata DB is migrated by the start."""
     layout.home.mkdir(parents=True, exist_ok=True)
     layout.data.mkdir(parents=True, exist_ok=True)
-    print(f"airflow db migrate ({layout.home}) ...", flush=True)
-    done = subprocess.run([str(VENV_BIN / "airflow"), "db", "migrate"], env=env,  # noqa: S603
-                          cwd=layout.home, capture_output=True, text=True, timeout=600,
-                          check=False)
-    if done.returncode != 0:
-        raise ServicesFailed(f"airflow db migrate failed:\n{(done.stdout + done.stderr)[-3000:]}")
     os.environ["AIRFLOW_PARTITIONS_DATA_ROOT"] = str(layout.data)  # read when events is imported
     from airflow_partitions.catalog import AlreadyExists, Catalog
     from airflow_partitions.demo.events import ensure_catalog
@@ -83,21 +79,28 @@ def start(args: argparse.Namespace) -> int:
     port = pick_api_port(args.host, args.api_port, last_api_port(layout.services))
     if port.moved:
         print(f"note: {port.moved}")
-    prepare(layout, env)
-    services = AirflowServices(layout.home, env, choose_ports(args.host, port.port),
-                               layout.services, parallelism=args.parallelism)
+    prepare(layout)
+    previous, postgres_port = last_ports(layout.services)
+    ports = choose_ports(args.host, port.port, previous)
+    taken = {ports.api, ports.worker_logs, ports.trigger_logs}
+    services = AirflowServices(layout.home, env, ports, layout.services,
+                               parallelism=args.parallelism,
+                               postgres_port=kept_port(args.host, postgres_port, taken))
     kept = passed_through(user, services.env)
     if kept:
         print(f"your settings passed to the services: {', '.join(kept)}")
     notice = override_notice(user, services.env)
     if notice:
         print(f"note: {notice}")
-    print(f"starting {', '.join([*COMMANDS, FOLLOWER])} (logs in {layout.services}) ...",
-          flush=True)
-    services.start()
+    metadata = "PostgreSQL, " if services.postgres_port else ""
+    print(f"starting {metadata}{', '.join([*COMMANDS, FOLLOWER])} (logs in {layout.services}) "
+          "...", flush=True)
     try:
+        services.start(progress=lambda line: print(f"  ✓ {line}", flush=True),
+                       timeout=args.timeout)
         services.wait_healthy(args.timeout, progress=lambda name: print(f"  ✓ {name} healthy",
                                                                         flush=True))
+        services.supervise(RestartPolicy(max_restarts=args.max_restarts))
     except (ServicesFailed, KeyboardInterrupt) as exc:
         print(f"failed: {exc}\nstopping what was started ...")
         for line in stop_recorded(layout.services):
@@ -114,10 +117,12 @@ def report(layout: DemoLayout, services: AirflowServices) -> None:
 Airflow {services.api_url}  (UI and REST API; only on {services.ports.host})
   user      {ADMIN}
   password  in {password}{shown}
+  metadata  {metadata_db(services)}
   catalog   {layout.store_url}
   data root {layout.data}
   DAGs      {layout.dags} (new DAGs start paused)
   logs      {layout.services}/<service>.log; task logs in {layout.home}/logs
+  restarts  an exited service is started again (supervisor.log; `status` counts restarts)
   view      {services.api_url}/partitions/  (the Partitions view; in the UI: its nav button)
   CLI       source {layout.services / ENV_FILE}   # then `airflow dags list`, ...
 stop with: make airflow-stop""")
@@ -125,6 +130,13 @@ stop with: make airflow-stop""")
         print(f"\nno demo data under {layout.data} yet, so the sensors would wait: "
               "`make airflow-stop`, `make demo` (it fills the catalog and data these services "
               "use), then `make airflow` again")
+
+
+def metadata_db(services: AirflowServices) -> str:
+    if services.postgres_port is None:
+        return "the database your AIRFLOW__DATABASE__SQL_ALCHEMY_CONN names"
+    return (f"PostgreSQL {services.ports.host}:{services.postgres_port} "
+            f"(data {services.home / POSTGRES}; password in {services.state_dir / SECRETS_FILE})")
 
 
 def stop(args: argparse.Namespace) -> int:
@@ -143,13 +155,19 @@ def report_stopped(lines: list[str], state_dir: Path, what: str) -> int:
     return 0 if not any(r.live_members() for r in recorded(state_dir)) else 1
 
 
+def status_line(record: ServiceRecord, width: int) -> str:
+    """``scheduler  pid 123  running  restarts 2  log ...`` (``gave up`` after the last)."""
+    alive = "running" if record.live_members() else "not running"
+    restarts = f"restarts {record.restarts}" + (", gave up" if record.gave_up else "")
+    return f"{record.name:{width}} pid {record.pid:<8} {alive:11}  {restarts:20} log {record.log}"
+
+
 def status(args: argparse.Namespace) -> int:
     layout = DemoLayout.at(args.root, args.dags)
     records = recorded(layout.services)
     state: ServicesStateJson = load_state(layout.services) or {}
     for record in records:
-        alive = "running" if record.live_members() else "not running"
-        print(f"{record.name:14} pid {record.pid:<8} {alive}  log {record.log}")
+        print(status_line(record, 15))
     if not records:
         print("no services recorded")
         return 1
@@ -161,8 +179,9 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m airflow_partitions.demo.services",
         description="Run the example pipeline under the real Airflow services (api-server, "
-                    "scheduler, dag-processor, triggerer; LocalExecutor on sqlite) on loopback, "
-                    "on the demo's catalog and data (make demo), and stop them by process id.")
+                    "scheduler, dag-processor, triggerer; LocalExecutor, the metadata DB on "
+                    "PostgreSQL) on loopback, on the demo's catalog and data (make demo); a "
+                    "supervisor starts an exited service again; stop them by process id.")
     p.add_argument("--root", type=Path, default=Path(".demo"),
                    help="the demo's root: Airflow home in ROOT/airflow (default .demo)")
     p.add_argument("--dags", type=Path, default=None, help="DAG folder (default dags_examples)")
@@ -174,12 +193,16 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--parallelism", type=int, default=4, help="LocalExecutor task slots (4)")
     s.add_argument("--timeout", type=float, default=300,
                    help="seconds to wait until healthy (300)")
+    s.add_argument("--max-restarts", type=int, default=DEFAULT_POLICY.max_restarts,
+                   help="restarts of one service within 10 minutes before the supervisor "
+                        f"gives up on it ({DEFAULT_POLICY.max_restarts})")
     s.set_defaults(func=start)
     t = sub.add_parser("stop", help="stop the recorded services (safe to run twice)")
     t.add_argument("--grace", type=float, default=30,
                    help="seconds after SIGTERM before SIGKILL (30)")
     t.set_defaults(func=stop)
-    sub.add_parser("status", help="which recorded services are running").set_defaults(func=status)
+    sub.add_parser("status", help="which recorded services are running, and how often each "
+                                  "was started again").set_defaults(func=status)
     return p
 
 

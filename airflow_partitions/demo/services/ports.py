@@ -2,7 +2,9 @@
 
 The api-server keeps the port it had last time when that port is free: bookmarks,
 open tabs and the Partitions links already rendered (absolute ``[api] base_url``) keep working
-across ``make airflow-stop``/``make airflow``. Checking costs one ``bind`` of a socket.
+across ``make airflow-stop``/``make airflow``. So does every other port recorded (PostgreSQL's,
+the log servers'), so the ``env.sh`` a shell sourced stays valid. Checking costs one ``bind`` of
+a socket a port.
 """
 
 from __future__ import annotations
@@ -90,13 +92,25 @@ def pick_api_port(host: str = LOOPBACK, requested: int = 0, previous: int | None
                          f"{previous} will not answer; AIRFLOW_API_PORT= fixes the port)")
 
 
-def choose_ports(host: str = LOOPBACK, api_port: int = 0) -> ServicePorts:
-    """The api-server port asked for (0: a free one), and free log-server ports beside it.
+def kept_port(host: str, previous: int | None, taken: set[int]) -> int:
+    """``previous`` when it is free and not ``taken``, else a free port; added to ``taken``."""
+    port = previous if previous and previous not in taken and port_free(host, previous) \
+        else free_port(host, frozenset(taken))
+    taken.add(port)
+    return port
+
+
+def choose_ports(host: str = LOOPBACK, api_port: int = 0,
+                 previous: ServicePorts | None = None) -> ServicePorts:
+    """The api-server port asked for (0: a free one), and log-server ports beside it: last
+    start's (``previous``) while free, else free ones.
 
     The log-server ports avoid Airflow's defaults 8793/8794: 8793 is also a common api-server
     port, and two installations on one machine must not share them.
     """
-    api = api_port or free_port(host)
-    worker = free_port(host, frozenset({api, 8793, 8794}))
-    trigger = free_port(host, frozenset({api, worker, 8793, 8794}))
+    taken = {8793, 8794}
+    api = api_port or free_port(host, frozenset(taken))
+    taken.add(api)
+    worker = kept_port(host, previous.worker_logs if previous else None, taken)
+    trigger = kept_port(host, previous.trigger_logs if previous else None, taken)
     return ServicePorts(host, api, worker, trigger)

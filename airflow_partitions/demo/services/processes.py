@@ -1,24 +1,34 @@
 """Start a service in its own process group, and stop exactly that group later, by pid.
 
-A service is recorded as ``{"name", "pid", "start_ticks", "boot_id", "argv", "log"}``: the pid
-alone is not enough, because after a reboot or a long time the number may belong to someone
-else. The group is signalled only when its leader is still the process we started (same start
-time since the same boot), or when the leader is gone and members of its group remain (the
-kernel does not reuse a pid while a process group still carries it).
+A service is recorded as ``{"name", "pid", "start_ticks", "boot_id", "argv", "log", ...}`` in
+``<name>.pid``: the pid alone is not enough, because after a reboot or a long time the number
+may belong to someone else. The group is signalled only when its leader is still the process we
+started (same start time since the same boot), or when the leader is gone and members of its
+group remain (the kernel does not reuse a pid while a process group still carries it).
+
+Beside it, ``<name>.spec.json`` (owner-only: the environment may hold passwords) keeps what
+started it: command line, environment, working directory, user. The supervisor
+(:mod:`.supervisor`) starts an exited service again from it, so a restart has the same command
+line and the same ports.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
 PROC = Path("/proc")
+
+
+class ServicesFailed(RuntimeError):
+    """A service exited or did not become healthy in time; the message shows its log's tail."""
 
 
 def boot_id() -> str:
@@ -65,6 +75,8 @@ class ServiceRecordJson(TypedDict):
     argv: list[str]
     log: str
     stop_signal: str
+    restarts: int
+    gave_up: bool
 
 
 @dataclass(frozen=True)
@@ -80,6 +92,9 @@ class ServiceRecord:
     #: What asks it to stop: SIGTERM, except where that means something slower (PostgreSQL's
     #: SIGTERM waits for every client to disconnect; SIGINT is its fast shutdown).
     stop_signal: str = "SIGTERM"
+    #: How often the supervisor started it again, and whether it stopped trying.
+    restarts: int = 0
+    gave_up: bool = False
 
     def to_json(self) -> ServiceRecordJson:
         return cast(ServiceRecordJson, asdict(self))
@@ -89,10 +104,17 @@ class ServiceRecord:
         return cls(name=str(doc["name"]), pid=int(doc["pid"]),
                    start_ticks=int(doc["start_ticks"]), boot_id=str(doc["boot_id"]),
                    argv=[str(a) for a in doc["argv"]], log=str(doc["log"]),
-                   stop_signal=str(doc.get("stop_signal", "SIGTERM")))
+                   stop_signal=str(doc.get("stop_signal", "SIGTERM")),
+                   restarts=int(doc.get("restarts", 0)), gave_up=bool(doc.get("gave_up")))
 
     def leader_is_ours(self) -> bool:
         return self.boot_id == boot_id() and start_ticks(self.pid) == self.start_ticks
+
+    def leader_alive(self) -> bool:
+        """Whether the process we started is still running (not gone, not a zombie)."""
+        fields = _stat_fields(self.pid)
+        return (fields is not None and fields[0] != "Z" and self.boot_id == boot_id()
+                and int(fields[19]) == self.start_ticks)
 
     def live_members(self) -> list[int]:
         """Processes of our group still alive; [] when nothing of ours is left."""
@@ -121,6 +143,79 @@ def spawn(name: str, argv: Sequence[str], env: Mapping[str, str], log: Path,
     ticks = start_ticks(proc.pid) or 0
     return proc, ServiceRecord(name, proc.pid, ticks, boot_id(), list(argv), str(log),
                                stop_signal)
+
+
+class ServiceSpecJson(TypedDict):
+    """What started a service (``<name>.spec.json``): enough to start it again alike."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    user: int | None
+    stop_signal: str
+
+
+def pid_file(state_dir: Path, name: str) -> Path:
+    return state_dir / f"{name}.pid"
+
+
+def spec_file(state_dir: Path, name: str) -> Path:
+    return state_dir / f"{name}.spec.json"
+
+
+def write_owner_only(path: Path, text: str) -> None:
+    """``text`` into ``path``, readable by its owner only from the first byte."""
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+        out.write(text)
+    path.chmod(0o600)  # a file left by an older run keeps its mode through O_TRUNC
+
+
+def write_record(state_dir: Path, record: ServiceRecord) -> None:
+    """The pid file, replaced whole (a reader never sees half of it)."""
+    path = pid_file(state_dir, record.name)
+    partial = path.with_suffix(".pid.partial")
+    partial.write_text(json.dumps(record.to_json()) + "\n")
+    partial.replace(path)
+
+
+def spawn_recorded(state_dir: Path, name: str, argv: Sequence[str], env: Mapping[str, str],
+                   cwd: Path, user: int | None = None, stop_signal: str = "SIGTERM",
+                   log: Path | None = None) -> tuple[subprocess.Popen[bytes], ServiceRecord]:
+    """:func:`spawn`, with its pid file and its spec written to ``state_dir`` (the log there too,
+    unless ``log`` says where)."""
+    spec: ServiceSpecJson = {"argv": list(argv), "env": dict(env), "cwd": str(cwd),
+                             "user": user, "stop_signal": stop_signal}
+    write_owner_only(spec_file(state_dir, name), json.dumps(spec))
+    proc, record = spawn(name, argv, env, log or state_dir / f"{name}.log", cwd, user=user,
+                         stop_signal=stop_signal)
+    write_record(state_dir, record)
+    return proc, record
+
+
+def respawn(state_dir: Path, name: str, restarts: int = 0
+            ) -> tuple[subprocess.Popen[bytes], ServiceRecord]:
+    """Start ``name`` again from its spec: the same command line, environment (so the same
+    ports), working directory and user; its pid file then names the new process."""
+    spec: ServiceSpecJson = json.loads(spec_file(state_dir, name).read_text())
+    old = json.loads(pid_file(state_dir, name).read_text()) \
+        if pid_file(state_dir, name).exists() else {}
+    proc, record = spawn(name, spec["argv"], spec["env"],
+                         Path(old.get("log") or state_dir / f"{name}.log"), Path(spec["cwd"]),
+                         user=spec["user"], stop_signal=spec["stop_signal"])
+    record = replace(record, restarts=restarts)
+    write_record(state_dir, record)
+    return proc, record
+
+
+def recorded(state_dir: Path) -> list[ServiceRecord]:
+    """The services recorded in ``state_dir`` (their pid files)."""
+    records = []
+    for path in sorted(state_dir.glob("*.pid")):
+        try:
+            records.append(ServiceRecord.from_json(json.loads(path.read_text())))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not one of ours, or half written: nothing we can safely signal
+    return records
 
 
 def stop_groups(records: Sequence[ServiceRecord], grace: float = 30.0) -> list[str]:

@@ -16,13 +16,21 @@ Each service is the leader of its own process group, recorded in ``<state dir>/<
 :meth:`AirflowServices.stop` ends exactly what was started, children included (LocalExecutor
 workers, task processes, ``spark-submit``). The log servers are not started: they bind every
 interface, and the api-server reads the task logs from local files on one machine anyway.
+
+The metadata DB is **PostgreSQL** (:mod:`.postgres`, the same server the cluster runs), a fifth
+process group (``postgres``, data in ``<home>/postgres``), unless the caller's environment names
+a database of its own (``AIRFLOW__DATABASE__SQL_ALCHEMY_CONN``). Why not Airflow's sqlite
+default: four services and every task write one file, and under a burst of triggered runs
+sqlite's "database is locked" ended the scheduler, the triggerer and the dag-processor.
+
+Once every service is healthy, :meth:`AirflowServices.supervise` starts the supervisor
+(:mod:`.supervisor`), which starts an exited service again on the same command line and ports.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import shlex
 import subprocess
 import time
@@ -30,6 +38,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypedDict
 
+from airflow_partitions.demo.services import postgres
 from airflow_partitions.demo.services.api import (
     ADMIN,
     ApiClient,
@@ -45,8 +54,23 @@ from airflow_partitions.demo.services.environment import (
     follower_argv,
     service_settings,
 )
-from airflow_partitions.demo.services.processes import ServiceRecord, spawn, stop_groups
-from airflow_partitions.demo.services.sqlite import use_wal
+from airflow_partitions.demo.services.ports import free_port
+from airflow_partitions.demo.services.processes import (
+    ServiceRecord,
+    ServicesFailed,
+    pid_file,
+    recorded,
+    spawn_recorded,
+    stop_groups,
+    write_owner_only,
+)
+from airflow_partitions.demo.services.secrets import kept_secrets
+from airflow_partitions.demo.services.supervisor import (
+    DEFAULT_POLICY,
+    SUPERVISOR,
+    RestartPolicy,
+    start_supervisor,
+)
 
 #: The services and their command lines (``--skip-serve-logs``: see the module docstring).
 COMMANDS: dict[str, list[str]] = {
@@ -57,6 +81,8 @@ COMMANDS: dict[str, list[str]] = {
 }
 #: The provider's coverage-event follower, started after the Airflow services.
 FOLLOWER = "assets-follower"
+#: The metadata DB's part, stopped after the services that write to it.
+POSTGRES = "postgres"
 #: The heartbeats ``/api/v2/monitor/health`` reports, by service.
 HEARTBEATS = {"scheduler": "scheduler", "dag-processor": "dag_processor",
               "triggerer": "triggerer"}
@@ -79,10 +105,6 @@ def env_script(env: Mapping[str, str]) -> str:
             + "\n".join([*exports, path]) + "\n")
 
 
-class ServicesFailed(RuntimeError):
-    """A service exited or did not become healthy in time; the message shows its log's tail."""
-
-
 def log_tail(path: Path | str, lines: int = 30) -> str:
     try:
         text = Path(path).read_text(errors="replace")
@@ -99,14 +121,30 @@ class AirflowServices:
     """The services of the installation at ``home``, sharing ``env`` plus the service settings."""
 
     def __init__(self, home: Path, env: Mapping[str, str], ports: ServicePorts,
-                 state_dir: Path | None = None, parallelism: int = 4) -> None:
+                 state_dir: Path | None = None, parallelism: int = 4,
+                 postgres_port: int | None = None) -> None:
+        """``postgres_port``: where the metadata DB listens (default a free port); unused when
+        ``env`` names a database of its own."""
         self.home = home
         self.ports = ports
         self.state_dir = state_dir or home / "services"
+        self.state_dir.mkdir(parents=True, exist_ok=True)
         self.env = {**env, **service_settings(ports, parallelism)}
+        #: None when the caller's environment names the metadata DB.
+        self.postgres_port: int | None = None
+        if "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN" not in self.env:
+            self.postgres_port = postgres_port or free_port(
+                ports.host, frozenset({ports.api, ports.worker_logs, ports.trigger_logs}))
+            self.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = postgres.sqlalchemy_url(
+                ports.host, self.postgres_port, self.postgres_password)
         self.records: list[ServiceRecord] = []
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.started_at: dt.datetime | None = None
+
+    @property
+    def postgres_password(self) -> str:
+        """The metadata DB's password, made once, kept owner-only in the state directory."""
+        return kept_secrets(self.state_dir, ("postgres_password",))["postgres_password"]
 
     @property
     def api_url(self) -> str:
@@ -115,46 +153,68 @@ class AirflowServices:
     def client(self) -> ApiClient:
         return ApiClient(self.api_url, self.home)
 
-    @property
-    def sqlite_db(self) -> Path | None:
-        """The default sqlite metadata DB, unless the environment names another database."""
-        if "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN" in self.env:
-            return None
-        return self.home / "airflow.db"
-
     # -- start ---------------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Start the four services; each pid file is written as soon as its service runs, so a
-        start that fails half way can still be stopped."""
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        if self.sqlite_db is not None and self.sqlite_db.exists():
-            use_wal(self.sqlite_db)
+    def start(self, progress: Callable[[str], None] | None = None, timeout: float = 300) -> None:
+        """The metadata DB (PostgreSQL ready, ``airflow db migrate``), then the four services
+        and the follower; each pid file is written as soon as its process runs, so a start
+        that fails half way can still be stopped."""
+        say = progress or (lambda line: None)
         self.started_at = dt.datetime.now(dt.UTC)
         self.env.update(api_settings(self.api_url, ADMIN, ensure_admin_password(self.home)))
         self.write_state()
+        if self.postgres_port is not None:
+            self.start_postgres(say, timeout)
+        self.migrate()
+        say("airflow db migrate done")
         for name, args in COMMANDS.items():
             self._spawn(name, [str(VENV_BIN / "airflow"), *args])
         # it retries until the api-server answers, and follows the catalog the tasks use
         self._spawn(FOLLOWER, follower_argv())
 
-    def _spawn(self, name: str, argv: list[str]) -> None:
-        proc, record = spawn(name, argv, self.env, self.state_dir / f"{name}.log", cwd=self.home)
+    def start_postgres(self, say: Callable[[str], None], timeout: float = 300) -> None:
+        """PostgreSQL on its port, its data in ``<home>/postgres`` (made once), the ``airflow``
+        database in it."""
+        assert self.postgres_port is not None
+        host, port, password = self.ports.host, self.postgres_port, self.postgres_password
+        pg = postgres.files(self.home / POSTGRES)
+        if postgres.initdb(pg, password):
+            say(f"initdb {pg.data}")
+        self._spawn(POSTGRES, postgres.server_argv(pg, host, port), cwd=pg.home,
+                    user=postgres.run_as(), stop_signal="SIGINT")
+        postgres.wait_ready(host, port, timeout)
+        postgres.create_database(host, port, password)
+        say(f"PostgreSQL ready on {host}:{port} (the metadata DB)")
+
+    def migrate(self) -> None:
+        """``airflow db migrate`` (idempotent: seconds when the schema is current)."""
+        done = subprocess.run([str(VENV_BIN / "airflow"), "db", "migrate"],  # noqa: S603
+                              env=self.env, cwd=self.home, capture_output=True, text=True,
+                              timeout=600, check=False)
+        if done.returncode != 0:
+            raise ServicesFailed("airflow db migrate failed:\n"
+                                 f"{(done.stdout + done.stderr)[-3000:]}")
+
+    def _spawn(self, name: str, argv: list[str], cwd: Path | None = None,
+               user: int | None = None, stop_signal: str = "SIGTERM") -> None:
+        proc, record = spawn_recorded(self.state_dir, name, argv, self.env, cwd or self.home,
+                                      user=user, stop_signal=stop_signal)
         self.procs[name] = proc
         self.records.append(record)
-        (self.state_dir / f"{name}.pid").write_text(json.dumps(record.to_json()) + "\n")
+
+    def supervise(self, policy: RestartPolicy = DEFAULT_POLICY) -> ServiceRecord:
+        """Start the supervisor (:mod:`.supervisor`): from now on an exited service is started
+        again on the same command line and ports."""
+        return start_supervisor(self.state_dir, policy)
 
     def write_state(self) -> None:
         """``services.json`` (the ports, also for the next start) and ``env.sh``."""
         state = {"api_url": self.api_url, "host": self.ports.host, "ports": vars(self.ports),
-                 "home": str(self.home),
+                 "postgres": self.postgres_port, "home": str(self.home),
                  "started_at": self.started_at.isoformat() if self.started_at else None}
         (self.state_dir / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
         # owner-only from the start: it may hold the caller's connection passwords
-        script = self.state_dir / ENV_FILE
-        with os.fdopen(os.open(script, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-            f.write(env_script(self.env))
-        script.chmod(0o600)  # a file left by an older run keeps its mode through O_TRUNC
+        write_owner_only(self.state_dir / ENV_FILE, env_script(self.env))
 
     def wait_healthy(self, timeout: float = 240, progress: Callable[[str], None] | None = None,
                      poll: float = 1.0) -> HealthJson:
@@ -193,6 +253,7 @@ class AirflowServices:
         return ready
 
     def _check_alive(self) -> None:
+        """Fail fast when a part exited before the supervisor watches over it."""
         for name, proc in self.procs.items():
             code = proc.poll()
             if code is not None:
@@ -235,24 +296,21 @@ class AirflowServices:
         return done
 
 
-def recorded(state_dir: Path) -> list[ServiceRecord]:
-    """The services recorded in ``state_dir`` (their pid files)."""
-    records = []
-    for path in sorted(state_dir.glob("*.pid")):
-        try:
-            records.append(ServiceRecord.from_json(json.loads(path.read_text())))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # not one of ours, or half written: nothing we can safely signal
-    return records
-
-
 def stop_recorded(state_dir: Path, grace: float = 30.0) -> list[str]:
-    """Stop every recorded service's process group, then remove its pid file. Idempotent."""
+    """Stop every recorded process group, then remove its pid file. Idempotent.
+
+    The supervisor first (else it would start again what is being stopped), then the
+    services (the api-server last of them: :func:`.processes.stop_groups`), PostgreSQL last
+    (the services write to it until they end)."""
     records = recorded(state_dir)
-    lines = stop_groups(records, grace)
+    first = [r for r in records if r.name == SUPERVISOR]
+    last = [r for r in records if r.name == POSTGRES]
+    lines: list[str] = []
+    for group in (first, [r for r in records if r not in first + last], last):
+        lines += stop_groups(group, grace)
     for record in records:
         if not record.live_members():
-            (state_dir / f"{record.name}.pid").unlink(missing_ok=True)
+            pid_file(state_dir, record.name).unlink(missing_ok=True)
     return lines
 
 
@@ -262,6 +320,7 @@ class ServicesStateJson(TypedDict, total=False):
     api_url: str
     host: str
     ports: ServicePortsJson
+    postgres: int | None
     home: str
     started_at: str | None
 
@@ -272,6 +331,17 @@ def load_state(state_dir: Path) -> ServicesStateJson | None:
     except (OSError, ValueError):
         return None
     return doc
+
+
+def last_ports(state_dir: Path) -> tuple[ServicePorts | None, int | None]:
+    """The services' ports and PostgreSQL's of the last start recorded (None: none usable)."""
+    state: ServicesStateJson = load_state(state_dir) or {}
+    try:
+        ports = ServicePorts(**state["ports"])
+    except (KeyError, TypeError):
+        ports = None
+    port = state.get("postgres")
+    return ports, port if isinstance(port, int) and 0 < port < 65536 else None
 
 
 def last_api_port(state_dir: Path) -> int | None:

@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from airflow_partitions.demo.cluster.pg_files import PostgresFiles, placed
-from airflow_partitions.demo.cluster.wheels import package_dir
-from airflow_partitions.demo.services.runner import ServicesFailed
+from airflow_partitions.demo.services.pg_files import PostgresFiles, placed
+from airflow_partitions.demo.services.processes import ServicesFailed
+from airflow_partitions.demo.services.wheels import package_dir
 
 DATABASE = "airflow"
 USER = "airflow"

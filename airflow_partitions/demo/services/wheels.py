@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from airflow_partitions.demo.services.runner import ServicesFailed
+from airflow_partitions.demo.services.processes import ServicesFailed
 
 
 def package_dir(package: str, what: str) -> Path:
