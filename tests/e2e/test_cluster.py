@@ -57,13 +57,13 @@ import psycopg2
 import pytest
 
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.demo.cluster import postgres
 from airflow_partitions.demo.cluster.layout import ClusterLayout
 from airflow_partitions.demo.cluster.ports import choose_cluster_ports
 from airflow_partitions.demo.cluster.runner import Cluster, record_of, stop_parts
 from airflow_partitions.demo.cluster.settings import shared_secrets
 from airflow_partitions.demo.hbase import distributed
 from airflow_partitions.demo.layout import REPO
+from airflow_partitions.demo.services import postgres
 from airflow_partitions.demo.services.api import ApiClient
 from airflow_partitions.demo.services.environment import VENV_BIN
 from airflow_partitions.demo.services.runner import log_tail, recorded
