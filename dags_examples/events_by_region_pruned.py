@@ -41,8 +41,9 @@ with DAG(
 
     @task
     def ensure_tables() -> None:
-        """Create the regional events fact and storage once (idempotent)."""
-        ensure_catalog(PartitionCatalogHook().get_conn())
+        """Create the regional events fact and storage once (idempotent; an unreachable
+        catalog is waited out, as the register task does)."""
+        PartitionCatalogHook().ride_out(ensure_catalog, doing="create the regional events tables")
 
     setup = SparkSubmitOperator(
         task_id="write_events",

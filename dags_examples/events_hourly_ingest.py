@@ -47,8 +47,9 @@ with DAG(
 
     @task
     def ensure_tables() -> None:
-        """Create the events fact and its storages once (idempotent)."""
-        ensure_catalog(PartitionCatalogHook().get_conn())
+        """Create the events fact and its storages once (idempotent; an unreachable catalog
+        is waited out, as the register task does)."""
+        PartitionCatalogHook().ride_out(ensure_catalog, doing="create the events tables")
 
     ingest = SparkSubmitOperator(
         task_id="ingest_hour",

@@ -17,15 +17,24 @@ round trip to the supervisor), which costs more than the store read itself. It i
 when its ``AIRFLOW_CONN_<ID>`` variable or the fallback's environment changes (looked up at every
 call, in ``os.environ``'s own dict: a fraction of a microsecond), and after
 :meth:`~PartitionCatalogHook.forget_cached` (the sensor calls it when the store fails).
+
+A task that writes rides out a catalog that is briefly unreachable, as a sensor does:
+:meth:`PartitionCatalogHook.ride_out` runs the write again after growing pauses while the store
+raises ``StoreUnavailable`` (the one mark of an outage: connection refused or dropped, no answer
+in time, a SQLite file locked too long), for up to ``outage_timeout`` seconds, then raises
+:class:`CatalogOutage`. Anything else (bad input, a refused registration, a damaged catalog)
+goes to the caller at once: waiting cannot mend it.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
@@ -34,6 +43,9 @@ from airflow_partitions.catalog import Catalog
 from airflow_partitions.defaults import CONNECTION_ID, default_store_url
 from airflow_partitions.hooks.connection_lookup import find_connection, in_task_context
 from airflow_partitions.interop import CONN_TYPE, extra_field, store_url_from_fields
+from airflow_partitions.kv import StoreUnavailable
+
+T = TypeVar("T")
 
 _CATALOGS: dict[tuple[str, str | None], Catalog] = {}
 _CATALOGS_LOCK = threading.Lock()
@@ -72,6 +84,51 @@ class _Resolved:
 
 #: (connection id, data root given to the hook) -> its resolution, for :meth:`cached_conn`.
 _RESOLVED: dict[tuple[str | None, str | None], _Resolved] = {}
+
+#: How long a writing task waits out an unreachable catalog within one try, by default: longer
+#: than a Thrift server's restart or a RegionServer's regions moving (10 to 30 s), and at least a
+#: minute, so an outage costs the task a wait, not its retries.
+OUTAGE_TIMEOUT = 120.0
+#: The first pause after a failed attempt; each next one doubles, up to :data:`OUTAGE_MAX_PAUSE`.
+OUTAGE_FIRST_PAUSE = 1.0
+OUTAGE_MAX_PAUSE = 15.0
+
+
+class WarningLog(Protocol):
+    """Where the ride-out's warnings go: a ``logging`` logger, or a task's ``self.log``."""
+
+    def warning(self, msg: str, /, *args: Any) -> Any: ...
+
+
+def outage_pauses(jitter: Callable[[], float] = random.random) -> Iterator[float]:
+    """The pauses between attempts while the catalog is unreachable, without end: about 1, 2,
+    4, 8, then 15 s each time, each drawn between half and all of that (``jitter()`` in
+    ``[0, 1)``), so tasks that met the same outage do not all come back in the same instant."""
+    base = OUTAGE_FIRST_PAUSE
+    while True:
+        yield base * (0.5 + 0.5 * jitter())
+        base = min(base * 2, OUTAGE_MAX_PAUSE)
+
+
+class CatalogOutage(StoreUnavailable):
+    """The catalog stayed unreachable for a writer's whole ``outage_timeout``.
+
+    Names the store, what was being done, how long and how many times it was tried, and the
+    last error. Nothing is lost: registering and dropping are idempotent and crash-safe, so the
+    task's next try (or a clear) finishes the write. A ``StoreUnavailable``, so what waits out
+    outages (a sensor) still counts it as one.
+    """
+
+    def __init__(self, last: StoreUnavailable, doing: str, waited_s: float, attempts: int,
+                 timeout_s: float) -> None:
+        super().__init__(last.url, last.operation, last.reason)
+        self.last, self.doing = last, doing
+        self.waited_s, self.attempts, self.timeout_s = waited_s, attempts, timeout_s
+        self.args = (
+            f"the partition catalog {last.url} stayed unreachable for {waited_s:.1f} s "
+            f"({attempts} attempt(s) to {doing}, outage_timeout {timeout_s:g} s); last error, "
+            f"while {last.operation}: {last.reason}. Nothing is lost: the write is idempotent, "
+            "so the task's next try, or clearing it, finishes it",)
 
 
 def shared_catalog(store_url: str, data_root: str | None = None) -> Catalog:
@@ -203,6 +260,46 @@ class PartitionCatalogHook(BaseHook):
         again (after a store failure the connection may have moved). The catalog, with its
         timeline cache, stays shared: the same store URL finds it again."""
         _RESOLVED.pop(self._cache_key, None)
+
+    def ride_out(self, attempt: Callable[[Catalog], T], *, doing: str,
+                 outage_timeout: float = OUTAGE_TIMEOUT,
+                 log: WarningLog | None = None) -> T:
+        """``attempt(catalog)``, run again while the catalog is unreachable: after pauses of
+        about 1, 2, 4, 8, then 15 s (:func:`outage_pauses`) for up to ``outage_timeout``
+        seconds, then :class:`CatalogOutage`. One warning per pause says what failed, which
+        attempt it was, and when the next one comes.
+
+        ``attempt`` must be safe to run again from the start: a write cut off half way, or one
+        that reached the store but whose answer was lost, is finished or found done by the next
+        run (the catalog's writes are idempotent and re-read before they change a cell). Each
+        attempt resolves the connection again: after an outage the catalog may have moved.
+        Errors other than ``StoreUnavailable`` are raised at once, never retried.
+        """
+        if not outage_timeout >= 0:
+            raise ValueError(f"outage_timeout is seconds, 0 or more, not {outage_timeout!r}")
+        out = log or self.log
+        began = time.monotonic()
+        deadline = began + outage_timeout
+        pauses = outage_pauses()
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                return attempt(self.get_conn())
+            except CatalogOutage:
+                raise  # an inner ride-out already waited its whole bound
+            except StoreUnavailable as exc:
+                now = time.monotonic()
+                if now >= deadline:
+                    raise CatalogOutage(exc, doing, now - began, attempts,
+                                        outage_timeout) from exc
+                pause = min(next(pauses), deadline - now)
+                out.warning(
+                    "partition catalog unreachable while trying to %s (attempt %d, %.0f s "
+                    "into the outage): %s; trying again in %.1f s, giving up after %.0f s more",
+                    doing, attempts, now - began, exc, pause, deadline - now)
+                self.forget_cached()
+                time.sleep(pause)
 
     @property
     def catalog(self) -> Catalog:

@@ -1,7 +1,10 @@
 """``RegisterPartitionsOperator`` and ``DropPartitionsOperator``: update the catalog after a job.
 
 Both are idempotent (a retried task is harmless), ride out a catalog that is unreachable for up
-to ``outage_timeout`` seconds (two minutes by default) within one try, and, given
+to ``outage_timeout`` seconds (two minutes by default) within one try
+(:meth:`~airflow_partitions.hooks.catalog.PartitionCatalogHook.ride_out`), fail at once, with
+no retry, on what waiting cannot mend (bad input, a refused registration, a damaged catalog),
+and, given
 ``outlets=[Asset(...)]``, emit one asset event per partition key and asset, in time order (see
 :mod:`.asset_events`), so ``PartitionedAssetTimetable`` DAGs can follow. Keys: see
 :func:`airflow_partitions.interop.partition_values.partition_key`.
@@ -9,19 +12,18 @@ to ``outage_timeout`` seconds (two minutes by default) within one try, and, give
 
 from __future__ import annotations
 
-import time
 from abc import abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from airflow.sdk import Asset, BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
 from airflow_partitions.assets.in_task import API_CONN_ID, announce_after_write
 from airflow_partitions.catalog import StorageDef, WriteResult
-from airflow_partitions.errors import InvalidInput
-from airflow_partitions.hooks.catalog import PartitionCatalogHook
+from airflow_partitions.errors import CorruptCatalog, InvalidInput
+from airflow_partitions.hooks.catalog import OUTAGE_TIMEOUT, PartitionCatalogHook
 from airflow_partitions.interop import (
     KEY_STYLES,
     KeyFactsJson,
@@ -29,7 +31,7 @@ from airflow_partitions.interop import (
     key_facts,
     partition_key,
 )
-from airflow_partitions.kv import StoreUnavailable
+from airflow_partitions.kv import StoreDamaged
 from airflow_partitions.operators.asset_events import emit_in_time_order, event_extra
 from airflow_partitions.operators.openlineage_facets import registration_lineage
 from airflow_partitions.periods import UpdatePeriod
@@ -40,11 +42,17 @@ if TYPE_CHECKING:
     from airflow_partitions.catalog import Catalog
     from airflow_partitions.operators.openlineage_facets import Lineage
 
-T = TypeVar("T")
-#: How long a register or drop waits out an unreachable catalog within one try, by default:
-#: longer than a Thrift server's restart or a RegionServer's regions moving (about 10 s here).
-OUTAGE_TIMEOUT = 120.0
-OUTAGE_MAX_PAUSE = 15.0
+
+
+class _Written(NamedTuple):
+    """One attempt's outcome: the storage, the partitions, their asset keys, the catalog
+    written to, and the write (None: nothing to do)."""
+
+    sdef: StorageDef
+    parts: list[dict[str, str]]
+    facts: dict[str, KeyFactsJson]
+    catalog: Catalog
+    result: WriteResult | None
 
 
 class WrittenJson(TypedDict):
@@ -81,7 +89,8 @@ class _PartitionsOperator(BaseOperator):
         super().__init__(**kwargs)
         #: Where this task announces the coverage events its write made due (docs/airflow.md).
         self.airflow_api_conn_id = airflow_api_conn_id
-        if not outage_timeout >= 0:
+        if isinstance(outage_timeout, bool) or not isinstance(outage_timeout, int | float) \
+                or not outage_timeout >= 0:
             raise ValueError(f"outage_timeout is seconds, 0 or more, not {outage_timeout!r}")
         self.outage_timeout = float(outage_timeout)
         if partition_key not in KEY_STYLES:
@@ -110,9 +119,14 @@ class _PartitionsOperator(BaseOperator):
     def execute(self, context: Context) -> WrittenJson:
         self.written = None
         try:
-            sdef, parts, facts, result = self._riding_out_outages(self._read_and_write)
+            done = self.hook.ride_out(
+                self._read_and_write, doing=f"{self.action} {self.storage} {self.period}",
+                outage_timeout=self.outage_timeout, log=self.log)
         except InvalidInput as exc:
             raise AirflowFailException(f"{self.task_id}: {exc}") from exc
+        except (CorruptCatalog, StoreDamaged) as exc:  # retrying cannot mend it: no retry
+            raise AirflowFailException(f"{self.task_id}: {exc}") from exc
+        sdef, parts, facts, catalog, result = done
         keys = list(facts)
         if result is None:
             self.log.info("no partitions to %s", self.action)
@@ -126,44 +140,20 @@ class _PartitionsOperator(BaseOperator):
         )
         self._emit(context, sdef, facts, result)
         if result.changed:
-            announce_after_write(self.hook.get_conn(), sdef.fact, self.airflow_api_conn_id)
+            announce_after_write(catalog, sdef.fact, self.airflow_api_conn_id)
         return {"storage": self.storage, "period": self.period, "changed": result.changed,
                 "unchanged": result.unchanged, "keys": keys if len(keys) <= 100 else
                 [*keys[:100], f"... {len(keys) - 100} more"]}
 
-    def _read_and_write(self) -> tuple[StorageDef, list[dict[str, str]],
-                                       dict[str, KeyFactsJson], WriteResult | None]:
-        """The storage, the partitions, their asset keys, and the write (None: nothing to do)."""
-        catalog = self.hook.get_conn()
+    def _read_and_write(self, catalog: Catalog) -> _Written:
+        """One attempt, safe to run again from the start (the ride-out does after an outage):
+        the storage and partitions are read again, and the write finishes what a cut-off one
+        left (rows first, timelines by check-and-put, the generation last)."""
         sdef = catalog.get_storage(self.storage)
         parts = expand_values(self.values, sdef, self.period)
         facts = key_facts(parts, sdef, self.period, self.partition_key, self.key_segments)
-        return sdef, parts, facts, (self.write(catalog, parts) if parts else None)
-
-    def _riding_out_outages(self, attempt: Callable[[], T]) -> T:
-        """``attempt()``, again after a pause each time the catalog is unreachable, for up to
-        ``outage_timeout`` seconds (pauses of 1, 2, 4, 8, then 15 s), then the last error.
-
-        Why: a catalog that restarts, or an HBase that moves regions off a dead RegionServer,
-        should cost a registering task a wait, as it costs a sensor one, not its tries. Safe
-        because registering and dropping are idempotent, and a write cut off half way is
-        completed or undone by the next one (the writer's protocol), as a task retry would.
-        """
-        deadline = time.monotonic() + self.outage_timeout
-        pause = 1.0
-        while True:
-            try:
-                return attempt()
-            except StoreUnavailable as exc:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise
-                self.log.warning("partition catalog unreachable while trying to %s; trying "
-                                 "again in %.0f s (for %.0f s more): %s", self.action,
-                                 min(pause, left), left, exc)
-                self.hook.forget_cached()
-                time.sleep(min(pause, left))
-                pause = min(pause * 2, OUTAGE_MAX_PAUSE)
+        return _Written(sdef, parts, facts, catalog,
+                        self.write(catalog, parts) if parts else None)
 
     def _emit(self, context: Context, sdef: StorageDef, facts: dict[str, KeyFactsJson],
               result: WriteResult) -> None:
@@ -199,8 +189,10 @@ class RegisterPartitionsOperator(_PartitionsOperator):
         these partitions; its XCom ``inputs`` (the manifest's partitions with versions) is
         recorded as their lineage. (templated)
     :param catalog_conn_id: the ``partition_catalog`` connection. (templated)
-    :param outage_timeout: seconds to keep trying while the catalog is unreachable (120; 0
-        fails the try at once and leaves it to the task's retries).
+    :param outage_timeout: seconds to keep trying, within one try, while the catalog is
+        unreachable (120; pauses of about 1, 2, 4, 8, then 15 s, a warning each); then the try
+        fails with ``CatalogOutage``, naming the store and how long it tried, and the task's
+        retries take over. 0 fails the try at the first outage.
     :param airflow_api_conn_id: the ``http`` connection to the api-server through which the
         task announces the coverage asset windows its write completed, right after the write
         (``airflow_api_default``; without it the follower announces them).
@@ -261,7 +253,7 @@ class RegisterPartitionsOperator(_PartitionsOperator):
 class DropPartitionsOperator(_PartitionsOperator):
     """Drop partitions of a storage table from the catalog (idempotent; data is not deleted).
 
-    Takes the same ``storage``, ``period``, ``values``, ``catalog_conn_id``,
+    Takes the same ``storage``, ``period``, ``values``, ``catalog_conn_id``, ``outage_timeout``,
     ``partition_key`` and ``key_segments`` arguments as :class:`RegisterPartitionsOperator`.
     """
 

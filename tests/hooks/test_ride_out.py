@@ -1,0 +1,113 @@
+"""``PartitionCatalogHook.ride_out``: how any task that writes (not only the operators) waits out
+an unreachable catalog, with growing, jittered, bounded pauses; and the pauses themselves."""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from airflow_partitions.catalog import Catalog
+from airflow_partitions.demo.events import FACT, RAW, ensure_catalog
+from airflow_partitions.hooks.catalog import (
+    OUTAGE_FIRST_PAUSE,
+    OUTAGE_MAX_PAUSE,
+    OUTAGE_TIMEOUT,
+    CatalogOutage,
+    PartitionCatalogHook,
+    forget_catalogs,
+    outage_pauses,
+)
+
+
+@given(st.lists(st.floats(min_value=0, max_value=1, exclude_max=True), min_size=1,
+                max_size=30))
+def test_pauses_double_up_to_the_longest_each_between_half_and_all_of_it(
+        draws: list[float]) -> None:
+    jitter = iter(draws)
+    pauses = list(itertools.islice(outage_pauses(lambda: next(jitter)), len(draws)))
+    for n, (pause, drawn) in enumerate(zip(pauses, draws, strict=True)):
+        base = min(OUTAGE_FIRST_PAUSE * 2 ** n, OUTAGE_MAX_PAUSE)
+        assert base / 2 <= pause <= base
+        assert pause == pytest.approx(base * (0.5 + drawn / 2))
+
+
+def test_the_default_bound_covers_more_than_a_minute_of_pauses() -> None:
+    """Even with the shortest pauses, a writer keeps trying for at least a minute, and never
+    for an unbounded time: the pauses it can take within the bound are few."""
+    assert OUTAGE_TIMEOUT >= 60
+    shortest = outage_pauses(lambda: 0.0)
+    waited, attempts = 0.0, 1
+    while waited < OUTAGE_TIMEOUT:
+        waited += next(shortest)
+        attempts += 1
+    assert attempts < 30
+
+
+def test_a_task_of_its_own_rides_out_a_locked_catalog(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """What the example DAG's ``ensure_tables`` task does (``ride_out(ensure_catalog)``):
+    the store's write lock is held by another connection until the first pause, then the same
+    call creates the tables. With no bound left, the typed error names the store and the wait."""
+    path = tmp_path / "catalog.db"
+    url = f"sqlite:///{path}?busy_timeout=1&lock_timeout=0"
+    monkeypatch.setenv("AIRFLOW_PARTITIONS_STORE", url)
+    monkeypatch.setenv("AIRFLOW_PARTITIONS_DATA_ROOT", str(tmp_path / "data"))
+    monkeypatch.delenv("AIRFLOW_CONN_PARTITIONS_DEFAULT", raising=False)
+    forget_catalogs()
+    Catalog(url).close()  # the file and its tables exist; the lock is what keeps writers out
+    holder = sqlite3.connect(path, isolation_level=None)
+    hook = PartitionCatalogHook()
+    forget = PartitionCatalogHook.forget_cached
+    pauses: list[int] = []
+
+    def at_pause(self: PartitionCatalogHook) -> None:
+        pauses.append(1)
+        if holder.in_transaction:
+            holder.execute("ROLLBACK")  # the outage ends at the first pause
+        forget(self)
+
+    monkeypatch.setattr(PartitionCatalogHook, "forget_cached", at_pause)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        hook.ride_out(ensure_catalog, doing="create the events tables")
+        assert len(pauses) == 1
+        log = capsys.readouterr()
+        assert "unreachable while trying to create the events tables (attempt 1" in \
+            log.out + log.err
+        with Catalog(url) as check:
+            assert check.get_storage(RAW).fact == FACT
+
+        holder.execute("BEGIN IMMEDIATE")
+        pauses.clear()
+        monkeypatch.setattr(PartitionCatalogHook, "forget_cached",
+                            lambda self: pauses.append(1))
+        with pytest.raises(CatalogOutage) as caught:
+            hook.ride_out(lambda catalog: catalog.create_fact("other"), doing="create a fact",
+                          outage_timeout=0.2)
+        assert caught.value.attempts == len(pauses) + 1 >= 2
+        assert url in str(caught.value) and "create a fact" in str(caught.value)
+    finally:
+        if holder.in_transaction:
+            holder.execute("ROLLBACK")
+        holder.close()
+        forget_catalogs()
+
+
+def test_anything_but_an_outage_is_raised_at_once(
+        catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(PartitionCatalogHook, "forget_cached",
+                        lambda self: pytest.fail("paused on an error that is not an outage"))
+
+    def refused(catalog: Catalog) -> None:
+        raise ValueError("bad input")
+
+    with pytest.raises(ValueError, match="bad input"):
+        PartitionCatalogHook().ride_out(refused, doing="fail")
+    with pytest.raises(ValueError, match="outage_timeout"):
+        PartitionCatalogHook().ride_out(refused, doing="fail", outage_timeout=-1)
