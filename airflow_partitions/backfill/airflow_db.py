@@ -7,6 +7,14 @@ own CLI runs, next to the metadata DB. Why not ``airflow backfill create`` in a 
 its refusals (a backfill already running, a date off the schedule) then arrive as text, and
 each call pays Airflow's start-up. This module is the only one of the package that knows
 Airflow's backfill tables.
+
+A metadata DB that is briefly unreachable (PostgreSQL restarting: connection refused, the
+server closing connections, "the database system is starting up") is ridden out: each read,
+the unpause and the backfill's creation are tried again after pauses of 1, 2, 4, 8, then 15 s,
+each said in a progress line, for up to :data:`DB_OUTAGE_TIMEOUT` (two minutes) per call, then
+the last error (:class:`MetadataDbUnreachable`). A creation cut off half way adopts the backfill
+Airflow committed. Posting a coverage asset's event and triggering a run are not tried again:
+either could then happen twice.
 """
 
 from __future__ import annotations
@@ -15,11 +23,12 @@ import contextlib
 import datetime as dt
 import getpass
 import logging
+import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import func, select, update
 
@@ -35,6 +44,53 @@ if TYPE_CHECKING:
 
 #: Retries of a backfill creation that the metadata DB refused with "database is locked".
 LOCK_RETRIES = 3
+#: Seconds one call keeps trying while the metadata DB is unreachable, and the longest pause.
+DB_OUTAGE_TIMEOUT = 120.0
+DB_OUTAGE_MAX_PAUSE = 15.0
+#: What PostgreSQL and its driver say while the server is down, restarting or cutting
+#: connections (an error whose text holds none of these is not ridden out).
+UNREACHABLE = ("connection refused", "could not connect to server", "connection to server at",
+               "server closed the connection unexpectedly", "terminating connection due to "
+               "administrator command", "the database system is starting up", "the database "
+               "system is shutting down", "the database system is in recovery mode",
+               "connection reset by peer", "ssl syscall error: eof detected",
+               "connection already closed", "no connection to the server")
+
+
+def unreachable(exc: BaseException | None) -> bool:
+    """Whether ``exc``, or an error it came from, says the metadata DB cannot be reached now.
+
+    >>> unreachable(RuntimeError('connection to server at "127.0.0.1", port 5432 failed: '
+    ...                          'Connection refused'))
+    True
+    >>> unreachable(RuntimeError("no such table: dag"))
+    False
+    """
+    seen = 0
+    while exc is not None and seen < 10:
+        text = str(exc).lower()
+        if any(marker in text for marker in UNREACHABLE):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+class MetadataDbUnreachable(PartitionsError):
+    """The metadata DB stayed unreachable for longer than the command rides out."""
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _riding_out(method: Callable[Concatenate[AirflowBackfills, P], R]
+                ) -> Callable[Concatenate[AirflowBackfills, P], R]:
+    """``method`` tried again while the metadata DB is unreachable (:meth:`AirflowBackfills.
+    ride_out`); a plain wrapper, so each call site stays a plain method call."""
+    def wrapper(self: AirflowBackfills, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.ride_out(method.__name__, lambda: method(self, *args, **kwargs))
+    wrapper.__name__, wrapper.__doc__ = method.__name__, method.__doc__
+    return wrapper
 
 
 def _locked(exc: BaseException) -> bool:
@@ -114,9 +170,50 @@ class Progress:
         return f"{self.finished}/{self.total} runs finished ({parts or 'no runs yet'})"
 
 
-class AirflowBackfills:
-    """Create and watch backfills in the metadata DB of the current ``AIRFLOW_HOME``."""
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
+
+class AirflowBackfills:
+    """Create and watch backfills in the metadata DB of the current ``AIRFLOW_HOME``.
+
+    ``say`` gets a line for each pause while the metadata DB is unreachable (the command's
+    progress lines); ``outage_timeout`` is how long one call keeps trying (0: not at all)."""
+
+    def __init__(self, say: Callable[[str], None] = _to_stderr,
+                 outage_timeout: float = DB_OUTAGE_TIMEOUT,
+                 sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.say, self.outage_timeout, self.sleep, self.clock = say, outage_timeout, sleep, clock
+
+    def ride_out(self, what: str, attempt: Callable[[], R]) -> R:
+        """``attempt()``, again after a pause each time the metadata DB is unreachable, for up
+        to ``outage_timeout`` seconds (pauses of 1, 2, 4, 8, then 15 s), then
+        :class:`MetadataDbUnreachable` with the last error."""
+        deadline = self.clock() + self.outage_timeout
+        pause, waited = 1.0, False
+        while True:
+            try:
+                result = attempt()
+            except Exception as exc:
+                if not unreachable(exc):
+                    raise
+                left = deadline - self.clock()
+                if left <= 0:
+                    raise MetadataDbUnreachable(
+                        f"Airflow's metadata DB stayed unreachable for {self.outage_timeout:.0f}"
+                        f" s ({what}); is it running? last error: {_first_line(exc)}") from exc
+                self.say(f"Airflow's metadata DB is unreachable ({what}): trying again in "
+                         f"{min(pause, left):.0f} s, for {left:.0f} s more: {_first_line(exc)}")
+                _dispose_engine()
+                self.sleep(min(pause, left))
+                pause, waited = min(pause * 2, DB_OUTAGE_MAX_PAUSE), True
+                continue
+            if waited:
+                self.say(f"Airflow's metadata DB answers again ({what})")
+            return result
+
+    @_riding_out
     def check_dag(self, dag_id: str) -> bool:
         """Whether the DAG is paused; :class:`UnknownDag` when Airflow does not know it."""
         from airflow.models import DagModel
@@ -129,6 +226,7 @@ class AirflowBackfills:
                     "dag-processor parsed it? ('airflow dags list' shows the DAGs it knows)")
             return bool(model.is_paused)
 
+    @_riding_out
     def unpause(self, dag_id: str) -> None:
         from airflow.models import DagModel
 
@@ -136,6 +234,7 @@ class AirflowBackfills:
             session.execute(update(DagModel).where(DagModel.dag_id == dag_id)
                             .values(is_paused=False))
 
+    @_riding_out
     def running_backfill(self, dag_id: str) -> int | None:
         """The id of the DAG's unfinished backfill, if any (Airflow allows one per DAG)."""
         from airflow.models.backfill import Backfill
@@ -145,6 +244,7 @@ class AirflowBackfills:
                 Backfill.dag_id == dag_id, Backfill.completed_at.is_(None)))
             return int(found) if found is not None else None
 
+    @_riding_out
     def schedule(self, dag_id: str, first: dt.datetime, last: dt.datetime,
                  conf: Mapping[str, object] | None = None) -> list[dt.datetime]:
         """Every logical date a backfill over ``[first, last]`` would create a run for,
@@ -156,10 +256,28 @@ class AirflowBackfills:
         except MetadataDbMissing:
             raise
         except Exception as exc:  # Airflow's refusals are plain AirflowExceptions
+            if unreachable(exc):
+                raise
             raise BackfillRefused(f"Airflow refuses a backfill of {dag_id}: {exc}") from exc
 
     def create(self, dag_id: str, first: dt.datetime, last: dt.datetime,
                max_active_runs: int, conf: Mapping[str, object] | None = None) -> int:
+        """:meth:`_create_once`, riding out an unreachable metadata DB: a try cut off after
+        Airflow committed the backfill adopts it rather than being refused by it."""
+        since = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)
+        tries = 0
+
+        def attempt() -> int:
+            nonlocal tries
+            tries += 1
+            left = self.created_since(dag_id, since) if tries > 1 else None
+            return left if left is not None else \
+                self._create_once(dag_id, first, last, max_active_runs, conf)
+
+        return self.ride_out(f"creating the backfill of {dag_id}", attempt)
+
+    def _create_once(self, dag_id: str, first: dt.datetime, last: dt.datetime,
+                     max_active_runs: int, conf: Mapping[str, object] | None = None) -> int:
         """Create the backfill (re-running completed runs: the plan wants each of them), each
         run with ``conf`` as its ``dag_run_conf`` (the slices it must produce).
 
@@ -173,6 +291,8 @@ class AirflowBackfills:
                 with _quiet("airflow.models.backfill", "airflow.serialization.definitions.dag"):
                     return self._create(dag_id, first, last, max_active_runs, conf)
             except BackfillRefused as exc:
+                if unreachable(exc):
+                    raise  # ridden out by create()
                 if not _locked(exc) or attempt == LOCK_RETRIES:
                     raise
                 left = self.created_since(dag_id, started)
@@ -206,6 +326,7 @@ class AirflowBackfills:
             raise BackfillRefused(f"Airflow refused a backfill of {dag_id}: {exc}") from exc
         return int(backfill.id)
 
+    @_riding_out
     def progress(self, backfill_id: int) -> Progress:
         from airflow.models import DagRun
         from airflow.models.backfill import Backfill
@@ -222,6 +343,7 @@ class AirflowBackfills:
 
     # -- producers scheduled on a coverage asset (:mod:`.announce`) ---------------------------
 
+    @_riding_out
     def coverage_assets(self, dag_id: str) -> list[str]:
         """The coverage asset URIs the DAG is scheduled on: its ``DagModel`` says whether its
         timetable is partitioned and asset-triggered, and holds its asset expression."""
@@ -254,6 +376,7 @@ class AirflowBackfills:
                 raise BackfillRefused(f"Airflow recorded no event of {uri} (is the asset "
                                       "still scheduled by a DAG?)")
 
+    @_riding_out
     def partition_runs(self, dag_id: str, keys: Sequence[str]) -> list[PartitionRun]:
         from airflow.models import DagRun
 
@@ -275,6 +398,7 @@ class AirflowBackfills:
             trigger_dag(dag_id, triggered_by=DagRunTriggeredByType.CLI, logical_date=None,
                         partition_key=key, triggering_user_name=_user(), session=session)
 
+    @_riding_out
     def run_failed_tasks(self, dag_id: str, run_ids: Sequence[str]) -> list[str]:
         from airflow.models import TaskInstance
 
@@ -285,6 +409,7 @@ class AirflowBackfills:
                     TaskInstance.state.in_(["failed", "upstream_failed"]))).all()
         return sorted(set(rows))
 
+    @_riding_out
     def failed_tasks(self, dag_id: str, logical_dates: Sequence[dt.datetime]) -> list[str]:
         """``task_id`` of the failed task instances of those runs, for the report."""
         from airflow.models import DagRun, TaskInstance
@@ -323,6 +448,23 @@ def _quiet(*loggers: str) -> Iterator[None]:
     finally:
         for logger, level in saved:
             logger.setLevel(level)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _dispose_engine() -> None:
+    """Drop Airflow's pooled connections: after a restart of the server each of them is dead,
+    and the pool would hand them out one by one (pre-ping is Airflow's default, this is sure)."""
+    try:
+        from airflow import settings
+
+        if settings.engine is not None:
+            settings.engine.dispose()
+    except Exception:  # noqa: S110 - best effort: the next try reports what is wrong
+        pass
 
 
 def _user() -> str | None:

@@ -35,7 +35,9 @@ def register(sub: SubParsers) -> None:
                     "a DAG, a date off a DAG's schedule, a run conf the DAG's params reject. "
                     "For a storage with declared dimensions each run gets the slices it must "
                     "produce in its run conf (dag_run_conf). Needs the scheduler running and the "
-                    "same AIRFLOW_HOME (metadata DB) as Airflow. Exit 0 once coverable, 1 if "
+                    "same AIRFLOW_HOME (metadata DB) as Airflow; a metadata DB that is briefly "
+                    "unreachable (a restart) is waited for, up to two minutes at a time, each "
+                    "pause a progress line. Exit 0 once coverable, 1 if "
                     "a run failed or the range is still not coverable, 2 for bad input or a "
                     "refusal.",
         examples=["airflow-partitions backfill events --start 2015-01-01 --end 2015-01-03 "
@@ -83,7 +85,8 @@ def backfill(args: argparse.Namespace, ctx: Context) -> int:
         stamp = dt.datetime.now().strftime("%H:%M:%S")
         say(ctx, f"[{stamp}] {line}", json_mode=args.json)
 
-    runner = BackfillRunner(ctx.catalog, AirflowBackfills(), progress)
+    # a metadata DB briefly unreachable is ridden out, each pause a progress line
+    runner = BackfillRunner(ctx.catalog, AirflowBackfills(say=progress), progress)
     report = runner.run(args.fact, start, end, options)
     if args.json:
         print_json(ctx, report.to_json())

@@ -32,6 +32,7 @@ LOCKED = BackfillRefused("Airflow refused a backfill of d: (sqlite3.OperationalE
 
 class Scripted(AirflowBackfills):
     def __init__(self, outcomes: list[Any], left: list[int | None]) -> None:
+        super().__init__(say=lambda line: None, sleep=lambda s: None)
         self.outcomes, self.left, self.calls = outcomes, left, 0
 
     def _create(self, dag_id: str, first: Any, last: Any, max_active_runs: int,
