@@ -107,6 +107,8 @@ class _PartitionsOperator(BaseOperator):
         self.key_segments = None if key_segments is None else tuple(key_segments)
         #: The storage and the partitions the last run wrote (for OpenLineage).
         self.written: tuple[StorageDef, list[dict[str, str]]] | None = None
+        #: How many attempts the last run's write took (more than one: it rode out an outage).
+        self.attempts = 0
 
     @cached_property
     def hook(self) -> PartitionCatalogHook:
@@ -118,6 +120,7 @@ class _PartitionsOperator(BaseOperator):
 
     def execute(self, context: Context) -> WrittenJson:
         self.written = None
+        self.attempts = 0
         try:
             done = self.hook.ride_out(
                 self._read_and_write, doing=f"{self.action} {self.storage} {self.period}",
@@ -139,7 +142,7 @@ class _PartitionsOperator(BaseOperator):
             result.unchanged, keys[0], keys[-1],
         )
         self._emit(context, sdef, facts, result)
-        if result.changed:
+        if result.changed or self.attempts > 1:  # a cut-off attempt may have done the change
             announce_after_write(catalog, sdef.fact, self.airflow_api_conn_id)
         return {"storage": self.storage, "period": self.period, "changed": result.changed,
                 "unchanged": result.unchanged, "keys": keys if len(keys) <= 100 else
@@ -149,6 +152,7 @@ class _PartitionsOperator(BaseOperator):
         """One attempt, safe to run again from the start (the ride-out does after an outage):
         the storage and partitions are read again, and the write finishes what a cut-off one
         left (rows first, timelines by check-and-put, the generation last)."""
+        self.attempts += 1
         sdef = catalog.get_storage(self.storage)
         parts = expand_values(self.values, sdef, self.period)
         facts = key_facts(parts, sdef, self.period, self.partition_key, self.key_segments)

@@ -22,6 +22,7 @@ from airflow.sdk.execution_time.context import OutletEventAccessors
 from airflow_partitions.catalog import Catalog, storage_row, timeline_column
 from airflow_partitions.hooks.catalog import CatalogOutage, PartitionCatalogHook, forget_catalogs
 from airflow_partitions.kv import StoreUnavailable
+from airflow_partitions.operators import partitions
 from airflow_partitions.operators.partitions import (
     DropPartitionsOperator,
     RegisterPartitionsOperator,
@@ -225,16 +226,23 @@ def test_a_registration_cut_off_half_way_by_an_outage_finishes_in_the_same_try(
         monkeypatch.delenv(PAUSE_ENV)  # the next attempt goes straight through
         marker.unlink()
 
+    announced: list[str] = []
+    monkeypatch.setattr(partitions, "announce_after_write",
+                        lambda catalog, fact, conn_id: announced.append(fact))
     outage = threading.Thread(target=cut_off)
     outage.start()
     pauses.append(server.start)
+    op = register()
     try:
-        result = execute(register())
+        result = execute(op)
     finally:
         outage.join()
         forget_catalogs()
-    assert pauses.taken >= 1
-    assert result["changed"] + result["unchanged"] == 6
+    assert pauses.taken >= 1 and op.attempts == pauses.taken + 1
+    # The cut-off attempt wrote the rows: the next one finds them there ("unchanged"), and
+    # still announces the coverage its write completed.
+    assert (result["changed"], result["unchanged"]) == (0, 6)
+    assert announced == ["events"]
     with Catalog(url) as check:
         assert check.reconcile("raw").consistent
         assert len(list(check.list_partitions("raw"))) == 6
