@@ -8,7 +8,7 @@ the routes so the docs and the tests can name the shapes without starting an app
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
@@ -113,6 +113,7 @@ class ActionDocJson(TypedDict):
     where: str | None
     stages: list[PlannedStageJson]
     plan: PlanJson
+    prepared_at: NotRequired[str]  # ISO-8601, UTC; absent from actions stored before it was
 
 
 class StageJson(TypedDict):
@@ -130,6 +131,7 @@ class ActionJson(TypedDict):
     start: str
     end: str
     user: str
+    prepared_at: str | None
     state: str  # planned | running | coverable | not_coverable | failed
     confirmed_by: str | None
     unpause: list[str]  # paused DAGs the confirmation unpauses
@@ -140,6 +142,30 @@ class ActionJson(TypedDict):
     status: str | None  # the cover's status line once every backfill finished
     repeated: bool  # the action was confirmed before this request (a double click or a
     # retry); such a confirm creates only backfills whose turn has come since (next_ready)
+
+
+class ActionSummaryJson(TypedDict):
+    """``GET /api/facts/{fact}/actions``: one recent action of the fact, read from the action
+    store alone (Airflow is not asked): ``state`` is what the last progress request found."""
+
+    action_id: str
+    kind: str
+    start: str
+    end: str
+    user: str  # who prepared it
+    prepared_at: str | None
+    confirmed_by: str | None
+    state: str  # planned | running | coverable | not_coverable | failed (as last seen)
+    progress: str  # the fact page's address that reopens its progress
+
+
+class PermissionsJson(TypedDict):
+    """``GET /api/facts/{fact}/permissions``: who is signed in, the fact's producer DAGs and
+    those the user may not trigger (Airflow's authorization)."""
+
+    user: str
+    producers: list[str]
+    may_not_trigger: list[str]
 
 
 class Refusal(TypedDict):

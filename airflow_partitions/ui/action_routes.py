@@ -5,7 +5,11 @@
   and an ``action_id``; nothing is created (403 when the user may not trigger a producer DAG,
   409 for the CLI's refusals);
 * ``POST /api/actions/{id}/confirm``: create what is due, once (idempotent);
-* ``GET /api/actions/{id}``: the progress.
+* ``GET /api/actions/{id}``: the progress;
+* ``GET /api/facts/{fact}/permissions``: the fact's producer DAGs the user may not trigger
+  (what the page disables its buttons on);
+* ``GET /api/facts/{fact}/actions?limit=``: the fact's recent actions (any viewer), each
+  with the address that reopens its progress.
 
 State-changing routes are POSTs with a JSON body: a cross-site form cannot send one (415), so
 the UI's cookie alone cannot be used to act from another site. Routes are plain functions:
@@ -18,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 
 from airflow_partitions.backfill.airflow_db import BackfillRefused, UnknownDag
 from airflow_partitions.backfill.rest_api import ApiUnavailable
@@ -27,12 +31,23 @@ from airflow_partitions.errors import InvalidInput
 from airflow_partitions.ui.action_model import (
     ActionBody,
     ActionJson,
+    ActionSummaryJson,
     ConfirmBody,
+    PermissionsJson,
     PlanBody,
     PlanJson,
 )
 from airflow_partitions.ui.action_store import ActionStore
-from airflow_partitions.ui.actions import Actions, NotAllowed, UnknownAction, plan_json
+from airflow_partitions.ui.actions import (
+    MAX_RECENT_ACTIONS,
+    RECENT_ACTIONS,
+    Actions,
+    NotAllowed,
+    UnknownAction,
+    permissions,
+    plan_json,
+    recent_actions,
+)
 from airflow_partitions.ui.auth import AirflowUser, require_viewer
 
 #: The boundaries, replaceable on ``app.state`` (tests): ``airflow_for(request)``,
@@ -76,6 +91,14 @@ def answers() -> Iterator[None]:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from exc
 
 
+def action_store(request: Request, catalog: Catalog) -> ActionStore:
+    """The app's action store, opened on the catalog's store at first use."""
+    store: ActionStore | None = getattr(request.app.state, "action_store", None)
+    if store is None:
+        store = request.app.state.action_store = ActionStore(catalog.kv)
+    return store
+
+
 def _catalog(request: Request) -> Catalog:
     catalog: Catalog = request.app.state.open_catalog()
     return catalog
@@ -90,10 +113,8 @@ def router() -> APIRouter:
     routes = APIRouter()
 
     def actions(request: Request, catalog: Catalog, user: AirflowUser) -> Actions:
-        store: ActionStore | None = getattr(request.app.state, "action_store", None)
-        if store is None:
-            store = request.app.state.action_store = ActionStore(catalog.kv)
-        return Actions(catalog, store, _boundary(request, "airflow_for")(request), user,
+        return Actions(catalog, action_store(request, catalog),
+                       _boundary(request, "airflow_for")(request), user,
                        _boundary(request, "may_trigger"), _boundary(request, "audit"))
 
     @routes.post("/api/facts/{fact}/plan", dependencies=[Depends(json_body)])
@@ -112,6 +133,20 @@ def router() -> APIRouter:
                 body: ConfirmBody) -> ActionJson:
         with answers():
             return actions(request, catalog, user).confirm(action_id)
+
+    @routes.get("/api/facts/{fact}/permissions")
+    def get_permissions(request: Request, catalog: CatalogDep, user: UserDep,
+                        fact: str) -> PermissionsJson:
+        with answers():
+            return permissions(catalog, fact, user, _boundary(request, "may_trigger"))
+
+    @routes.get("/api/facts/{fact}/actions")
+    def list_actions(request: Request, catalog: CatalogDep, fact: str,
+                     limit: Annotated[int, Query(ge=1, le=MAX_RECENT_ACTIONS)] = RECENT_ACTIONS
+                     ) -> list[ActionSummaryJson]:
+        with answers():
+            return recent_actions(catalog, action_store(request, catalog), fact,
+                                  request.scope.get("root_path", ""), limit)
 
     @routes.get("/api/actions/{action_id}")
     def progress(request: Request, catalog: CatalogDep, user: UserDep,

@@ -10,16 +10,23 @@ Row ``<action id>``, family ``a``:
 
 * ``a:doc``: the prepared action (JSON), written once;
 * ``a:confirmed``: the user who confirmed it (claimed with check-and-put: one confirmation);
+* ``a:state``: its state when a progress request last looked (what the list of a fact's
+  actions shows without asking Airflow);
 * ``a:b<index>``: ``creating`` while one request creates that backfill (claimed with
   check-and-put, so two requests never create it twice), then its Airflow backfill id;
   ``refused: ...`` when Airflow refused it. A backfill Airflow lost (it removes one whose runs
   it could not create) is claimed again from its old id, so it is created anew once.
+
+Row ``fact:<fact name, hex>:<prepared at, microseconds, 20 digits>:<action id>``, cell
+``a:id``: the index of a fact's actions, oldest first, so the most recent are one reverse
+prefix scan (an action id is alphanumeric, so no index row is ever read as an action).
 """
 
 from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, cast
 
@@ -29,6 +36,8 @@ from airflow_partitions.ui.action_model import ActionDocJson
 TABLE: Final = "partition_actions"
 DOC: Final = b"a:doc"
 CONFIRMED: Final = b"a:confirmed"
+STATE: Final = b"a:state"
+ACTION_ID: Final = b"a:id"
 CREATING: Final = b"creating"
 REFUSED: Final = b"refused: "
 
@@ -40,6 +49,7 @@ class Stored:
     doc: ActionDocJson
     confirmed_by: str | None
     backfills: dict[int, str]  # index -> "creating" | backfill id | "refused: ..."
+    state: str | None = None  # as a progress request last saw it
 
 
 class ActionStore:
@@ -55,22 +65,31 @@ class ActionStore:
         confirming user must be the one who prepared it."""
         return secrets.token_hex(16)
 
-    def add(self, action_id: str, doc: ActionDocJson) -> None:
+    def add(self, action_id: str, doc: ActionDocJson, prepared_us: int) -> None:
+        """Store a prepared action and index it under its fact (``prepared_us``: when)."""
         if not self.table.check_and_put(action_id.encode(), DOC, None,
                                         json.dumps(doc, sort_keys=True).encode()):
             raise ValueError(f"action {action_id} exists")  # a 128-bit collision: a bug
+        self.table.put(_fact_prefix(doc["fact"]) + b"%020d:" % prepared_us
+                       + action_id.encode(), {ACTION_ID: action_id.encode()})
+
+    def recent(self, fact: str, limit: int) -> list[tuple[str, Stored]]:
+        """The fact's ``limit`` most recent actions, newest first. Cost: one reverse prefix
+        scan of the index and one multi-row read."""
+        ids = [cells[ACTION_ID] for _, cells in self.table.scan(
+            prefix=_fact_prefix(fact), columns=[ACTION_ID], limit=limit, reverse=True)]
+        rows = self.table.get_many(ids)
+        return [(i.decode(), _stored(rows[i])) for i in ids if DOC in rows.get(i, {})]
 
     def get(self, action_id: str) -> Stored | None:
         if not action_id.isalnum():
             return None
         cells = self.table.get(action_id.encode())
-        if DOC not in cells:
-            return None
-        backfills = {int(k[3:]): v.decode() for k, v in cells.items()
-                     if k.startswith(b"a:b") and k[3:].isdigit()}
-        confirmed = cells.get(CONFIRMED)
-        return Stored(cast(ActionDocJson, json.loads(cells[DOC])),
-                      confirmed.decode() if confirmed else None, backfills)
+        return _stored(cells) if DOC in cells else None
+
+    def seen(self, action_id: str, state: str) -> None:
+        """Record the state a progress request found (for the list of actions)."""
+        self.table.put(action_id.encode(), {STATE: state.encode()})
 
     def confirm(self, action_id: str, user: str) -> bool:
         """Whether this call confirmed the action (False: it already was)."""
@@ -87,6 +106,19 @@ class ActionStore:
 
     def refused(self, action_id: str, index: int, why: str) -> None:
         self.table.put(action_id.encode(), {_cell(index): REFUSED + why.encode()[:2000]})
+
+
+def _stored(cells: Mapping[bytes, bytes]) -> Stored:
+    backfills = {int(k[3:]): v.decode() for k, v in cells.items()
+                 if k.startswith(b"a:b") and k[3:].isdigit()}
+    confirmed, state = cells.get(CONFIRMED), cells.get(STATE)
+    return Stored(cast(ActionDocJson, json.loads(cells[DOC])),
+                  confirmed.decode() if confirmed else None, backfills,
+                  state.decode() if state else None)
+
+
+def _fact_prefix(fact: str) -> bytes:
+    return b"fact:" + fact.encode().hex().encode() + b":"
 
 
 def _cell(index: int) -> bytes:

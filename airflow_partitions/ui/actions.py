@@ -17,7 +17,7 @@ import datetime as dt
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, cast
+from typing import Final, Protocol, cast
 
 from airflow_partitions.backfill.airflow_db import BackfillRefused, Progress, UnknownBackfill
 from airflow_partitions.backfill.rest_api import DagRunJson
@@ -29,14 +29,16 @@ from airflow_partitions.backfill.runner import (
 )
 from airflow_partitions.backfill.stages import Stretch
 from airflow_partitions.catalog import Catalog
-from airflow_partitions.cover import status_line
+from airflow_partitions.cover import status_line, to_us
 from airflow_partitions.errors import PartitionsError
 from airflow_partitions.planning import plan
 from airflow_partitions.ui.action_model import (
     ActionBody,
     ActionDocJson,
     ActionJson,
+    ActionSummaryJson,
     BackfillJson,
+    PermissionsJson,
     PlanBody,
     PlanJson,
     PlannedBackfillJson,
@@ -45,6 +47,7 @@ from airflow_partitions.ui.action_model import (
 )
 from airflow_partitions.ui.action_store import CREATING, REFUSED, ActionStore, Stored
 from airflow_partitions.ui.auth import AirflowUser
+from airflow_partitions.ui.page import view_link
 from airflow_partitions.ui.selection import select
 
 
@@ -109,8 +112,10 @@ class Actions:
         items, stale = stale_items(self.catalog, fact, start, end) if restate else (set(), [])
         # planned once more by the runner below: the DAGs must be known, and allowed, before
         # the first call to Airflow (whose own 403 would not say which DAG)
-        self._allowed(sorted(plan(self.catalog, fact, start, end, restate=items,
-                                  where=body.where).by_dag()))
+        dags = sorted(plan(self.catalog, fact, start, end, restate=items,
+                           where=body.where).by_dag())
+        self._allowed(dags)
+        self._refuse_paused(dags, body.unpause)
         options = BackfillOptions(max_active_runs=body.max_active_runs, restate=restate,
                                   unpause=body.unpause, dry_run=True, where=body.where)
         report = BackfillRunner(self.catalog, self.airflow, lambda _: None).prepare(
@@ -129,13 +134,15 @@ class Actions:
                 index += 1
             stages.append({"period": stage.period, "backfills": backfills})
         action_id = self.store.new_id()
+        now = dt.datetime.now(dt.UTC)
         doc: ActionDocJson = {"action_id": action_id, "kind": body.kind, "fact": fact,
                "start": start.isoformat(), "end": end.isoformat(), "user": self.user_name,
+               "prepared_at": now.isoformat(timespec="seconds"),
                "unpause": paused, "max_active_runs": body.max_active_runs,
                "where": body.where, "stages": stages,
                "plan": cast(PlanJson, {**report.plan.to_json(), "restate": restate,
                                        "stale": stale})}
-        self.store.add(action_id, doc)
+        self.store.add(action_id, doc, to_us(now))
         return self.status(action_id)
 
     def confirm(self, action_id: str) -> ActionJson:
@@ -200,9 +207,12 @@ class Actions:
             state = "coverable" if cover.coverable else "not_coverable"
         else:
             state = "running"
+        if state != stored.state:
+            self.store.seen(action_id, state)
         return ActionJson(
             action_id=action_id, kind=doc["kind"], fact=doc["fact"], start=doc["start"],
-            end=doc["end"], user=doc["user"], state=state, confirmed_by=stored.confirmed_by,
+            end=doc["end"], user=doc["user"], prepared_at=doc.get("prepared_at"),
+            state=state, confirmed_by=stored.confirmed_by,
             unpause=doc["unpause"], plan=doc["plan"], stages=stages, next_ready=next_ready,
             failure=failure, status=status, repeated=False)
 
@@ -221,6 +231,17 @@ class Actions:
                 f"{self.user_name} may not trigger {', '.join(refused)} (Airflow's "
                 "authorization): nothing was created; ask an admin for a role that may run "
                 f"{'it' if len(refused) == 1 else 'them'}")
+
+    def _refuse_paused(self, dags: Sequence[str], unpause: bool) -> None:
+        """The command line's paused check, in the page's words (its checkbox, not a flag)."""
+        paused = [dag for dag in dags if self.airflow.check_dag(dag)]
+        if paused and not unpause:
+            one = len(paused) == 1
+            raise BackfillRefused(
+                f"{', '.join(paused)} {'is' if one else 'are'} paused: Airflow would queue the "
+                f"backfill runs and never start them; unpause {'it' if one else 'them'} in "
+                "Airflow, or tick 'unpause paused producers' (the API's \"unpause\": true); "
+                "nothing was created")
 
     def _advance(self, action_id: str) -> int:
         """Create every backfill whose turn has come (each claimed first, so two requests
@@ -337,6 +358,43 @@ class Actions:
         return (f"stage {period}: {row['dag_id']} backfill {row['backfill_id']}: "
                 f"{row['states'].get('failed', len(dates))} run(s) failed; failed tasks: "
                 f"{', '.join(tasks) or 'unknown'}")
+
+
+def permissions(catalog: Catalog, fact: str, user: AirflowUser, may_trigger: MayTrigger
+                ) -> PermissionsJson:
+    """What the signed-in user may do on the fact's page: the producer DAGs of the fact
+    (every storage's) and those Airflow's auth manager does not let the user trigger. The
+    page disables Fill missing and Re-run stale when the user may trigger none of them."""
+    state = catalog.fact_state(fact)
+    producers = sorted({producer.dag_id for storage in state.storages.values()
+                        for producer in storage.definition.producers.values()})
+    refused = may_trigger(user, producers) if producers else []
+    return {"user": str(user.get_name()), "producers": producers, "may_not_trigger": refused}
+
+
+#: How many actions of a fact the list shows by default, and at most.
+RECENT_ACTIONS: Final = 20
+MAX_RECENT_ACTIONS: Final = 200
+
+
+def recent_actions(catalog: Catalog, store: ActionStore, fact: str, root: str,
+                   limit: int = RECENT_ACTIONS) -> list[ActionSummaryJson]:
+    """The fact's most recent actions, newest first, each with the address that reopens its
+    progress. Asks Airflow nothing: ``state`` is what the last progress request found
+    (``planned`` until confirmed, ``running`` until a request saw it finish). Cost: one
+    index scan and one multi-row read of the action store."""
+    catalog.get_fact(fact)  # UnknownFact: 404
+    out: list[ActionSummaryJson] = []
+    for action_id, stored in store.recent(fact, limit):
+        doc = stored.doc
+        state = stored.state or ("running" if stored.confirmed_by else "planned")
+        out.append({"action_id": action_id, "kind": doc["kind"], "start": doc["start"],
+                    "end": doc["end"], "user": doc["user"],
+                    "prepared_at": doc.get("prepared_at"),
+                    "confirmed_by": stored.confirmed_by, "state": state,
+                    "progress": view_link(root, fact, {}, start=doc["start"], end=doc["end"],
+                                          action=action_id)})
+    return out
 
 
 def _refuse_announced(stages: Sequence[tuple[object, Sequence[Stretch]]], fact: str,

@@ -35,7 +35,9 @@ from airflow_partitions.lanes import (
     fact_view,
     facts_json,
 )
+from airflow_partitions.ui.action_routes import action_store
 from airflow_partitions.ui.action_routes import router as action_router
+from airflow_partitions.ui.actions import recent_actions
 from airflow_partitions.ui.auth import require_viewer
 from airflow_partitions.ui.coverage_assets import coverage_assets_json, coverage_assets_section
 from airflow_partitions.ui.page import fact_page, facts_page
@@ -113,13 +115,15 @@ def create_app(open_catalog: CatalogOpener = hook_catalog) -> FastAPI:
     @app.get("/facts/{fact}", response_class=HTMLResponse)
     def fact_html(request: Request, catalog: CatalogDep, fact: str, start: StartQuery = None,
                   end: EndQuery = None, time_column: str | None = None,
-                  stale: bool = True) -> str:
+                  stale: bool = True, action: str | None = None) -> str:
         view = _view(catalog, fact, start, end, time_column, stale)
-        query = {k: v for k, v in request.query_params.items() if k not in ("start", "end")}
+        query = {k: v for k, v in request.query_params.items()
+                 if k not in ("start", "end", "action")}
         root = request.scope.get("root_path", "")
         assets = coverage_assets_section(catalog, fact, view["start"], view["end"])
         finest = finest_period(catalog, fact)
-        act = actions_html(view, root, finest.name if finest else None)
+        recent = recent_actions(catalog, action_store(request, catalog), fact, root)
+        act = actions_html(view, root, finest.name if finest else None, recent, action)
         return fact_page(view, root, query, act + assets)
 
     app.include_router(action_router())

@@ -15,8 +15,16 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from airflow_partitions.periods import UpdatePeriod
+
 if TYPE_CHECKING:
-    from airflow_partitions.lanes import FactJson, FactViewJson, StretchJson
+    from airflow_partitions.lanes import (
+        FactJson,
+        FactViewJson,
+        LaneJson,
+        SlicedStorageJson,
+        StretchJson,
+    )
 
 WIDTH: Final = 960
 LABEL: Final = 190
@@ -277,16 +285,46 @@ def _range_form(view: FactViewJson) -> str:
     columns = "".join(
         f"<option{' selected' if c == view['time_column'] else ''}>{esc(c)}</option>"
         for c in view["time_columns"])
-    checked = " checked" if view["stale_checked"] else ""
+    # two radios, not a checkbox over a hidden default: one ``stale`` in the address
+    checked, unchecked = (" checked", "") if view["stale_checked"] else ("", " checked")
     return (
         "<form method='get'>"
         f"<label>start <input name='start' value='{esc(view['start'])}'></label> "
         f"<label>end <input name='end' value='{esc(view['end'])}'></label> "
         f"<label>time column <select name='time_column'>{columns}</select></label> "
-        "<input type='hidden' name='stale' value='false'>"
-        f"<label><input type='checkbox' name='stale' value='true'{checked} "
-        "style='width:auto'> stale</label> <button>show</button></form>"
+        "stale: "
+        f"<label><input type='radio' name='stale' value='true'{checked} style='width:auto'> "
+        "checked</label> "
+        f"<label><input type='radio' name='stale' value='false'{unchecked} "
+        "style='width:auto'> not checked</label> <button>show</button></form>"
     )
+
+
+#: What the Lanes table counts, said under it.
+COUNTS_NOTE: Final = (
+    "Counts are time partitions of the lane's period (a HOURLY count is hours). A storage with "
+    "declared dimensions counts a time partition registered once every required slice has "
+    "its row; its registered cell also says how many slice partitions that is.")
+
+
+def registered_text(lane: LaneJson, sliced: SlicedStorageJson | None) -> str:
+    """A lane's registered count with its unit: ``72 hours``; for a dimensioned lane, also
+    the slice partitions: ``72 hours x 2 regions = 144 region-hours`` (with a multiplication
+    sign), or, when some slices have hours the others lack, the slice lanes' sum."""
+    count = lane["registered"]
+    spec = UpdatePeriod.of(lane["period"]).spec
+    text = f"{count:,} {spec.unit_word(count)}"
+    if sliced is None:
+        return text
+    dims = sliced["dimensions"]
+    noun = dims[0] if len(dims) == 1 else "slice"
+    every = [g for g in sliced["groups"] if g["kind"] == "slices"][-1]["lanes"]
+    pairs = sum(s["registered"] for s in every)
+    joined = f"{noun}-{spec.units}"
+    if pairs == count * sliced["slices"]:
+        return (f"{text} × {sliced['slices']:,} {noun}{'s' * (sliced['slices'] != 1)} = "
+                f"{pairs:,} {joined}")
+    return f"{text} with every required {noun} ({pairs:,} {joined} registered)"
 
 
 def fact_page(view: FactViewJson, root: str, query: Mapping[str, str | None],
@@ -299,9 +337,11 @@ def fact_page(view: FactViewJson, root: str, query: Mapping[str, str | None],
     more = len(view["cover"]["missing"]) - missing.count("<li>")
     if more > 0:
         missing += f"<li>... and {more:,} more missing ranges (zoom in to see them)</li>"
+    sliced = {(s["storage"], s["period"]): s for s in view.get("slices", ())}
     totals = "".join(
         f"<tr><td>{esc(lane['storage'])}</td><td>{esc(lane['period'])}</td>"
-        f"<td>{lane['registered']:,}</td><td>{lane['missing']:,}</td><td>{lane['stale']:,}</td>"
+        f"<td>{esc(registered_text(lane, sliced.get((lane['storage'], lane['period']))))}</td>"
+        f"<td>{lane['missing']:,}</td><td>{lane['stale']:,}</td>"
         f"<td>{lane.get('not_applicable', 0):,}</td>"
         f"<td>{len(lane['stretches']):,}</td></tr>" for lane in view["lanes"])
     legend = "".join(f"<span style='background:{c}'></span>{esc(LEGEND[n])}"
@@ -310,14 +350,16 @@ def fact_page(view: FactViewJson, root: str, query: Mapping[str, str | None],
         f"<p><a href='{esc(root)}/'>Partitions</a> / {esc(view['fact'])} "
         f"({esc(view['tz'])}, time column {esc(view['time_column'])})</p>"
         f"<h1>{esc(view['fact'])}</h1>{_range_form(view)}"
-        f"<p class='status{ok}'>{esc(view['status'])}</p>"
+        f"<div id='view-range'><p class='status{ok}'>{esc(view['status'])}</p>"
         + _zoom_links(view, root, query)
-        + f"<p class='legend'>{legend}</p>" + lanes_svg(view, root, query) + actions
+        + f"<p class='legend'>{legend}</p>" + lanes_svg(view, root, query) + "</div>"
+        + actions + "<div id='view-more'>"
         + (f"<details><summary>missing ranges ({len(view['cover']['missing']):,})</summary>"
            f"<ul>{missing}</ul></details>" if missing else "")
         + slices_html(view, root, query)
         + "<h2>Lanes</h2><table><tr><th>storage</th><th>period</th><th>registered</th>"
         f"<th>missing</th><th>stale</th><th>n/a</th><th>stretches</th></tr>{totals}</table>"
-        f"<p>history: {esc(view['extent']['start'])} → {esc(view['extent']['end'])}</p>"
+        f"<p class='note'>{esc(COUNTS_NOTE)}</p>"
+        f"<p>history: {esc(view['extent']['start'])} → {esc(view['extent']['end'])}</p></div>"
     )
     return page(f"{view['fact']} · Partitions", body)

@@ -10,12 +10,14 @@ selection inside the shown range: a drag or two clicks on the selection bar, or 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from airflow_partitions.ui.page import LABEL, WIDTH, esc
 
 if TYPE_CHECKING:
     from airflow_partitions.lanes import FactViewJson
+    from airflow_partitions.ui.action_model import ActionSummaryJson
 
 STYLE: Final = """
 #act{margin:1rem 0;padding:.5rem;border:1px solid #ccc}#act table{margin:.5rem 0}
@@ -80,10 +82,19 @@ SCRIPT: Final = r"""
     return doc;
   }
   const refuse = (id, err) => out(id, el('p', 'Refused: ' + err.message, 'refused'));
+  // a run's slices, as the status line writes them: " for region=eu; region=us"
+  const sliceText = (slices) => (slices && slices.length) ? ' for ' + slices.map(
+    (s) => Object.entries(s).map(([k, v]) => k + '=' + v).join(', ')).join('; ') : '';
+  // the plan's cover counts time partitions; the status line counts one per slice
+  const coverCount = (refs) => { const by = {};
+    refs.forEach((r) => { by[r.period] = (by[r.period] || 0) + 1; });
+    return refs.length + ' time partition(s) (' + (Object.entries(by).map(([k, v]) => v +
+      ' ' + k).join(', ') || 'none') + ')' + (d.sliced ? ', each with every required ' +
+      'slice; the status line above counts one partition per slice' : ''); };
   function renderPlan(p) {
     planned(p);  // the bounds as snapped to whole partitions
     const runs = p.runs.map((r, i) => [i + 1, r.dag_id, r.logical_date, r.storage + ' ' +
-      r.period + ' ' + r.value, r.kind, r.reason]);
+      r.period + ' ' + r.value, r.kind, r.reason + sliceText(r.slices)]);
     const nodes = [el('h3', 'Plan: ' + p.runs.length + ' run(s) for ' + p.fact + ' [' +
       p.start + ', ' + p.end + ')' + (p.restate ? ', stale re-run' : ''))];
     p.stale.forEach((s) => nodes.push(el('p', s)));
@@ -91,7 +102,7 @@ SCRIPT: Final = r"""
     p.unfillable.forEach((u) => nodes.push(el('p', 'no producer can fill [' + u.start + ', ' +
       u.end + '): ' + u.reason, 'refused')));
     nodes.push(el('p', 'after these runs the range is ' + (p.coverable_after ? 'coverable'
-      : 'NOT coverable') + ': the cover has ' + p.cover_after.length + ' partition(s)',
+      : 'NOT coverable') + ': the cover has ' + coverCount(p.cover_after),
       p.coverable_after ? 'ok' : 'refused'));
     out('plan', ...nodes);
   }
@@ -131,16 +142,37 @@ SCRIPT: Final = r"""
     out('progress', ...nodes);
     return a;
   }
-  async function watch(id) {
-    for (;;) {
-      let a = renderProgress(await call('GET', '/api/actions/' + id));
-      if (['coverable', 'not_coverable', 'failed'].includes(a.state)) return;
-      if (a.next_ready) renderProgress(await call('POST', '/api/actions/' + id + '/confirm',
-                                                  {}));
-      await new Promise((r) => setTimeout(r, 3000));
+  const DONE = ['coverable', 'not_coverable', 'failed'];
+  // the address keeps the action, so a reload (or a link) reopens its progress
+  const remember = (id) => { const url = new URL(location.href);
+    url.searchParams.set('action', id); history.replaceState(null, '', url); };
+  // the lanes, the status line and the totals, drawn again from the page as it is now
+  async function refreshView() {
+    const resp = await fetch(location.href, {credentials: 'same-origin'});
+    const fresh = new DOMParser().parseFromString(await resp.text(), 'text/html');
+    for (const id of ['view-range', 'view-more']) {
+      const now = fresh.getElementById(id);
+      if (now && $(id)) $(id).replaceWith(document.importNode(now, true));
     }
   }
+  async function watch(id) {  // until the action ends; then the view above is redrawn
+    for (;;) {
+      let a = renderProgress(await call('GET', '/api/actions/' + id));
+      if (DONE.includes(a.state)) { await refreshView(); return; }
+      if (a.next_ready && me && a.user === me.user) renderProgress(await call(
+        'POST', '/api/actions/' + id + '/confirm', {}));
+      await new Promise((r) => setTimeout(r, Number(d.poll)));
+    }
+  }
+  async function reopen(id) {
+    try { const a = await call('GET', '/api/actions/' + encodeURIComponent(id));
+          if (a.state === 'planned') { if (me && a.user === me.user) renderConfirm(a);
+                                       else renderProgress(a); return; }
+          renderProgress(a); if (!DONE.includes(a.state)) await watch(a.action_id); }
+    catch (err) { refuse('progress', err); }
+  }
   async function confirm(id) {
+    remember(id);
     try { renderProgress(await call('POST', '/api/actions/' + id + '/confirm', {}));
           await watch(id); } catch (err) { refuse('progress', err); }
   }
@@ -152,22 +184,61 @@ SCRIPT: Final = r"""
   for (const [id, kind] of [['do-fill', 'fill'], ['do-restate', 'restate']]) {
     $(id).addEventListener('click', async () => {
       out('progress');
-      try { renderConfirm(await call('POST', '/api/facts/' + encodeURIComponent(d.fact) +
-          '/actions', {...range(), kind, unpause: $('sel-unpause').checked})); }
+      try { const a = await call('POST', '/api/facts/' + encodeURIComponent(d.fact) +
+          '/actions', {...range(), kind, unpause: $('sel-unpause').checked});
+          renderConfirm(a); remember(a.action_id); }
       catch (err) { refuse('confirm', err); }
     });
   }
-  window.partitionsView = {renderPlan, renderConfirm, renderProgress};
+  // who is signed in, and whether Airflow lets them trigger the fact's producers: the
+  // buttons that could only fail are shown disabled, with why
+  let me = null;
+  async function mayAct() {
+    try { me = await call('GET', '/api/facts/' + encodeURIComponent(d.fact) + '/permissions'); }
+    catch (err) { return; }
+    if (me.producers.length && me.may_not_trigger.length === me.producers.length) {
+      const why = me.user + ' may not trigger ' + me.may_not_trigger.join(', ') +
+        " (Airflow's authorization): ask an admin for a role that may run them";
+      for (const id of ['do-fill', 'do-restate']) { $(id).disabled = true; $(id).title = why; }
+      $('act-why').textContent = why;
+    }
+  }
+  const ready = mayAct().then(() => d.action ? reopen(d.action) : null);
+  window.partitionsView = {renderPlan, renderConfirm, renderProgress, refreshView, ready};
 })();
 """
 
 
-def actions_html(view: FactViewJson, root: str, finest: str | None = None) -> str:
+#: How often the progress is asked for while an action runs (milliseconds).
+POLL_MS: Final = 3000
+
+
+def recent_html(recent: Sequence[ActionSummaryJson]) -> str:
+    """The fact's recent actions: when, what, by whom, where each stands, and a link that
+    reopens its progress (``?action=<id>``)."""
+    if not recent:
+        return ""
+    rows = "".join(
+        f"<tr><td>{esc(a['prepared_at'] or '')}</td><td>{esc(a['kind'])}</td>"
+        f"<td>{esc(a['start'])} → {esc(a['end'])}</td><td>{esc(a['user'])}</td>"
+        f"<td>{esc(a['confirmed_by'] or '')}</td><td>{esc(a['state'])}</td>"
+        f"<td><a href='{esc(a['progress'])}'>progress</a></td></tr>" for a in recent)
+    return ("<details id='recent'><summary>recent actions "
+            f"({len(recent)})</summary><table><tr><th>prepared</th><th>kind</th><th>range</th>"
+            "<th>by</th><th>confirmed by</th><th>state (last seen)</th><th></th></tr>"
+            f"{rows}</table></details>")
+
+
+def actions_html(view: FactViewJson, root: str, finest: str | None = None,
+                 recent: Sequence[ActionSummaryJson] = (), action: str | None = None) -> str:
     """The section, over the range the page shows (the selection starts as all of it);
-    ``finest``: the fact's finest period, what a selection snaps to."""
+    ``finest``: the fact's finest period, what a selection snaps to; ``recent``: the fact's
+    recent actions, listed with links that reopen their progress; ``action``: the one whose
+    progress the page opens (the address's ``?action=``)."""
     unit = f"whole {finest} partitions" if finest else "whole partitions"
     attrs = {"root": root, "fact": view["fact"], "start": view["start"], "end": view["end"],
-             "label": LABEL, "width": WIDTH}
+             "label": LABEL, "width": WIDTH, "poll": POLL_MS, "action": action or "",
+             "sliced": "yes" if view.get("slices") else ""}
     data = " ".join(f"data-{k}='{esc(v)}'" for k, v in attrs.items())
     return (
         f"<style>{STYLE}</style><section id='act' {data}><h2>Act</h2>"
@@ -185,7 +256,7 @@ def actions_html(view: FactViewJson, root: str, finest: str | None = None) -> st
         "<label><input type='checkbox' id='sel-unpause' style='width:auto'> unpause paused "
         "producers</label></p>"
         "<p><button id='do-plan'>Plan</button> <button id='do-fill'>Fill missing</button> "
-        "<button id='do-restate'>Re-run stale</button></p>"
+        "<button id='do-restate'>Re-run stale</button> <span id='act-why'></span></p>"
         "<div id='plan'></div><div id='confirm'></div><div id='progress'></div>"
-        f"</section><script>{SCRIPT}</script>"
+        f"{recent_html(recent)}</section><script>{SCRIPT}</script>"
     )

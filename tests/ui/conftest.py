@@ -7,10 +7,13 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from airflow_partitions.catalog import Catalog
+from airflow_partitions.catalog import Catalog, Producer
 from airflow_partitions.ui.app import create_app
 from airflow_partitions.ui.auth import require_viewer
 from tests.ui.fakes import Gate, User, View, ViewFake
+
+#: The hours of ``regions``' fact the tests look at: three complete, the fourth missing.
+FIRST_HOURS = {"start": "2015-01-01T00:00:00+00:00", "end": "2015-01-01T04:00:00+00:00"}
 
 
 @pytest.fixture
@@ -33,3 +36,21 @@ def view(produced: Catalog) -> Iterator[View]:
     app.state.audit = gate.log
     with TestClient(app) as client:
         yield View(client, airflow, gate, user)
+
+
+@pytest.fixture
+def regions(catalog: Catalog) -> Iterator[TestClient]:
+    """``ev``: ``ev_raw`` HOURLY by (dt, region), region declared (eu, us), made by ``ingest``;
+    the first three hours of 2015 registered for both regions."""
+    catalog.create_fact("ev")
+    catalog.create_storage("ev", "ev_raw", ["HOURLY"], columns=["dt", "region"],
+                           dimensions=["region=eu,us"])
+    catalog.set_producers("ev_raw", {"HOURLY": Producer("ingest")})
+    catalog.register("ev_raw", "HOURLY", [{"dt": f"2015-01-01-{h:02d}", "region": r}
+                                          for h in range(3) for r in ("eu", "us")])
+    app = create_app(lambda: catalog)
+    app.dependency_overrides[require_viewer] = lambda: User("ada")
+    app.state.airflow_for = lambda request: ViewFake(catalog)
+    app.state.may_trigger = Gate().may_trigger
+    with TestClient(app) as client:
+        yield client

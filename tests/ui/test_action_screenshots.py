@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
-from tests.ui.fakes import View
+from tests.ui.conftest import FIRST_HOURS
+from tests.ui.fakes import User, View
 from tests.ui.test_screenshot import CHROMIUM, png_pixels
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium (apt-get install chromium)")
@@ -136,3 +138,87 @@ def test_a_dragged_selection_is_planned_snapped_to_whole_partitions(view: View,
     assert found.get("shown") == "2015-01-02T07:00:00+00:00|2015-01-02T22:00:00+00:00", \
         dom[-2000:]
     assert '<div id="plan"><h3>Plan: ' in dom, dom[-3000:]
+
+
+def run_page(page: str, script: str, tmp_path: Path, name: str) -> str:
+    """The page with ``script`` added, as Chromium leaves its DOM (timers run in virtual
+    time, so a poll of a few seconds costs none)."""
+    html = tmp_path / f"{name}.html"
+    html.write_text(page.replace("</body>", script + "</body>"))
+    return subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu",
+                           "--window-size=1200,900", "--virtual-time-budget=20000",
+                           "--dump-dom", html.as_uri()],
+                          capture_output=True, text=True, timeout=120, check=False).stdout
+
+
+#: Airflow's answers, replaced: ``ANSWERS`` maps a part of the URL to the answers given in
+#: turn (the last one again once used up); any other URL (the page itself) gets ``PAGE``.
+STUB = """<script>
+const answers = ANSWERS, page = PAGE;
+window.fetch = async (url) => {
+  for (const [part, docs] of Object.entries(answers)) {
+    if (String(url).includes(part)) {
+      const doc = docs.length > 1 ? docs.shift() : docs[0];
+      return new Response(JSON.stringify(doc), {status: 200}); } }
+  return new Response(page, {status: 200}); };
+</script>"""
+
+
+def stub(answers: dict[str, list[Any]], page: str = "") -> str:
+    return (STUB.replace("ANSWERS", json.dumps(answers).replace("</", "<\\/"))
+            .replace("PAGE", json.dumps(page).replace("</", "<\\/")))
+
+
+def test_a_reopened_action_is_watched_and_its_end_redraws_the_lanes(view: View,
+                                                                    tmp_path: Path) -> None:
+    """The address's ``?action=`` reopens the progress; when the action turns coverable,
+    the status line and the lanes above are drawn again from the page as it is now."""
+    action_id = view.post("/api/facts/events/actions", DAY).json()["action_id"]
+    view.airflow.hold = True
+    running = view.post(f"/api/actions/{action_id}/confirm").json()
+    before = view.client.get("/facts/events", params={**DAY, "action": action_id}).text
+    view.airflow.hold = False
+    for _ in range(4):
+        done = view.client.get(f"/api/actions/{action_id}").json()
+        if done["next_ready"]:
+            view.post(f"/api/actions/{action_id}/confirm")
+    assert done["state"] == "coverable", done
+    after = view.client.get("/facts/events", params=DAY).text
+    assert "<p class='status'>" in before and "<p class='status ok'>" in after
+    perms = view.client.get("/api/facts/events/permissions").json()
+    page = before.replace("<script>\n(function", stub(
+        {"/permissions": [perms], f"/api/actions/{action_id}/confirm": [done],
+         f"/api/actions/{action_id}": [running, running, done]}, after)
+        + "<script>\n(function", 1)
+    dom = run_page(page, "", tmp_path, "reopen")
+    assert '<h3 class="ok">Progress: coverable</h3>' in dom, dom[-3000:]
+    assert '<p class="status ok">' in dom and '<p class="status">' not in dom, dom[-3000:]
+    lanes = re.search(r"<div id=\"view-range\">.*?</svg></div>", dom, re.S)
+    assert lanes is not None and "fill=\"#de2d26\"" not in lanes.group(0), dom[-3000:]
+    assert "fill='#de2d26'" in before  # the red lanes that were drawn before
+
+
+def test_a_viewer_sees_disabled_buttons_and_why(view: View, tmp_path: Path) -> None:
+    view.gate.forbidden = {"ingest", "rollup"}
+    view.user[0] = User("viewer")
+    perms = view.client.get("/api/facts/events/permissions").json()
+    page = view.client.get("/facts/events", params=DAY).text.replace(
+        "<script>\n(function", stub({"/permissions": [perms]}) + "<script>\n(function", 1)
+    dom = run_page(page, "", tmp_path, "viewer")
+    why = "viewer may not trigger ingest, rollup (Airflow's authorization)"
+    for button in ("do-fill", "do-restate"):
+        found = re.search(rf'<button id="{button}"[^>]*>', dom)
+        assert found is not None and "disabled" in found.group(0), dom[-3000:]
+        assert why.replace("'", "&#39;") in found.group(0) or why in found.group(0)
+    assert re.search(r'<button id="do-plan">', dom)  # a read: any viewer may plan
+
+
+def test_the_plan_names_each_runs_slice_and_what_its_cover_counts(regions: TestClient,
+                                                                   tmp_path: Path) -> None:
+    page = regions.get("/facts/ev", params=FIRST_HOURS).text
+    plan = regions.post("/api/facts/ev/plan", json=FIRST_HOURS).json()
+    _, dom = shoot(page, "renderPlan", plan, tmp_path, "sliced-plan")
+    assert "no fresh HOURLY 2015-01-01-03 is registered for region=eu</td>" in dom, dom[-3000:]
+    assert "is registered for region=us</td>" in dom
+    assert ("the cover has 4 time partition(s) (4 HOURLY), each with every required slice; "
+            "the status line above counts one partition per slice") in dom, dom[-3000:]
