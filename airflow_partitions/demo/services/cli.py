@@ -156,8 +156,9 @@ def report_stopped(lines: list[str], state_dir: Path, what: str) -> int:
 
 
 def status_line(record: ServiceRecord, width: int) -> str:
-    """``scheduler  pid 123  running  restarts 2  log ...`` (``gave up`` after the last)."""
-    alive = "running" if record.live_members() else "not running"
+    """``scheduler  pid 123  running  restarts 2  log ...`` (``gave up`` after the last);
+    running: the process started last, whatever its group left behind."""
+    alive = "running" if record.leader_alive() else "not running"
     restarts = f"restarts {record.restarts}" + (", gave up" if record.gave_up else "")
     return f"{record.name:{width}} pid {record.pid:<8} {alive:11}  {restarts:20} log {record.log}"
 

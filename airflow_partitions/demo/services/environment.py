@@ -146,7 +146,7 @@ class ServicePorts:
 def service_settings(ports: ServicePorts, parallelism: int = 4) -> dict[str, str]:
     """``AIRFLOW__*`` settings for running the four services on one machine.
 
-    * LocalExecutor on the sqlite metadata DB (works in 3.3; small ``parallelism`` for 2 cores);
+    * LocalExecutor (small ``parallelism`` for 2 cores; the metadata DB is the runner's);
     * the api-server on ``host:port``, and the execution API the workers call at the same place;
     * log-server ports away from 8793/8794, which collide with common api-server ports.
     """

@@ -153,6 +153,7 @@ class ServiceSpecJson(TypedDict):
     cwd: str
     user: int | None
     stop_signal: str
+    log: str
 
 
 def pid_file(state_dir: Path, name: str) -> Path:
@@ -183,11 +184,11 @@ def spawn_recorded(state_dir: Path, name: str, argv: Sequence[str], env: Mapping
                    log: Path | None = None) -> tuple[subprocess.Popen[bytes], ServiceRecord]:
     """:func:`spawn`, with its pid file and its spec written to ``state_dir`` (the log there too,
     unless ``log`` says where)."""
+    log = log or state_dir / f"{name}.log"
     spec: ServiceSpecJson = {"argv": list(argv), "env": dict(env), "cwd": str(cwd),
-                             "user": user, "stop_signal": stop_signal}
+                             "user": user, "stop_signal": stop_signal, "log": str(log)}
     write_owner_only(spec_file(state_dir, name), json.dumps(spec))
-    proc, record = spawn(name, argv, env, log or state_dir / f"{name}.log", cwd, user=user,
-                         stop_signal=stop_signal)
+    proc, record = spawn(name, argv, env, log, cwd, user=user, stop_signal=stop_signal)
     write_record(state_dir, record)
     return proc, record
 
@@ -197,10 +198,7 @@ def respawn(state_dir: Path, name: str, restarts: int = 0
     """Start ``name`` again from its spec: the same command line, environment (so the same
     ports), working directory and user; its pid file then names the new process."""
     spec: ServiceSpecJson = json.loads(spec_file(state_dir, name).read_text())
-    old = json.loads(pid_file(state_dir, name).read_text()) \
-        if pid_file(state_dir, name).exists() else {}
-    proc, record = spawn(name, spec["argv"], spec["env"],
-                         Path(old.get("log") or state_dir / f"{name}.log"), Path(spec["cwd"]),
+    proc, record = spawn(name, spec["argv"], spec["env"], Path(spec["log"]), Path(spec["cwd"]),
                          user=spec["user"], stop_signal=spec["stop_signal"])
     record = replace(record, restarts=restarts)
     write_record(state_dir, record)
