@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from airflow_partitions.operators.openlineage_facets import Lineage
 
 
-
 class _Written(NamedTuple):
     """One attempt's outcome: the storage, the partitions, their asset keys, the catalog
     written to, and the write (None: nothing to do)."""

@@ -26,7 +26,8 @@ ZooKeeper, HMaster, two RegionServers, Thrift1: :mod:`airflow_partitions.demo.hb
   timeline: the RegionServer holding the partition rows' table killed with SIGKILL (HBase
   moves every region to the other one: asked through Thrift, the dead one holds none; the
   held rows, only in its memory and its write-ahead log, are found afterwards); the
-  Thrift1 server killed with SIGKILL and started again 20 s later on its port; the HMaster
+  Thrift1 server killed with SIGKILL and started again 20 s later on its port, while a second
+  ``cluster_register`` run starts (its task's first call meets the outage); the HMaster
   stopped and started again. Each registration finishes in its one try (the operator rides
   the outage out), the sensors neither fail nor retry and fire once their hour is registered,
   and every hour registered during a fault is there once, whole (verified covers,
@@ -97,9 +98,11 @@ INGEST_DAG, ROLLUP_DAG = "events_hourly_ingest", "events_daily_rollup"
 
 #: The HBase table of the catalog's partition rows: the store's table prefix, then the table.
 PARTITION_ROWS_TABLE = b"partitions_partitions"
-#: The hours ``cluster_register`` registers during the catalog faults, one a fault; an hour
-#: apart from :data:`LATE` so the sensors' hour stays missing until the test registers it.
-FAULT_HOURS = [LATE + dt.timedelta(hours=2 + n) for n in range(3)]
+#: The hours ``cluster_register`` registers during the catalog faults: the first three held
+#: one a fault, the last started during the Thrift server's outage (:data:`STARTED_IN_OUTAGE`);
+#: an hour apart from :data:`LATE` so the sensors' hour stays missing until the test registers it.
+FAULT_HOURS = [LATE + dt.timedelta(hours=2 + n) for n in range(4)]
+STARTED_IN_OUTAGE = FAULT_HOURS[3]
 
 REGISTER_DAG = '''
 import pendulum
@@ -173,8 +176,10 @@ class Run:
         finally:
             conn.close()
 
-    def trigger(self, dag_id: str, conf: dict[str, Any] | None = None) -> str:
-        self.airflow("dags", "unpause", dag_id)
+    def trigger(self, dag_id: str, conf: dict[str, Any] | None = None, *,
+                unpause: bool = True) -> str:
+        if unpause:  # an ``airflow`` command: seconds; a DAG unpaused before need not
+            self.airflow("dags", "unpause", dag_id)
         doc = self.api.call("POST", f"dags/{dag_id}/dagRuns",
                             {"logical_date": None, "conf": conf or {}})
         return str(doc["dag_run_id"])
@@ -354,7 +359,8 @@ def test_catalog_faults_lose_nothing_while_sensors_wait_and_a_registration_runs(
     and a deferrable sensor wait for :data:`LATE` and a ``cluster_register`` run's registration
     is held between writing its rows and advertising them: the RegionServer holding the
     partition rows' table killed with SIGKILL, the Thrift1 server killed with SIGKILL and
-    started again after 20 s, the HMaster stopped and started again."""
+    started again after 20 s (meanwhile a second registration starts and meets the outage
+    from its first call), the HMaster stopped and started again."""
     run = cluster
     hbase = run.cluster.hbase
     run_id = run.trigger("cluster_waits")
@@ -396,7 +402,18 @@ def test_catalog_faults_lose_nothing_while_sensors_wait_and_a_registration_runs(
     def kill_thrift(release: Callable[[], None]) -> None:
         run.kill_group(distributed.THRIFT)
         release()
-        time.sleep(20)  # the outage itself (the fault), not a limit on anything
+        began = time.monotonic()
+        # A registration that starts while the catalog is down: no run would hold (disarmed).
+        started.append(run.trigger("cluster_register", {
+            "start": hourly(STARTED_IN_OUTAGE),
+            "end": hourly(STARTED_IN_OUTAGE + dt.timedelta(hours=1))}, unpause=False))
+
+        # The catalog stays down until that task has met the outage (its log says so), and
+        # for 20 s at least.
+        poll("the registration started during the outage to meet it",
+             lambda: True if "partition catalog unreachable while trying to register" in
+             task_log(run, "cluster_register", started[0]) else None, 300, every=0.5)
+        time.sleep(max(0.0, 20 - (time.monotonic() - began)))  # the fault, not a limit
         run.cluster.restart_catalog_part(distributed.THRIFT)
 
     def restart_master(release: Callable[[], None]) -> None:
@@ -405,6 +422,8 @@ def test_catalog_faults_lose_nothing_while_sensors_wait_and_a_registration_runs(
         release()
         run.cluster.restart_catalog_part(distributed.MASTER)
 
+    started: list[str] = []  # the run kill_thrift starts during its outage
+    registered: list[dt.datetime] = []
     for n, (name, fault) in enumerate((("regionserver", kill_regionserver),
                                        ("thrift", kill_thrift), ("master", restart_master))):
         began = time.monotonic()
@@ -419,15 +438,22 @@ def test_catalog_faults_lose_nothing_while_sensors_wait_and_a_registration_runs(
         run.wait_run("cluster_register", reg_id)
         tries = run.tries("cluster_register", reg_id, "register")
         assert [t["state"] for t in tries] == ["success"], tries  # rode it out within one try
+        registered.append(hour)
         if name == "thrift":
             log = task_log(run, "cluster_register", reg_id)
             assert "partition catalog unreachable while trying to register" in log, log[-3000:]
+            # The run that started during the outage (and met it, kill_thrift saw to that):
+            # its one try waited it out and registered.
+            run.wait_run("cluster_register", started[0])
+            tries = run.tries("cluster_register", started[0], "register")
+            assert [t["state"] for t in tries] == ["success"], tries
+            registered.append(STARTED_IN_OUTAGE)
         states = run.task_states("cluster_waits", run_id)
         assert states["wait_reschedule"][0] in ("up_for_reschedule", "running", "queued",
                                                 "scheduled"), states
         assert states["wait_deferrable"][0] in ("deferred", "running", "queued",
                                                 "scheduled"), states
-        assert_nothing_lost_or_falsely_advertised(run, fault_hours=FAULT_HOURS[:n + 1])
+        assert_nothing_lost_or_falsely_advertised(run, fault_hours=registered)
         run.timings[f"fault_{name}"] = round(time.monotonic() - began)
 
     with run.catalog() as catalog:
