@@ -97,7 +97,7 @@ OUTAGE_MAX_PAUSE = 15.0
 class WarningLog(Protocol):
     """Where the ride-out's warnings go: a ``logging`` logger, or a task's ``self.log``."""
 
-    def warning(self, msg: str, /, *args: Any) -> Any: ...
+    def warning(self, msg: str, /, *args: object) -> object: ...
 
 
 def outage_pauses(jitter: Callable[[], float] = random.random) -> Iterator[float]:
