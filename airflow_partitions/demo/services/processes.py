@@ -198,7 +198,8 @@ def respawn(state_dir: Path, name: str, restarts: int = 0
     """Start ``name`` again from its spec: the same command line, environment (so the same
     ports), working directory and user; its pid file then names the new process."""
     spec: ServiceSpecJson = json.loads(spec_file(state_dir, name).read_text())
-    proc, record = spawn(name, spec["argv"], spec["env"], Path(spec["log"]), Path(spec["cwd"]),
+    log = Path(spec.get("log") or state_dir / f"{name}.log")
+    proc, record = spawn(name, spec["argv"], spec["env"], log, Path(spec["cwd"]),
                          user=spec["user"], stop_signal=spec["stop_signal"])
     record = replace(record, restarts=restarts)
     write_record(state_dir, record)

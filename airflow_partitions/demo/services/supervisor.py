@@ -151,8 +151,9 @@ class Supervisor:
         try:
             child, new = respawn(self.state_dir, record.name, record.restarts + 1)
         except (OSError, ValueError, KeyError) as exc:
-            self._tell(record, f"could not start {record.name} again: {exc}")
-            self._give_up(record, "")
+            write_record(self.state_dir, replace(record, gave_up=True))
+            self._tell(record, f"giving up on {record.name}: it could not be started again "
+                               f"({type(exc).__name__}: {exc}); its log is {record.log}")
             return
         self.children[record.name] = child
         self._recent(record.name, now).append(now)
