@@ -369,7 +369,7 @@ def test_a_database_of_the_callers_own_is_used_and_no_postgresql_started(tmp_pat
 
 
 def test_a_part_that_cannot_be_started_again_is_given_up_on_saying_why(tmp_path: Path) -> None:
-    _, record = spawn_recorded(tmp_path, "part", [sys.executable, "-c", "pass"], {}, tmp_path)
+    spawn_recorded(tmp_path, "part", [sys.executable, "-c", "pass"], {}, tmp_path)
     (tmp_path / "part.spec.json").unlink()  # nothing left to start it from
     lines: list[str] = []
     supervisor = Supervisor(tmp_path, FAST, say=lines.append)

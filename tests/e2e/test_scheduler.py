@@ -31,6 +31,11 @@ read through the REST API (a JWT from the simple auth manager), and only polled,
   ``vfact`` from the view's endpoints, a double-submitted confirmation creating one backfill,
   until the range is coverable, and the audit log says who; a restate from the view re-runs
   exactly the stale day.
+* the services under load and faults, last (they run on PostgreSQL, as ``make airflow``'s do,
+  under its supervisor): a burst of runs triggered through the REST API at once, with
+  ``airflow`` CLI writes beside them, ends with every run finished and no service having
+  exited; PostgreSQL stopped for 6 s under a running ``airflow-partitions backfill`` and
+  started again on its port: the backfill rides it out and succeeds, and scheduling continues.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_partitions.catalog import Catalog, Producer, TimelineCache
+from airflow_partitions.demo.services import postgres
 from airflow_partitions.demo.services.api import ADMIN, ApiClient, ApiError, admin_password
 from airflow_partitions.demo.services.api import request as api_request
 from airflow_partitions.demo.services.environment import (
@@ -62,7 +68,20 @@ from airflow_partitions.demo.services.environment import (
     overridden,
 )
 from airflow_partitions.demo.services.ports import choose_ports
-from airflow_partitions.demo.services.runner import FOLLOWER, AirflowServices, log_tail
+from airflow_partitions.demo.services.processes import (
+    ServiceRecord,
+    pid_file,
+    recorded,
+    respawn,
+    stop_groups,
+)
+from airflow_partitions.demo.services.runner import (
+    COMMANDS,
+    FOLLOWER,
+    POSTGRES,
+    AirflowServices,
+    log_tail,
+)
 from airflow_partitions.spark import events_for_hour, expected_totals, job_path
 from tests.helpers import AirflowHome, make_airflow_home, poll
 
@@ -220,6 +239,38 @@ with DAG(
 
     register_day()
 '''
+BURST_DAGS = 6
+BURST_DAG = '''
+import time
+
+import pendulum
+from airflow.sdk import DAG, CronDataIntervalTimetable, task
+
+START = pendulum.datetime(2024, 3, 1, tz="UTC")
+
+for n in range(@N@):
+    with DAG(f"sched_burst_{n}", schedule=None, start_date=START):
+        @task
+        def note(dag_run=None):
+            print("burst run", dag_run.run_id)
+
+        note()
+
+with DAG("sched_burst_fill", start_date=START, catchup=False,
+         schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
+         end_date=pendulum.datetime(2024, 3, 3, tz="UTC")):  # no scheduled run
+    @task
+    def register_day(ds=None):
+        """Long enough that the backfill still waits for it while PostgreSQL restarts."""
+        from airflow_partitions.hooks.catalog import PartitionCatalogHook
+
+        time.sleep(8)
+        PartitionCatalogHook().get_conn().register("bfact_daily", "DAILY", {"dt": ds})
+
+    register_day()
+'''
+BURST_DAY0 = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
+
 #: The view's users: the simple auth manager's admin, and a read-only viewer.
 VIEW_USERS = {"AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin,viewer:viewer"}
 VIEW_DAYS = [dt.datetime(2024, 2, d, tzinfo=dt.UTC) for d in (1, 2, 3, 4)]
@@ -250,12 +301,8 @@ class Scheduler:
         return done.stdout
 
     def trigger(self, dag_id: str) -> str:
-        """A manual run, through the CLI (one DB session) rather than ``POST /dagRuns``.
-
-        On sqlite under load, that endpoint sometimes hangs until the busy timeout and answers
-        500 "Database error" (its audit-log insert gives up), with every service stalled
-        meanwhile (airflow_partitions/demo/services/sqlite.py).
-        """
+        """A manual run, through the CLI (``airflow dags trigger``); the burst below triggers
+        through the REST API."""
         run_id = f"test__{dag_id}"
         self.airflow("dags", "trigger", dag_id, "--run-id", run_id)
         return run_id
@@ -390,6 +437,7 @@ def start_scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
     (home.dags / "sched_restate.py").write_text(RESTATE_DAG)
     (home.dags / "sched_regions.py").write_text(REGION_DAGS)
     (home.dags / "sched_view.py").write_text(VIEW_DAG)
+    (home.dags / "sched_burst.py").write_text(BURST_DAG.replace("@N@", str(BURST_DAGS)))
     (home.dags / "sched_rollup.py").write_text(
         ROLLUP_DAG.replace("@ROLLUP@", repr(str(data / "rollup")))
         .replace("@JOB@", repr(job_path("events_aggregate")))
@@ -411,6 +459,9 @@ def start_scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
     catalog.set_producers("sevents_rollup", {"DAILY": Producer("sched_rollup")})
     write_hours(catalog, data)
     add_vfact(catalog)
+    catalog.create_fact("bfact")
+    catalog.create_storage("bfact", "bfact_daily", ["DAILY"])
+    catalog.set_producers("bfact_daily", {"DAILY": Producer("sched_burst_fill")})
     more_dags = [dag_id for setup in setups for dag_id in setup(home, catalog)]
     # built as `make airflow` builds it, from a caller who exported settings of their own
     env = airflow_environment(home.home, home.dags, home.store_url, home.home / "data",
@@ -424,7 +475,10 @@ def start_scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
         services.wait_for_dags(["sched_deferred", "sched_reschedule", "sched_rollup",
                                 "sched_rollup_consumer", "sched_restate", "sched_regions_wait",
                                 "sched_regions_produce", "sched_regions_daily", "sched_view_fill",
-                                *more_dags], timeout=180)
+                                "sched_burst_fill",
+                                *(f"sched_burst_{n}" for n in range(BURST_DAGS)), *more_dags],
+                               timeout=180)
+        services.supervise()  # as `make airflow` does once every service is healthy
         scheduler = Scheduler(services, catalog, data)
         api = urllib.parse.urlsplit(services.api_url)
         scheduler.airflow("connections", "add", "airflow_api_e2e", "--conn-type", "http",
@@ -433,7 +487,8 @@ def start_scheduler(tmp_path_factory: pytest.TempPathFactory, statsd: StatsdSink
                           f"--conn-password={admin_password(home.home) or ''}")
         yield scheduler
     except BaseException:
-        for name in ("scheduler", "triggerer", "dag-processor", "api-server", FOLLOWER):
+        for name in ("scheduler", "triggerer", "dag-processor", "api-server", FOLLOWER,
+                     "postgres"):
             print(f"--- {name}.log\n{log_tail(services.state_dir / f'{name}.log', 40)}")
         raise
     finally:
@@ -983,3 +1038,104 @@ def test_a_restate_from_the_view_reruns_exactly_the_stale_day(scheduler: Schedul
     # one backfill, or a second one if Airflow lost the first (a locked SQLite database)
     made = [e["backfill_id"] for e in extras if "backfill_id" in e]
     assert row["backfill_id"] in made and 1 <= len(made) <= 2, extras
+
+
+# -- the services under load and faults: last, so a restart cannot disturb the tests above ------
+
+
+def services_recorded(scheduler: Scheduler) -> dict[str, ServiceRecord]:
+    return {r.name: r for r in recorded(scheduler.services.state_dir)}
+
+
+def trigger_through_api(scheduler: Scheduler, dag_id: str, run_id: str) -> None:
+    """``POST /api/v2/dags/{id}/dagRuns``, as the UI's Trigger button does."""
+    scheduler.api.call("POST", f"dags/{dag_id}/dagRuns",
+                       {"dag_run_id": run_id, "logical_date": None})
+
+
+def wait_runs(scheduler: Scheduler, runs: Sequence[tuple[str, str]], timeout: float) -> None:
+    """Until every (DAG, run) succeeded; a failed one stops the wait with its report."""
+    def check() -> bool | None:
+        for dag_id, run_id in runs:
+            run = scheduler.api.get(f"dags/{dag_id}/dagRuns/{run_id}")
+            if run["state"] == "failed":
+                raise AssertionError(scheduler.failure_report(dag_id, run))
+        return all(scheduler.api.get(f"dags/{d}/dagRuns/{r}")["state"] == "success"
+                   for d, r in runs) or None
+    poll(f"{len(runs)} runs to succeed", check, timeout, every=2)
+
+
+def supervised_report(scheduler: Scheduler) -> str:
+    return log_tail(scheduler.services.state_dir / "supervisor.log", 40)
+
+
+def test_a_burst_of_api_triggered_runs_and_cli_writes_leaves_every_service_up(
+        scheduler: Scheduler) -> None:
+    """A run of each of six DAGs triggered through the REST API all at once, two ``airflow`` CLI
+    processes writing to the metadata DB beside them: every run finishes, and no service
+    exited (none was started again)."""
+    runs = [(f"sched_burst_{n}", f"burst_{n}") for n in range(BURST_DAGS)]
+    errors: list[str] = []
+
+    def attempt(what: str, call: Callable[[], object]) -> None:
+        try:
+            call()
+        except (AssertionError, ApiError) as exc:
+            errors.append(f"{what}: {exc}")
+
+    threads = [threading.Thread(target=attempt, args=(
+        f"trigger {run}", lambda d=dag, r=run: trigger_through_api(scheduler, d, r)))
+        for dag, run in runs]
+    threads += [threading.Thread(target=attempt, args=(
+        f"cli {k}", lambda k=k: (scheduler.airflow("variables", "set", f"burst_{k}", str(k)),
+                                 scheduler.airflow("dags", "unpause", f"sched_burst_{k}"))))
+        for k in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert errors == [], errors
+    wait_runs(scheduler, runs, timeout=420)
+    records = services_recorded(scheduler)
+    for name in (*COMMANDS, FOLLOWER, POSTGRES):
+        assert records[name].leader_alive() and records[name].restarts == 0, (
+            name, log_tail(records[name].log), supervised_report(scheduler))
+
+
+def test_postgresql_restarted_under_a_backfill_is_ridden_out_and_scheduling_continues(
+        scheduler: Scheduler) -> None:
+    """PostgreSQL stopped for 6 s and started again on its port while ``airflow-partitions
+    backfill`` waits for its runs: the backfill says it waits for the metadata DB and
+    finishes (the range coverable), every service runs again (the supervisor starts again any
+    that exited), and a run triggered afterwards succeeds."""
+    services = scheduler.services
+    state, port = services.state_dir, services.postgres_port
+    assert port is not None
+    end = BURST_DAY0 + dt.timedelta(days=2)
+    command = Command(scheduler, "burst_backfill", "backfill", "bfact", "--start",
+                      BURST_DAY0.isoformat(), "--end", end.isoformat(), "--poll-interval", "1")
+    try:
+        poll("the backfill's creation", lambda: "created" in command.output.read_text() or None,
+             180, every=0.5)
+        before = services_recorded(scheduler)[POSTGRES]
+        pid_file(state, POSTGRES).unlink()  # stopped by hand: the supervisor leaves it be
+        assert stop_groups([before], grace=30) == [f"stopped {POSTGRES} (pid {before.pid})"]
+        time.sleep(6)  # the outage
+        respawn(state, POSTGRES, before.restarts)  # started again by hand, on its port
+        postgres.wait_ready(services.ports.host, port, 60)
+        output = command.wait(timeout=420)
+    finally:
+        if command.process.poll() is None:
+            command.process.kill()
+            command.process.wait(timeout=60)
+    assert "Airflow's metadata DB is unreachable" in output, output[-3000:]
+    assert "Airflow's metadata DB answers again" in output, output[-3000:]
+    assert "done: " in output, output[-3000:]
+
+    def every_service_running() -> bool | None:
+        records = services_recorded(scheduler)
+        return all(records[n].leader_alive() for n in (*COMMANDS, FOLLOWER)) or None
+    poll("every service running again", every_service_running, 180)
+    trigger_through_api(scheduler, "sched_burst_0", "after_restart")
+    wait_runs(scheduler, [("sched_burst_0", "after_restart")], timeout=300)
+    print(supervised_report(scheduler))
