@@ -10,8 +10,9 @@ Airflow's backfill tables.
 
 A metadata DB that is briefly unreachable (PostgreSQL restarting: connection refused, the
 server closing connections, "the database system is starting up") is ridden out: each read,
-the unpause and the backfill's creation are tried again after pauses of 1, 2, 4, 8, then 15 s,
-each said in a progress line, for up to :data:`DB_OUTAGE_TIMEOUT` (two minutes) per call, then
+the unpause and the backfill's creation are tried again after pauses of about 1, 2, 4, 8, then
+15 s, each said in a progress line, for up to two minutes per call
+(:mod:`airflow_partitions.outages`), then
 the last error (:class:`MetadataDbUnreachable`). A creation cut off half way adopts the backfill
 Airflow committed. Posting a coverage asset's event and triggering a run are not tried again:
 either could then happen twice.
@@ -23,6 +24,7 @@ import contextlib
 import datetime as dt
 import getpass
 import logging
+import random
 import sys
 import time
 from collections import Counter
@@ -36,6 +38,7 @@ from airflow_partitions.backfill.airflow_private import create_backfill, dry_run
 from airflow_partitions.backfill.announce import PartitionRun, coverage_uris
 from airflow_partitions.defaults import airflow_home
 from airflow_partitions.errors import InvalidInput, PartitionsError
+from airflow_partitions.outages import OUTAGE_TIMEOUT, OutageOutlasted, outage_pauses, ride_out
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -44,9 +47,6 @@ if TYPE_CHECKING:
 
 #: Retries of a backfill creation that the metadata DB refused with "database is locked".
 LOCK_RETRIES = 3
-#: Seconds one call keeps trying while the metadata DB is unreachable, and the longest pause.
-DB_OUTAGE_TIMEOUT = 120.0
-DB_OUTAGE_MAX_PAUSE = 15.0
 #: What PostgreSQL and its driver say while the server is down, restarting or cutting
 #: connections (an error whose text holds none of these is not ridden out).
 UNREACHABLE = ("connection refused", "could not connect to server", "connection to server at",
@@ -181,37 +181,39 @@ class AirflowBackfills:
     progress lines); ``outage_timeout`` is how long one call keeps trying (0: not at all)."""
 
     def __init__(self, say: Callable[[str], None] = _to_stderr,
-                 outage_timeout: float = DB_OUTAGE_TIMEOUT,
+                 outage_timeout: float = OUTAGE_TIMEOUT,
                  sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 jitter: Callable[[], float] = random.random) -> None:
         self.say, self.outage_timeout, self.sleep, self.clock = say, outage_timeout, sleep, clock
+        self.jitter = jitter
 
     def ride_out(self, what: str, attempt: Callable[[], R]) -> R:
         """``attempt()``, again after a pause each time the metadata DB is unreachable, for up
-        to ``outage_timeout`` seconds (pauses of 1, 2, 4, 8, then 15 s), then
-        :class:`MetadataDbUnreachable` with the last error."""
-        deadline = self.clock() + self.outage_timeout
-        pause, waited = 1.0, False
-        while True:
-            try:
-                result = attempt()
-            except Exception as exc:
-                if not unreachable(exc):
-                    raise
-                left = deadline - self.clock()
-                if left <= 0:
-                    raise MetadataDbUnreachable(
-                        f"Airflow's metadata DB stayed unreachable for {self.outage_timeout:.0f}"
-                        f" s ({what}); is it running? last error: {_first_line(exc)}") from exc
-                self.say(f"Airflow's metadata DB is unreachable ({what}): trying again in "
-                         f"{min(pause, left):.0f} s, for {left:.0f} s more: {_first_line(exc)}")
-                _dispose_engine()
-                self.sleep(min(pause, left))
-                pause, waited = min(pause * 2, DB_OUTAGE_MAX_PAUSE), True
-                continue
-            if waited:
-                self.say(f"Airflow's metadata DB answers again ({what})")
-            return result
+        to ``outage_timeout`` seconds (:mod:`airflow_partitions.outages`: pauses of about 1,
+        2, 4, 8, then 15 s), then :class:`MetadataDbUnreachable` with the last error."""
+        waited = False
+
+        def on_pause(exc: Exception, _attempts: int, elapsed: float, pause: float) -> None:
+            nonlocal waited
+            waited = True
+            self.say(f"Airflow's metadata DB is unreachable ({what}): trying again in "
+                     f"{pause:.0f} s, for {self.outage_timeout - elapsed:.0f} s more: "
+                     f"{_first_line(exc)}")
+            _dispose_engine()
+
+        try:
+            result = ride_out(attempt, is_outage=unreachable, timeout=self.outage_timeout,
+                              on_pause=on_pause, sleep=self.sleep, clock=self.clock,
+                              pauses=outage_pauses(self.jitter))
+        except OutageOutlasted as outlasted:
+            raise MetadataDbUnreachable(
+                f"Airflow's metadata DB stayed unreachable for {self.outage_timeout:.0f} s "
+                f"({what}); is it running? last error: {_first_line(outlasted.last)}"
+            ) from outlasted.last
+        if waited:
+            self.say(f"Airflow's metadata DB answers again ({what})")
+        return result
 
     @_riding_out
     def check_dag(self, dag_id: str) -> bool:

@@ -29,12 +29,10 @@ goes to the caller at once: waiting cannot mend it.
 from __future__ import annotations
 
 import os
-import random
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
@@ -44,6 +42,7 @@ from airflow_partitions.defaults import CONNECTION_ID, default_store_url
 from airflow_partitions.hooks.connection_lookup import find_connection, in_task_context
 from airflow_partitions.interop import CONN_TYPE, extra_field, store_url_from_fields
 from airflow_partitions.kv import StoreUnavailable
+from airflow_partitions.outages import OUTAGE_TIMEOUT, OutageOutlasted, ride_out
 
 T = TypeVar("T")
 
@@ -85,29 +84,10 @@ class _Resolved:
 #: (connection id, data root given to the hook) -> its resolution, for :meth:`cached_conn`.
 _RESOLVED: dict[tuple[str | None, str | None], _Resolved] = {}
 
-#: How long a writing task waits out an unreachable catalog within one try, by default: longer
-#: than a Thrift server's restart or a RegionServer's regions moving (10 to 30 s), and at least a
-#: minute, so an outage costs the task a wait, not its retries.
-OUTAGE_TIMEOUT = 120.0
-#: The first pause after a failed attempt; each next one doubles, up to :data:`OUTAGE_MAX_PAUSE`.
-OUTAGE_FIRST_PAUSE = 1.0
-OUTAGE_MAX_PAUSE = 15.0
-
-
 class WarningLog(Protocol):
     """Where the ride-out's warnings go: a ``logging`` logger, or a task's ``self.log``."""
 
     def warning(self, msg: str, /, *args: object) -> object: ...
-
-
-def outage_pauses(jitter: Callable[[], float] = random.random) -> Iterator[float]:
-    """The pauses between attempts while the catalog is unreachable, without end: about 1, 2,
-    4, 8, then 15 s each time, each drawn between half and all of that (``jitter()`` in
-    ``[0, 1)``), so tasks that met the same outage do not all come back in the same instant."""
-    base = OUTAGE_FIRST_PAUSE
-    while True:
-        yield base * (0.5 + 0.5 * jitter())
-        base = min(base * 2, OUTAGE_MAX_PAUSE)
 
 
 class CatalogOutage(StoreUnavailable):
@@ -129,6 +109,12 @@ class CatalogOutage(StoreUnavailable):
             f"({attempts} attempt(s) to {doing}, outage_timeout {timeout_s:g} s); last error, "
             f"while {last.operation}: {last.reason}. Nothing is lost: the write is idempotent, "
             "so the task's next try, or clearing it, finishes it",)
+
+
+def _catalog_outage(exc: Exception) -> bool:
+    """An outage a writer waits out: the store unreachable, but not an inner ride-out that
+    already waited its whole bound."""
+    return isinstance(exc, StoreUnavailable) and not isinstance(exc, CatalogOutage)
 
 
 def shared_catalog(store_url: str, data_root: str | None = None) -> Catalog:
@@ -265,7 +251,7 @@ class PartitionCatalogHook(BaseHook):
                  outage_timeout: float = OUTAGE_TIMEOUT,
                  log: WarningLog | None = None) -> T:
         """``attempt(catalog)``, run again while the catalog is unreachable: after pauses of
-        about 1, 2, 4, 8, then 15 s (:func:`outage_pauses`) for up to ``outage_timeout``
+        about 1, 2, 4, 8, then 15 s (:mod:`airflow_partitions.outages`) for up to ``outage_timeout``
         seconds, then :class:`CatalogOutage`. One warning per pause says what failed, which
         attempt it was, and when the next one comes.
 
@@ -278,28 +264,21 @@ class PartitionCatalogHook(BaseHook):
         if not outage_timeout >= 0:
             raise ValueError(f"outage_timeout is seconds, 0 or more, not {outage_timeout!r}")
         out = log or self.log
-        began = time.monotonic()
-        deadline = began + outage_timeout
-        pauses = outage_pauses()
-        attempts = 0
-        while True:
-            attempts += 1
-            try:
-                return attempt(self.get_conn())
-            except CatalogOutage:
-                raise  # an inner ride-out already waited its whole bound
-            except StoreUnavailable as exc:
-                now = time.monotonic()
-                if now >= deadline:
-                    raise CatalogOutage(exc, doing, now - began, attempts,
-                                        outage_timeout) from exc
-                pause = min(next(pauses), deadline - now)
-                out.warning(
-                    "partition catalog unreachable while trying to %s (attempt %d, %.0f s "
-                    "into the outage): %s; trying again in %.1f s, giving up after %.0f s more",
-                    doing, attempts, now - began, exc, pause, deadline - now)
-                self.forget_cached()
-                time.sleep(pause)
+
+        def on_pause(exc: Exception, attempts: int, elapsed: float, pause: float) -> None:
+            out.warning(
+                "partition catalog unreachable while trying to %s (attempt %d, %.0f s "
+                "into the outage): %s; trying again in %.1f s, giving up after %.0f s more",
+                doing, attempts, elapsed, exc, pause, outage_timeout - elapsed)
+            self.forget_cached()
+
+        try:
+            return ride_out(lambda: attempt(self.get_conn()), is_outage=_catalog_outage,
+                            timeout=outage_timeout, on_pause=on_pause)
+        except OutageOutlasted as outlasted:
+            last = cast(StoreUnavailable, outlasted.last)
+            raise CatalogOutage(last, doing, outlasted.waited_s, outlasted.attempts,
+                                outage_timeout) from last
 
     @property
     def catalog(self) -> Catalog:

@@ -1,5 +1,5 @@
 """The backfill command rides out a metadata DB that is briefly unreachable (PostgreSQL
-restarting): each call is tried again after pauses of 1, 2, 4, 8, then 15 s, each said, for up
+restarting): each call is tried again after pauses of about 1, 2, 4, 8, then 15 s, each said, for up
 to two minutes, then a clear error; errors that are not about reaching the DB are not retried.
 
 The errors are real: a connection to a port nothing listens on, through psycopg2 and
@@ -16,7 +16,6 @@ import pytest
 import sqlalchemy
 
 from airflow_partitions.backfill.airflow_db import (
-    DB_OUTAGE_TIMEOUT,
     AirflowBackfills,
     BackfillRefused,
     MetadataDbUnreachable,
@@ -24,6 +23,7 @@ from airflow_partitions.backfill.airflow_db import (
 )
 from airflow_partitions.demo.services.environment import VENV_BIN
 from airflow_partitions.demo.services.ports import free_port
+from airflow_partitions.outages import OUTAGE_TIMEOUT
 
 DAY = dt.datetime(2015, 1, 30, tzinfo=dt.UTC)
 
@@ -47,7 +47,8 @@ class Clocked(AirflowBackfills):
 
     def __init__(self) -> None:
         self.now, self.pauses, self.lines = 0.0, [], []
-        super().__init__(say=self.lines.append, sleep=self._sleep, clock=lambda: self.now)
+        super().__init__(say=self.lines.append, sleep=self._sleep, clock=lambda: self.now,
+                         jitter=lambda: 1.0)  # the longest pauses: 1, 2, 4, 8, 15 s
 
     def _sleep(self, seconds: float) -> None:
         self.pauses.append(seconds)
@@ -95,7 +96,7 @@ def test_a_long_outage_ends_in_a_clear_error_after_the_documented_budget() -> No
                        r"; is it running\? last error: .*Connection refused"):
         airflow.ride_out("progress", attempt)
     assert airflow.pauses[:5] == [1, 2, 4, 8, 15] and set(airflow.pauses[5:-1]) == {15}
-    assert sum(airflow.pauses) == DB_OUTAGE_TIMEOUT
+    assert sum(airflow.pauses) == OUTAGE_TIMEOUT
 
 
 def test_an_error_that_is_not_about_reaching_the_db_is_not_retried() -> None:

@@ -3,49 +3,14 @@ an unreachable catalog, with growing, jittered, bounded pauses; and the pauses t
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.demo.events import FACT, RAW, ensure_catalog
-from airflow_partitions.hooks.catalog import (
-    OUTAGE_FIRST_PAUSE,
-    OUTAGE_MAX_PAUSE,
-    OUTAGE_TIMEOUT,
-    CatalogOutage,
-    PartitionCatalogHook,
-    forget_catalogs,
-    outage_pauses,
-)
-
-
-@given(st.lists(st.floats(min_value=0, max_value=1, exclude_max=True), min_size=1,
-                max_size=30))
-def test_pauses_double_up_to_the_longest_each_between_half_and_all_of_it(
-        draws: list[float]) -> None:
-    jitter = iter(draws)
-    pauses = list(itertools.islice(outage_pauses(lambda: next(jitter)), len(draws)))
-    for n, (pause, drawn) in enumerate(zip(pauses, draws, strict=True)):
-        base = min(OUTAGE_FIRST_PAUSE * 2 ** n, OUTAGE_MAX_PAUSE)
-        assert base / 2 <= pause <= base
-        assert pause == pytest.approx(base * (0.5 + drawn / 2))
-
-
-def test_the_default_bound_covers_more_than_a_minute_of_pauses() -> None:
-    """Even with the shortest pauses, a writer keeps trying for at least a minute, and never
-    for an unbounded time: the pauses it can take within the bound are few."""
-    assert OUTAGE_TIMEOUT >= 60
-    shortest = outage_pauses(lambda: 0.0)
-    waited, attempts = 0.0, 1
-    while waited < OUTAGE_TIMEOUT:
-        waited += next(shortest)
-        attempts += 1
-    assert attempts < 30
+from airflow_partitions.hooks.catalog import CatalogOutage, PartitionCatalogHook, forget_catalogs
 
 
 def test_a_task_of_its_own_rides_out_a_locked_catalog(
