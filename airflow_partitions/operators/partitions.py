@@ -23,7 +23,7 @@ from airflow.sdk.exceptions import AirflowFailException
 from airflow_partitions.assets.in_task import API_CONN_ID, announce_after_write
 from airflow_partitions.catalog import StorageDef, WriteResult
 from airflow_partitions.errors import CorruptCatalog, InvalidInput
-from airflow_partitions.hooks.catalog import OUTAGE_TIMEOUT, PartitionCatalogHook
+from airflow_partitions.hooks.catalog import PartitionCatalogHook
 from airflow_partitions.interop import (
     KEY_STYLES,
     KeyFactsJson,
@@ -34,6 +34,7 @@ from airflow_partitions.interop import (
 from airflow_partitions.kv import StoreDamaged
 from airflow_partitions.operators.asset_events import emit_in_time_order, event_extra
 from airflow_partitions.operators.openlineage_facets import registration_lineage
+from airflow_partitions.outages import OUTAGE_TIMEOUT
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
