@@ -893,7 +893,8 @@ before choosing a tool:
 - **The hook call the docs show**: the `PartitionCatalogHook` example of
   [airflow.md](airflow.md#partitioncataloghook) run as written (its imports once), against
   Airflow's own `FileSensor.poke` on the hour's directory: what a user who writes a
-  `PythonSensor` around our hook pays per poke.
+  `PythonSensor` around our hook pays per poke. Both are timed to their own answer (the
+  cover, the poke's bool); the harness reads the missing hour out of it after the timer.
 - **100 regions x 1 month right after a write**: a fact with a declared region dimension
   ([dimensions.md](dimensions.md)), 74,400 partitions, one registration (the next hour of the
   next region, after the month) before each call; against one `os.path.exists` per (hour,
