@@ -18,7 +18,7 @@ from typing import Any
 import happybase
 import pytest
 from Hbase_thrift import BatchMutation, Mutation
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from airflow_partitions.testing.hbase.server import HBaseTestServer
@@ -308,6 +308,9 @@ def scan_ops(draw: st.DrawFn) -> Op:
         # the double's refusal is tested on its own (test_hbase_server.py).
         args["scan_batching"] = None
     text = args["filter"] or b""
+    # ColumnCountGetFilter on one family only: over several, HBase ends the scan per family's
+    # store (a documented divergence, never sent by our client).
+    assume(b"ColumnCountGetFilter" not in text or len(TABLES[table]) == 1)
     # Reversed: not with InclusiveStopFilter, nor a ColumnRangeFilter in an OR list (HBase's
     # reversed scanner skips cells there; both documented divergences, avoided by our client).
     args["reverse"] = draw(st.booleans()) and b"InclusiveStopFilter" not in text and not (

@@ -229,7 +229,9 @@ class SingleColumnValue(Filter):
 @dataclass(frozen=True)
 class ColumnCountGet(Filter):
     """``ColumnCountGetFilter``: the first ``limit`` cells of a row; HBase ends the whole scan
-    once a row has more (its ``filterAllRemaining`` turns true), after returning that row."""
+    once a row has more (its ``filterAllRemaining`` turns true), after returning that row. On
+    rows of several families HBase ends it per family's store (a documented divergence,
+    :mod:`.server`)."""
 
     limit: int
 

@@ -23,6 +23,12 @@ two; none of these is something ``airflow_partitions.kv`` sends, which
   as soon as another member (a ``FamilyFilter``, say) drops none: the list drops a row only
   when every member does; the double applies the value test to the row.
 - ``InclusiveStopFilter`` has its forward meaning on reversed scans too.
+- ``ColumnCountGetFilter`` on a row with cells in more than one family: HBase counts the row's
+  cells across its families but ends the scan in each family's store on its own (when that
+  store meets a further cell while over the limit), so a row whose cell past the limit is in
+  another family does not end a forward scan, and a reversed scan can drop one family's cells
+  of the rows after it; the double ends the whole scan after the first row over the limit (as
+  HBase does when the row's cells are all in one family).
 - A reversed scan with a ``ColumnRangeFilter`` inside an ``OR`` list returns here what the
   forward scan returns, reversed; HBase's reversed scanner follows the list's seek hints
   backwards and skips cells and whole rows.
