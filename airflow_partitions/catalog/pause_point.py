@@ -2,7 +2,7 @@
 
 ``AIRFLOW_PARTITIONS_PAUSE_AT=<step>@<marker file>`` makes the *first* process of an
 installation that reaches ``<step>`` (one of :data:`.writer.WRITE_STEPS`) create the marker
-file (exclusively, with its pid, its host name and the step) and wait until the file is
+file (exclusively and whole: its pid, its host name and the step) and wait until the file is
 removed, at most :data:`MAX_PAUSE` s. Every later process passes straight through, because the
 marker already exists.
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 import time
 from pathlib import Path
 from typing import Final
@@ -39,13 +40,19 @@ def pause_point(step: str) -> None:
     if name != step:
         return
     path = Path(marker)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
+    if path.exists():
         return  # someone paused already: one pause per installation
     host = os.environ.get(HOST_ENV) or socket.gethostname()
-    with os.fdopen(fd, "w") as out:
-        json.dump({"pid": os.getpid(), "host": host, "step": step}, out)
+    # Written whole under a name of its own, then linked to the marker's name (which fails if
+    # it exists): a reader that sees the marker sees all of it, and only one process pauses.
+    written = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}")
+    written.write_text(json.dumps({"pid": os.getpid(), "host": host, "step": step}))
+    try:
+        os.link(written, path)
+    except FileExistsError:
+        return  # someone paused first
+    finally:
+        written.unlink()
     deadline = time.monotonic() + MAX_PAUSE
     while path.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
