@@ -46,6 +46,21 @@ def run_cli(cat: Catalog, capsys: pytest.CaptureFixture[str], *args: str
 T = TypeVar("T")
 
 
+def impatient_sqlite_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
+    """A SQLite catalog file whose writers give up on its lock at once (``lock_timeout=0``),
+    made the hooks' fallback store (no ``partitions_default`` connection): another connection
+    holding the lock is then an outage to every writing task. Returns (the file, its URL)."""
+    from airflow_partitions.hooks.catalog import forget_catalogs
+
+    path = tmp_path / "catalog.db"
+    url = f"sqlite:///{path}?busy_timeout=1&lock_timeout=0"
+    monkeypatch.setenv("AIRFLOW_PARTITIONS_STORE", url)
+    monkeypatch.setenv("AIRFLOW_PARTITIONS_DATA_ROOT", str(tmp_path / "data"))
+    monkeypatch.delenv("AIRFLOW_CONN_PARTITIONS_DEFAULT", raising=False)
+    forget_catalogs()
+    return path, url
+
+
 def poll(what: str, check: Callable[[], T | None], timeout: float, every: float = 1.0) -> T:
     """``check()`` until it returns something, or fail saying what was awaited."""
     deadline = time.monotonic() + timeout

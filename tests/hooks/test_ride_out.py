@@ -11,6 +11,7 @@ import pytest
 from airflow_partitions.catalog import Catalog
 from airflow_partitions.demo.events import FACT, RAW, ensure_catalog
 from airflow_partitions.hooks.catalog import CatalogOutage, PartitionCatalogHook, forget_catalogs
+from tests.helpers import impatient_sqlite_store
 
 
 def test_a_task_of_its_own_rides_out_a_locked_catalog(
@@ -19,12 +20,7 @@ def test_a_task_of_its_own_rides_out_a_locked_catalog(
     """What the example DAG's ``ensure_tables`` task does (``ride_out(ensure_catalog)``):
     the store's write lock is held by another connection until the first pause, then the same
     call creates the tables. With no bound left, the typed error names the store and the wait."""
-    path = tmp_path / "catalog.db"
-    url = f"sqlite:///{path}?busy_timeout=1&lock_timeout=0"
-    monkeypatch.setenv("AIRFLOW_PARTITIONS_STORE", url)
-    monkeypatch.setenv("AIRFLOW_PARTITIONS_DATA_ROOT", str(tmp_path / "data"))
-    monkeypatch.delenv("AIRFLOW_CONN_PARTITIONS_DEFAULT", raising=False)
-    forget_catalogs()
+    path, url = impatient_sqlite_store(tmp_path, monkeypatch)
     Catalog(url).close()  # the file and its tables exist; the lock is what keeps writers out
     holder = sqlite3.connect(path, isolation_level=None)
     hook = PartitionCatalogHook()

@@ -28,7 +28,7 @@ from airflow_partitions.operators.partitions import (
     RegisterPartitionsOperator,
 )
 from airflow_partitions.periods import UpdatePeriod
-from tests.helpers import T0, poll
+from tests.helpers import T0, impatient_sqlite_store, poll
 
 #: The pause point's switch (airflow_partitions/catalog/pause_point.py): hold a write at a step.
 PAUSE_ENV = "AIRFLOW_PARTITIONS_PAUSE_AT"
@@ -79,12 +79,7 @@ def locked_sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     """The events catalog on a real SQLite file whose writers give up on its lock at once
     (``lock_timeout=0``), and a second connection holding that lock: the store is down for
     writers (readers still read, WAL) until the test rolls it back."""
-    path = tmp_path / "catalog.db"
-    url = f"sqlite:///{path}?busy_timeout=1&lock_timeout=0"
-    monkeypatch.setenv("AIRFLOW_PARTITIONS_STORE", url)
-    monkeypatch.setenv("AIRFLOW_PARTITIONS_DATA_ROOT", str(tmp_path / "data"))
-    monkeypatch.delenv("AIRFLOW_CONN_PARTITIONS_DEFAULT", raising=False)
-    forget_catalogs()
+    path, url = impatient_sqlite_store(tmp_path, monkeypatch)
     with Catalog(url) as setup:
         setup.create_fact("events")
         setup.create_storage("events", "raw", ["HOURLY"], columns=["dt", "region"])
