@@ -29,6 +29,8 @@ from airflow_partitions.catalog.rows.layout import (
     DEF,
     PRESENT,
     CatalogRows,
+    fact_of_row,
+    fact_row,
     storage_row,
     timeline_column,
 )
@@ -40,6 +42,7 @@ from airflow_partitions.catalog.slices.cells import (
 )
 from airflow_partitions.cover import Slice
 from airflow_partitions.errors import CorruptTimeline, InvalidInput
+from airflow_partitions.kv import Cells
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import PartitionTimeline
 
@@ -70,6 +73,10 @@ class StorageState:
     #: False only when no row of the storage records inputs (:mod:`.lineage.flag`): a stale
     #: check then reads none of its rows.
     may_have_derived: bool = True
+    #: The storage row's definition and timeline cells as read (families ``m`` and ``t``):
+    #: what an answer resting on this state compares a later write with
+    #: (:mod:`.covers.answer_basis`).
+    cells: Cells = field(default_factory=dict)
 
     def slice_timelines(self, period: UpdatePeriod, column: str
                         ) -> dict[Slice, PartitionTimeline] | None:
@@ -93,6 +100,8 @@ class FactState:
     #: Where the catalog table's change feed stood before the storage rows were read (None:
     #: no feed, or a first load): the next load reads only the storage rows written since.
     feed: Hashable | None = None
+    #: The fact row's cells as read.
+    cells: Cells = field(default_factory=dict)
 
 
 class TimelineCache:
@@ -125,25 +134,26 @@ class TimelineCache:
         does: one small row), so a moved generation needs no second read of it."""
         with self._lock:
             cached = self._facts.get(fact)
-        found = None
+        cells = None
         if cached is not None and not refresh:
-            found = catalog_rows.read_fact(fact)
-            if found[1] == cached.generation and found[0] is not None:
+            cells = catalog_rows.catalog.get(fact_row(fact))
+            if cells == cached.cells:  # the same definition, storages and generation
                 return cached
-        state = self._load(catalog_rows, fact, found, None if refresh else cached)
+        state = self._load(catalog_rows, fact, cells, None if refresh else cached)
         with self._lock:
             self._facts[fact] = state
         return state
 
-    def _load(self, catalog_rows: CatalogRows, fact: str,
-              found: tuple[FactDef | None, int, list[str]] | None = None,
+    def _load(self, catalog_rows: CatalogRows, fact: str, fact_cells: Cells | None = None,
               previous: FactState | None = None) -> FactState:
         """Read the fact's storage rows and decode them. Reloading after a write (``previous``
         given), a storage row the catalog table's change feed names no write to since the last
         load keeps its state, so only the storages written since are read (a registration
         reads its own storage's row, not ten years of every rollup's holes). A first load, a
         ``refresh``, and HBase (no feed) read every storage row."""
-        definition, generation, storages = found or catalog_rows.read_fact(fact)
+        if fact_cells is None:
+            fact_cells = catalog_rows.catalog.get(fact_row(fact))
+        definition, generation, storages = fact_of_row(fact, fact_cells)
         if definition is None:
             raise UnknownFact(f"fact {shown(fact)} is not in the catalog")
         kept, feed = _unchanged_storages(catalog_rows, previous)
@@ -160,7 +170,7 @@ class TimelineCache:
                 continue  # a storage still being created
             sdef = decode_storage(name, cells[DEF])
             state = StorageState(sdef, cells.get(PRESENT) == b"true",
-                                 may_have_derived=may_have_derived(cells))
+                                 may_have_derived=may_have_derived(cells), cells=cells)
             states[name] = state
             if not state.present:
                 continue  # rebuilt from the rows before use: its cells are not read
@@ -171,7 +181,7 @@ class TimelineCache:
                         cells.get(timeline_column(period, column)))
             if sdef.dimensions:
                 load_slices(state, cells, decoded)
-        return FactState(definition, generation, states, feed)
+        return FactState(definition, generation, states, feed, fact_cells)
 
 
 def _unchanged_storages(catalog_rows: CatalogRows, previous: FactState | None

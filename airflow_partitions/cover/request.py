@@ -23,6 +23,39 @@ from airflow_partitions.periods import UpdatePeriod, zone
 ALIGN_MODES: Final = (None, "outer", "inner")
 
 
+#: Requests recently made by :meth:`CoverRequest.of`, by their loose input
+#: (:func:`_loose_key`): a sensor asks the same question every poke, and validating it again
+#: costs more than the rest of an unchanged poke.
+_RECENT: dict[tuple[object, ...], CoverRequest] = {}
+_RECENT_MAX: Final = 256
+#: Input types whose equal values make equal requests: a list is not hashable, and another
+#: type's equality could say equal where :meth:`CoverRequest.of` reads them apart.
+_PLAIN: Final = (str, bool, int, type(None))
+
+
+def _loose_key(*values: object) -> tuple[object, ...] | None:
+    """A key equal only for inputs :meth:`CoverRequest.of` turns into equal requests, or None.
+
+    Aware datetimes that are the same instant compare equal in any zone and type, so each
+    datetime's type, zone and fold are part of the key; strings, flags and None stand for
+    themselves, and a list or tuple of strings for the names it holds when asked. Anything
+    else (a naive datetime that must be refused, a set, a generator) has no key and is
+    validated afresh."""
+    key: list[object] = []
+    for value in values:
+        if isinstance(value, dt.datetime):
+            if value.tzinfo is None:
+                return None
+            key += (value, type(value), value.tzinfo, value.fold)
+        elif type(value) in _PLAIN:
+            key.append((type(value), value))
+        elif isinstance(value, tuple | list) and all(type(v) is str for v in value):
+            key.append((tuple, tuple(value)))  # its names as they are now
+        else:
+            return None
+    return tuple(key)
+
+
 class NaiveInstant(InvalidInput):
     """A cover bound has no time zone; covers need aware instants."""
 
@@ -185,6 +218,11 @@ class CoverRequest:
         >>> r.periods
         ('DAILY', 'HOURLY')
         """
+        key = _loose_key(fact, start, end, time_column, periods, storages, align, allow_empty,
+                         fresh_only, where)
+        known = _RECENT.get(key) if key is not None else None
+        if known is not None:
+            return known
         if fact is not None and (not isinstance(fact, str) or not fact.strip()):
             raise InvalidInput(f"fact must be a non-empty string, not {fact!r}")
         start_, end_ = to_instant(start, "start"), to_instant(end, "end")
@@ -194,7 +232,7 @@ class CoverRequest:
                 "manual run's data interval is often empty: pass start= and end="
             )
         period_names = _names("periods", periods)
-        return cls(
+        request = cls(
             fact=fact.strip() if fact is not None else None,
             start=start_,
             end=end_,
@@ -206,6 +244,11 @@ class CoverRequest:
             fresh_only=fresh_only,
             where=where.strip() or None if isinstance(where, str) else where,
         )
+        if key is not None:
+            if len(_RECENT) >= _RECENT_MAX:
+                _RECENT.clear()
+            _RECENT[key] = request
+        return request
 
     def require_fact(self) -> str:
         """The fact, for callers that read a catalog (a bare-sources request has none)."""

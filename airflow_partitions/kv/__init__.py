@@ -14,7 +14,15 @@ from airflow_partitions.kv.backends import (
     open_store,
     parse_store_url,
 )
-from airflow_partitions.kv.base import Cells, KVStore, KVTable, RowCells, RowValues, StoreStats
+from airflow_partitions.kv.base import (
+    Cells,
+    FeedChanges,
+    KVStore,
+    KVTable,
+    RowCells,
+    RowValues,
+    StoreStats,
+)
 from airflow_partitions.kv.cell_blob import decode_cells, encode_cells
 from airflow_partitions.kv.errors import (
     CorruptCell,
@@ -54,6 +62,7 @@ __all__ = [
     "ColumnRange",
     "CorruptCell",
     "DamagedCells",
+    "FeedChanges",
     "FilterList",
     "HBaseConfig",
     "InvalidArgument",

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 from airflow_partitions.kv.errors import InvalidScan
 from airflow_partitions.kv.scan_filters import FILTER_TYPES, ScanFilter
@@ -29,6 +29,16 @@ Cells: TypeAlias = dict[bytes, bytes]
 RowCells: TypeAlias = tuple[bytes, Cells]
 #: A row's values of a projected scan, in the order of the requested columns (None: absent).
 RowValues: TypeAlias = tuple[bytes, tuple[bytes | None, ...]]
+
+
+class FeedChanges(NamedTuple):
+    """One table's part of :meth:`KVStore.changed_rows`: the position to ask from next, the
+    keys written since the position asked (a key may repeat), and, when the rows were asked
+    for, each key's cells as they are now (``{}``: the row is gone)."""
+
+    position: Hashable
+    keys: tuple[bytes, ...]
+    rows: dict[bytes, Cells] | None
 
 
 class StoreStats:
@@ -293,6 +303,19 @@ class KVStore(ABC):
         Why: a verified cover of a store proven unchanged since it was checked is the cover
         checked then (``catalog/covers/verified.py``). HBase over Thrift1 has no such counter:
         ``None``, and every verification reads its rows.
+        """
+        return None
+
+    def changed_rows(self, since: Sequence[tuple[str, Hashable]], *,
+                     with_rows: Iterable[str] = ()) -> list[FeedChanges] | None:
+        """:meth:`KVTable.changes_since` of several tables from one snapshot, with the current
+        cells of the rows named for the tables in ``with_rows``; ``None`` when any table
+        cannot tell (as ``changes_since``) or a row named does not decode (read it the usual
+        way, which reports it).
+
+        Why: an answer resting on rows of two tables is proven still true by one round trip
+        (``catalog/covers/answer_basis.py``). Cost on SQLite: one statement. HBase keeps no
+        feed: ``None``.
         """
         return None
 

@@ -22,12 +22,12 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from airflow_partitions.kv.base import KVStore
-from airflow_partitions.kv.cell_blob import merge_cells
+from airflow_partitions.kv.base import Cells, FeedChanges, KVStore
+from airflow_partitions.kv.cell_blob import decode_cells, merge_cells
 from airflow_partitions.kv.errors import (
     CorruptCell,
     KVError,
@@ -36,7 +36,7 @@ from airflow_partitions.kv.errors import (
     TableExists,
     TableNotFound,
 )
-from airflow_partitions.kv.sqlite_feed import feed_names
+from airflow_partitions.kv.sqlite_feed import changes_of_tables, feed_names
 from airflow_partitions.kv.sqlite_layout import (
     create_table_sql,
     migrate_table,
@@ -98,8 +98,6 @@ class SQLiteStore(KVStore):
         # The ``-shm`` file (its connection's number and descriptor), the WAL-index header
         # read before the last ``PRAGMA data_version`` and that PRAGMA's answer.
         self._shm: tuple[int, int] | None = None
-        self._header_seen: bytes | None = None
-        self._version_seen = 0
         # Tables known to be in today's layout: checked once per store, not per call.
         self._blob_tables: set[str] = set()
         # Tables whose change feed exists, as far as this store knows (``SQLiteTable._write``).
@@ -124,41 +122,69 @@ class SQLiteStore(KVStore):
             self._conn_number = next(_OPENED)
         return self._conn
 
-    def change_stamp(self) -> tuple[int, int, int, int]:
+    def change_stamp(self) -> tuple[int, bytes | int, int, int]:
         """Equal between two calls only if no row of the file changed in between.
 
-        SQLite's ``PRAGMA data_version`` moves when any other connection (any process)
-        commits; this connection's own changes move ``total_changes`` (every INSERT, UPDATE
-        or DELETE on it, raw statements included) and the count of write transactions (a
-        table dropped, which ``total_changes`` does not count). With the connection's number:
-        a reopened connection is another stamp.
+        Every commit to the file, by any connection of any process, rewrites the WAL-index
+        header (:meth:`_wal_index_header`: its change counter, frame count and checksums), so
+        an equal header means no commit in between; when it cannot be read whole, SQLite's
+        ``PRAGMA data_version`` (moved by any other connection's commit) stands in. This
+        connection's own changes also move ``total_changes`` (every INSERT, UPDATE or DELETE
+        on it, raw statements and uncommitted ones included) and the count of write
+        transactions (a table dropped, which ``total_changes`` does not count). With the
+        connection's number: a reopened connection is another stamp.
 
         Cost, kept short because an idle sensor poke is this call and little else: one
-        ``pread`` of the WAL-index header (:meth:`_wal_index_header`, about a file-system
-        stat) when it is the header read before the last PRAGMA, so no commit happened since;
-        else the PRAGMA, which begins and ends a read transaction (two more system calls). A
-        busy or failing database takes the slow path, with the retries and errors of every
-        other read.
+        ``pread`` of the header (about a file-system stat), also right after a commit; the
+        PRAGMA, which begins and ends a read transaction, only while a commit is rewriting
+        the header or before SQLite created it. A busy or failing database takes the slow
+        path, with the retries and errors of every other read.
         """
         with self._lock:
             conn = self._conn
             if conn is None or self._pid != os.getpid():
                 conn = self._connection()  # first use, after fork, or closed (raises)
             header = self._wal_index_header()
-            if header is None or header != self._header_seen:
+            found: bytes | int
+            if header is not None:
+                found = header
+            else:
                 try:
-                    found: int = conn.execute("PRAGMA data_version").fetchone()[0]
+                    found = conn.execute("PRAGMA data_version").fetchone()[0]
                 except sqlite3.Error:
 
                     def version() -> int:
                         return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
                     found = self._retry_busy("reading the data version", version)
-                # Read before the PRAGMA: a commit after it moves the header, and the next
-                # call reads the PRAGMA again.
-                self._header_seen, self._version_seen = header, found
             self.stats.record("change_stamp")
-            return (self._conn_number, self._version_seen, conn.total_changes, self._writes)
+            return (self._conn_number, found, conn.total_changes, self._writes)
+
+    def changed_rows(self, since: Sequence[tuple[str, Hashable]], *,
+                     with_rows: Iterable[str] = ()) -> list[FeedChanges] | None:
+        """:meth:`KVStore.changed_rows`: one SELECT over the tables' feeds
+        (:func:`.sqlite_feed.changes_of_tables`), each blob decoded; a blob that fails its
+        checks makes the answer None (the usual read reports it)."""
+        rows_of = frozenset(with_rows)
+        wanted = [(name, position, name in rows_of) for name, position in since]
+        for name, _, _ in wanted:
+            self.ensure_layout(name)
+        found = self.run("changed_rows", "reading the change feeds",
+                         lambda conn: changes_of_tables(conn, wanted), write=False,
+                         one_statement=True)
+        if found is None:
+            return None
+        out = []
+        for (_, _, rows_wanted), (position, keys, blobs) in zip(wanted, found, strict=True):
+            rows: dict[bytes, Cells] | None = None
+            if rows_wanted:
+                try:
+                    rows = {k: {} if b is None else decode_cells(b)
+                            for k, b in zip(keys, blobs, strict=True)}
+                except CorruptCell:  # damaged or corrupt (DamagedCells too): proves nothing
+                    return None
+            out.append(FeedChanges(position, tuple(keys), rows))
+        return out
 
     def _wal_index_header(self) -> bytes | None:
         """The WAL-index header of the ``-shm`` file (https://sqlite.org/walformat.html), or

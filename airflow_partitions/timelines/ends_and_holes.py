@@ -110,14 +110,11 @@ class EndsAndHolesTimeline(RangeSetTimeline):
             return None
         first_key, latest_key = prefix + "first", prefix + "latest"
         try:
-            first = (after.get(first_key) or "").strip()
-            latest = (after.get(latest_key) or "").strip()
+            ends = self._outward_ends(after)
             old_first, old_latest = self.first_ordinal(), self.latest_ordinal()
-            if not first or not latest or old_first is None or old_latest is None:
+            if ends is None or old_first is None or old_latest is None:
                 return None
-            lo, hi = self.parse(first, first_key), self.parse(latest, latest_key)
-            if lo > old_first or hi < old_latest:
-                return None
+            lo, hi = ends
             rest_before = {k: v for k, v in before.items() if k not in (first_key, latest_key)}
             rest_after = {k: v for k, v in after.items() if k not in (first_key, latest_key)}
             out = self.copy()
@@ -133,6 +130,63 @@ class EndsAndHolesTimeline(RangeSetTimeline):
         except CorruptTimeline:
             return None
         return out if listed is not None and out.hole_count() == listed else None
+
+    def ends_moved_to(self, rest_before: Mapping[str, str], after: Mapping[str, str]
+                      ) -> tuple[int, int] | None:
+        """``after``'s first and latest ordinals when ``after`` is this timeline's properties
+        with only those two moved outwards (or kept); None otherwise (a hole, the kind or
+        anything else changed, an end moved inwards or does not parse).
+
+        ``rest_before``: this timeline's properties without ``first`` and ``latest``
+        (:meth:`properties_but_ends`). Then ``after`` lists the same holes, which lie between
+        the old ends and so between the new ones: it is a valid timeline that equals this one
+        plus the partitions between the old and the new ends. Why: a reader that kept an
+        answer asks whether a write changed a timeline inside its range without decoding it
+        (``catalog/covers/answer_basis.py``). Cost: a dict comparison and two parses.
+
+        >>> from airflow_partitions.periods import UpdatePeriod
+        >>> d = UpdatePeriod.DAILY.parse_ordinal("2015-01-01", "UTC")
+        >>> t = EndsAndHolesTimeline("DAILY")
+        >>> t.replace_ranges([(d, d + 3), (d + 4, d + 6)])
+        >>> before = t.to_properties()
+        >>> key = "cube.storagetable.partition.timeline.cache.DAILY.dt.latest"
+        >>> moved = t.ends_moved_to(t.properties_but_ends(before),
+        ...                         dict(before, **{key: "2015-01-09"}))
+        >>> [o - d for o in moved]
+        [0, 8]
+        >>> t.ends_moved_to(t.properties_but_ends(before), dict(before, **{key: "2015-01-02"}))
+        """
+        rest_after = dict(after)
+        prefix = timeline_prefix(self.period.name, self.column)
+        rest_after.pop(prefix + "first", None)
+        rest_after.pop(prefix + "latest", None)
+        if rest_after != rest_before:
+            return None
+        try:
+            return self._outward_ends(after)
+        except CorruptTimeline:
+            return None
+
+    def properties_but_ends(self, properties: Mapping[str, str]) -> dict[str, str]:
+        """``properties`` without this timeline's ``first`` and ``latest``."""
+        prefix = timeline_prefix(self.period.name, self.column)
+        return {k: v for k, v in properties.items()
+                if k not in (prefix + "first", prefix + "latest")}
+
+    def _outward_ends(self, after: Mapping[str, str]) -> tuple[int, int] | None:
+        """``after``'s (first, latest) ordinals, or None when either is empty, this timeline
+        is empty, or an end lies inside this timeline's ends; a bad value raises."""
+        prefix = timeline_prefix(self.period.name, self.column)
+        first_key, latest_key = prefix + "first", prefix + "latest"
+        first = (after.get(first_key) or "").strip()
+        latest = (after.get(latest_key) or "").strip()
+        old_first, old_latest = self.first_ordinal(), self.latest_ordinal()
+        if not first or not latest or old_first is None or old_latest is None:
+            return None
+        lo, hi = self.parse(first, first_key), self.parse(latest, latest_key)
+        if lo > old_first or hi < old_latest:
+            return None
+        return lo, hi
 
     def _parse_holes(self, items: list[Item]) -> list[int]:
         """Ordinals of the hole strings, formatting a guess before parsing in full.

@@ -20,6 +20,7 @@ import time
 from collections.abc import Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from airflow_partitions.catalog.covers.answer_basis import AnswerBasis, feed_positions
 from airflow_partitions.catalog.covers.fresh import fresh_sources
 from airflow_partitions.catalog.covers.per_slice import slice_round, uses_slices
 from airflow_partitions.catalog.covers.unadvertise import (
@@ -103,28 +104,45 @@ def verified_cover(
 
     A store that proves it unchanged since this request was last answered (SQLite's change
     stamp, :meth:`KVStore.change_stamp`: one PRAGMA) gets that answer again: its rows are
-    the rows checked then, byte for byte. HBase cannot prove it, so it reads them.
+    the rows checked then, byte for byte. When the stamp moved, SQLite's change feeds may
+    still prove it true in one statement: no row it rests on was written, and no timeline
+    changed inside its range (:mod:`.covers.answer_basis`). HBase can prove neither, so it
+    reads the rows.
     """
     if not verify or MAX_ROWS == 0:
-        return _verified_cover(catalog, request, verify=verify)
+        return _verified_cover(catalog, request, verify=verify)[0]
     stamp = catalog.rows.kv.change_stamp()
     if stamp is None:
-        return _verified_cover(catalog, request, verify=True)
+        return _verified_cover(catalog, request, verify=True)[0]
     key = (request, request.start.tzinfo, request.end.tzinfo, catalog.rows.kv.url)
     kept = _ANSWERED.get(key)
     if kept is not None and kept[0] == stamp:
         return kept[1]
-    answer = _verified_cover(catalog, request, verify=True)
-    # Stamped before the reads: a write during them (ours, a repair, or anyone's) moved the
-    # stamp, so this answer is never handed out for a store that changed.
-    _ANSWERED.remember(key, (stamp, answer))
+    since: tuple[Hashable, Hashable] | None = None
+    if kept is not None and kept[2] is not None:
+        checked = kept[2].recheck(catalog.rows)
+        if isinstance(checked, AnswerBasis):  # the writes since left it true
+            _ANSWERED.remember(key, (stamp, kept[1], checked))
+            return kept[1]
+        since = checked
+    elif kept is None and not request.fresh_only and request.where is None:
+        since = feed_positions(catalog.rows)
+    answer, state, column = _verified_cover(catalog, request, verify=True)
+    # Stamped before the reads (and the feed positions read before them): a write during
+    # them (ours, a repair, or anyone's) moved the stamp and is listed by the next recheck,
+    # so this answer is never handed out for a store that changed without being proven.
+    basis = None
+    if since is not None and state is not None and column is not None:
+        basis = AnswerBasis.of(catalog.rows, since, state, request, column, answer.cover)
+    _ANSWERED.remember(key, (stamp, answer, basis))
     return answer
 
 
 def _verified_cover(
     catalog: CatalogCore, request: CoverRequest, *, verify: bool
-) -> VerifiedCover:
-    """:func:`verified_cover`, computed and checked."""
+) -> tuple[VerifiedCover, FactState | None, str | None]:
+    """:func:`verified_cover`, computed and checked; with the fact's state and the time column
+    when the answer is a time-only cover computed from that state alone."""
     fact = request.require_fact()
     refresh = False
     sliced: VerifiedCover | None = None
@@ -151,24 +169,24 @@ def _verified_cover(
                 # complete-partition cover and with no more partitions; coverable or not,
                 # it is the answer (and says per slice what is missing).
                 if not found.partial or not verify:
-                    return VerifiedCover(found.cover, runs=found.runs)
+                    return VerifiedCover(found.cover, runs=found.runs), None, None
                 # A partition reaching past a slice's required span (a DAILY rollup over a
                 # day a region joins at 01:00) is not in the slice cover: the complete-
                 # partition cover may cover the range, or with fewer partitions.
                 sliced = VerifiedCover(found.cover, runs=found.runs)
         sources, checks, cover, defs, notes = _computed(catalog, state, request, column)
         if not verify:
-            return VerifiedCover(cover.with_notes(notes), ())
+            return VerifiedCover(cover.with_notes(notes), ()), None, None
         runs = read_runs(catalog.rows, defs, cover.runs, column, merge=not request.fresh_only)
         key = _request_key(request, column)
         kept = _VERIFIED.get(key)
         if kept is not None and kept[0] is cover and sliced is None and _same(kept[1], runs):
-            return kept[2]  # the same cover over the same checked rows (their memo)
+            return kept[2], state, column  # the same cover over the same checked rows
         unbacked = [(rows.run, ordinal) for rows in runs for ordinal in rows.missing]
         incomplete = _incomplete(runs, defs, checks)
         if not unbacked and not incomplete:
             if sliced is not None and not _better(cover, checks, sliced.cover):
-                return sliced  # its missing ranges say per slice what each lacks
+                return sliced, None, None  # its missing ranges say per slice what each lacks
             located = Cover(cover.start, cover.end, cover.runs,
                             with_slices(cover.missing, list(checks.values()), cover.tz or "UTC",
                                         _sliced(sources, checks)),
@@ -177,7 +195,8 @@ def _verified_cover(
             verified = VerifiedCover(located, runs=runs)
             if sliced is None and not checks and not request.fresh_only:
                 _VERIFIED.remember(key, (cover, tuple(runs), verified))
-            return verified
+                return verified, state, column
+            return verified, None, None
         if not unbacked:  # a slice's row went away since the completeness check: read again
             if refresh:  # fresh slice timelines still advertise it: settle them (repair)
                 _repair_slices(catalog, defs, column, incomplete, checks)
@@ -214,7 +233,7 @@ _VERIFIED: LatestMemo[_RequestKey, tuple[Cover, tuple[RunRows, ...], VerifiedCov
 #: The answer last given to a request on a store, with the store's change stamp before it
 #: was computed (:func:`verified_cover`).
 _ANSWERED: LatestMemo[tuple[CoverRequest, object, object, str],
-                      tuple[Hashable, VerifiedCover]] = LatestMemo()
+                      tuple[Hashable, VerifiedCover, AnswerBasis | None]] = LatestMemo()
 
 
 def _computed(catalog: CatalogCore, state: FactState, request: CoverRequest,

@@ -286,14 +286,7 @@ class CatalogRows:
 
     def read_fact(self, fact: str) -> tuple[FactDef | None, int, list[str]]:
         """The fact's definition, generation and storages, in one round trip."""
-        cells = self.catalog.get(fact_row(fact))
-        if DEF not in cells:
-            return None, 0, []
-        storages = sorted(
-            k[len(b"m:s.") :].decode() for k in cells if k.startswith(b"m:s.")
-        )
-        fdef = decode_fact(fact, cells[DEF])
-        return fdef, decode_counter(cells.get(GEN)), storages
+        return fact_of_row(fact, self.catalog.get(fact_row(fact)))
 
     def read_generation(self, fact: str) -> int:
         """The warm-cache check: one small read."""
@@ -435,6 +428,15 @@ class CatalogRows:
     def period_prefix(self, storage: StorageDef, period: UpdatePeriod,
                       leading: tuple[PartitionValue, ...] = ()) -> bytes:
         return key_prefix(storage.key_schema, storage.name, period.name, leading)
+
+def fact_of_row(fact: str, cells: Mapping[bytes, bytes]) -> tuple[FactDef | None, int, list[str]]:
+    """The definition, generation and storages a fact row's cells hold (None, 0, [] when it
+    has no definition)."""
+    if DEF not in cells:
+        return None, 0, []
+    storages = sorted(k[len(b"m:s.") :].decode() for k in cells if k.startswith(b"m:s."))
+    return decode_fact(fact, cells[DEF]), decode_counter(cells.get(GEN)), storages
+
 
 def decode_counter(raw: bytes | None) -> int:
     if not raw:

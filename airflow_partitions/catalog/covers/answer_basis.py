@@ -1,0 +1,216 @@
+"""What a verified answer rests on, and the proof in one read that a later write left it true.
+
+Why: a sensor asks one small range again and again while producers register other partitions
+of the same fact. Every registration moves the store's change stamp, and the answer was then
+worked out again: the fact's rows reloaded, the cover computed, its rows checked (about half
+a millisecond, most of it Python). On SQLite both catalog tables keep a change feed
+(:mod:`airflow_partitions.kv.sqlite_feed`), so one statement lists what was written since the
+answer and brings the catalog rows written, as they are now. The answer stands when:
+
+* no partition row that could take part in it was written: no key of the fact's storages,
+  in any of their periods, within the key span of the partitions that overlap the range
+  (any key of the period when the time column does not lead the key);
+* every catalog row of the fact that was written holds the cells the answer came from, but
+  for the fact's generation counter and EndsAndHoles timeline cells whose ends moved
+  outwards without reaching the range
+  (:meth:`~airflow_partitions.timelines.EndsAndHolesTimeline.ends_moved_to`).
+
+Then the rows the answer was checked against are the rows now, and every timeline says
+inside the range what it said: the cover worked out again is this one, checked against the
+same rows (invariant 2 of docs/design.md holds as for the change stamp's memo). Anything else
+takes the full path: a store or feed that cannot tell (HBase, a feed trimmed or rebuilt), a
+fact with declared dimensions or a StoreAll timeline, a ``fresh_only`` or ``where`` request,
+a timeline cell changed in any other way.
+
+Cost: one statement; per catalog row of the fact written since, a decode of its cells and a
+comparison; per changed timeline cell a JSON parse and two value parses; per changed
+partition key, a comparison with each of the fact's key spans.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from airflow_partitions.catalog.rows.layout import (
+    CATALOG_TABLE,
+    GEN,
+    PARTITIONS_TABLE,
+    CatalogRows,
+    TimelineCell,
+    fact_row,
+    storage_row,
+    timeline_column,
+)
+from airflow_partitions.cover import Cover, CoverRequest
+from airflow_partitions.errors import CorruptTimeline
+from airflow_partitions.keys import encode_value, prefix_successor
+from airflow_partitions.kv import Cells
+from airflow_partitions.timelines import EndsAndHolesTimeline, RangeSetTimeline
+
+if TYPE_CHECKING:
+    from airflow_partitions.catalog.cache import FactState
+
+_TICK = dt.timedelta(microseconds=1)
+
+
+@dataclass(frozen=True)
+class TimelineBasis:
+    """One EndsAndHoles timeline an answer came from: its properties but the ends, and the
+    ordinals of its period the answer's range overlaps."""
+
+    timeline: EndsAndHolesTimeline
+    kind: str | None
+    rest: dict[str, str]
+    first: int
+    last: int
+
+    def same_in_range(self, raw: bytes | None) -> bool:
+        """Whether the cell ``raw`` is this timeline with its ends moved outwards, no
+        partition added inside the range. Cost: a JSON parse, a dict comparison, two parses."""
+        try:
+            cell = TimelineCell.decode(raw)
+        except CorruptTimeline:
+            return False
+        if cell.kind != self.kind:
+            return False
+        ends = self.timeline.ends_moved_to(self.rest, cell.properties)
+        old_first, old_latest = self.timeline.first_ordinal(), self.timeline.latest_ordinal()
+        if ends is None or old_first is None or old_latest is None:
+            return False
+        lo, hi = ends
+        added_before = lo < old_first and lo <= self.last and old_first - 1 >= self.first
+        added_after = hi > old_latest and old_latest + 1 <= self.last and hi >= self.first
+        return not (added_before or added_after)
+
+
+@dataclass(frozen=True)
+class AnswerBasis:
+    """The feed positions an answer was worked out from, and what of the catalog it read."""
+
+    positions: tuple[Hashable, Hashable]
+    fact_row: bytes
+    fact_cells: Cells
+    #: Per storage row: its cells as the answer read them (families ``m`` and ``t``).
+    storage_cells: dict[bytes, Cells]
+    #: Per (storage row, timeline cell name): the timeline the answer came from.
+    timelines: dict[tuple[bytes, bytes], TimelineBasis]
+    #: The partitions table's key spans ``[low, high)`` a write in which may change it.
+    spans: tuple[tuple[bytes, bytes | None], ...]
+
+    @classmethod
+    def of(cls, rows: CatalogRows, positions: tuple[Hashable, Hashable], state: FactState,
+           request: CoverRequest, column: str, cover: Cover) -> AnswerBasis | None:
+        """The basis of an answer computed from ``state`` after the feeds stood at
+        ``positions``; None when the answer is not one this module can prove again."""
+        if request.fresh_only or request.where is not None:
+            return None
+        start = min(request.start, cover.start)
+        end = max(request.end, cover.end, start + _TICK)
+        storage_cells: dict[bytes, Cells] = {}
+        timelines: dict[tuple[bytes, bytes], TimelineBasis] = {}
+        spans: list[tuple[bytes, bytes | None]] = []
+        members = {k[len(b"m:s."):].decode() for k in state.cells if k.startswith(b"m:s.")}
+        if members != state.storages.keys():
+            return None  # a storage still being created: its first write would go unseen
+        for name, storage in state.storages.items():
+            sdef = storage.definition
+            if sdef.dimensions or not storage.present or not storage.cells:
+                return None
+            row = storage_row(name)
+            storage_cells[row] = storage.cells
+            leading = sdef.column_names[0] == column
+            for period in sdef.periods:
+                first = period.ordinal(start, sdef.tz)
+                last = period.ordinal(end - _TICK, sdef.tz)
+                prefix = rows.period_prefix(sdef, period)
+                if leading:
+                    name0, ctype = sdef.columns[0]
+                    low = prefix + encode_value(ctype, period.format_ordinal(first, sdef.tz),
+                                                column=name0)
+                    high = prefix_successor(
+                        prefix + encode_value(ctype, period.format_ordinal(last, sdef.tz),
+                                              column=name0))
+                    spans.append((low, high))
+                else:
+                    spans.append((prefix, prefix_successor(prefix)))
+                for time_column in sdef.time_columns:
+                    cell = timeline_column(period, time_column)
+                    timeline = storage.timelines.get((period, time_column))
+                    raw = storage.cells.get(cell)
+                    if not isinstance(timeline, RangeSetTimeline) or raw is None:
+                        return None  # StoreAll (its values live in other cells), or none
+                    if isinstance(timeline, EndsAndHolesTimeline):
+                        found = _timeline_basis(timeline, raw, first, last)
+                        if found is None:
+                            return None
+                        timelines[(row, cell)] = found
+                    # Another RangeSet kind (Ranges): a change to its cell takes the full path.
+        return cls(positions, fact_row(state.definition.name), state.cells, storage_cells,
+                   timelines, tuple(spans))
+
+    def recheck(self, rows: CatalogRows) -> AnswerBasis | tuple[Hashable, Hashable] | None:
+        """This basis moved on to now when the answer still stands; else the feeds' current
+        positions (to work the answer out from), or None when the feeds cannot tell."""
+        found = rows.kv.changed_rows(
+            [(CATALOG_TABLE, self.positions[0]), (PARTITIONS_TABLE, self.positions[1])],
+            with_rows=[CATALOG_TABLE])
+        if found is None:
+            return None
+        catalog, partitions = found
+        now = (catalog.position, partitions.position)
+        for key in partitions.keys:
+            for low, high in self.spans:
+                if low <= key and (high is None or key < high):
+                    return now
+        assert catalog.rows is not None
+        for row, cells in catalog.rows.items():
+            if not self._same(row, cells):
+                return now
+        return AnswerBasis(now, self.fact_row, self.fact_cells, self.storage_cells,
+                           self.timelines, self.spans)
+
+    def _same(self, row: bytes, cells: Cells) -> bool:
+        """Whether the catalog row ``row``, now holding ``cells``, leaves the answer true."""
+        if row == self.fact_row:
+            return _without(cells, GEN) == _without(self.fact_cells, GEN)
+        before = self.storage_cells.get(row)
+        if before is None:
+            return True  # another fact's row, or a storage not in this fact
+        names = {n for n in cells if n[:2] in (b"m:", b"t:")} | before.keys()
+        for name in names:
+            now = cells.get(name)
+            if now == before.get(name):
+                continue
+            timeline = self.timelines.get((row, name))
+            if timeline is None or not timeline.same_in_range(now):
+                return False
+        return True
+
+
+def _without(cells: Cells, name: bytes) -> Cells:
+    return {k: v for k, v in cells.items() if k != name}
+
+
+def _timeline_basis(timeline: EndsAndHolesTimeline, raw: bytes, first: int, last: int
+                    ) -> TimelineBasis | None:
+    """The basis of one EndsAndHoles timeline decoded from ``raw``; None when the cell does
+    not decode (the answer then has no basis)."""
+    try:
+        cell = TimelineCell.decode(raw)
+    except CorruptTimeline:
+        return None
+    return TimelineBasis(timeline, cell.kind, timeline.properties_but_ends(cell.properties),
+                         first, last)
+
+
+def feed_positions(rows: CatalogRows) -> tuple[Hashable, Hashable] | None:
+    """Where both catalog tables' feeds stand now (two statements), None when either keeps
+    none. Taken before an answer's reads: a write in between is listed by the next check."""
+    catalog = rows.catalog.feed_position()
+    partitions = rows.partitions.feed_position() if catalog is not None else None
+    return None if partitions is None else (catalog, partitions)
+
+__all__ = ["AnswerBasis", "feed_positions"]
