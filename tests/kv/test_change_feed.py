@@ -225,3 +225,81 @@ def test_changes_since_names_exactly_the_rows_written(tmp_path_factory: pytest.T
                 position, keys = found
                 assert set(keys) == written
                 written = set()
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(ops=st.lists(st.tuples(st.sampled_from(["put", "delete", "raw", "ask"]),
+                              st.sampled_from(["t", "u"]), st.integers(0, 4)), max_size=24))
+def test_changed_rows_names_both_tables_writes_and_their_rows_now(
+        tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, str, int]]) -> None:
+    """Property: one ``changed_rows`` call over two tables names exactly the keys each
+    table's writes changed since the positions, and for the table asked with rows, each
+    named row as it is now (``{}`` once deleted); the positions it returns are the next
+    ones to ask from."""
+    path = tmp_path_factory.mktemp("feeds")
+    with open_store(f"sqlite:///{path}/p.db") as kv:
+        assert isinstance(kv, SQLiteStore)
+        for name in ("t", "u"):
+            kv.create_table(name, ["cf"])
+            kv.table(name).put(b"seed", {CELL: b"1"})
+        positions = {name: kv.table(name).feed_position() for name in ("t", "u")}
+        present: dict[str, dict[bytes, bytes]] = {"t": {b"seed": b"1"}, "u": {b"seed": b"1"}}
+        written: dict[str, set[bytes]] = {"t": set(), "u": set()}
+        for i, (op, name, k) in enumerate([*ops, ("ask", "t", 0)]):
+            key, value = b"k%d" % k, b"v%d" % i
+            if op == "put":
+                kv.table(name).put(key, {CELL: value})
+            elif op == "raw":
+                with sqlite3.connect(kv.path) as other:
+                    other.execute(f"INSERT OR REPLACE INTO {sql_table(name)} (row, cells) "
+                                  "VALUES (?, ?)", (key, encode_cells({CELL: value})))
+            elif op == "delete":
+                kv.table(name).delete(key)
+            if op in ("put", "raw"):
+                present[name][key] = value
+                written[name].add(key)
+            elif op == "delete" and present[name].pop(key, None) is not None:
+                written[name].add(key)
+            if op != "ask":
+                continue
+            found = kv.changed_rows([("t", positions["t"]), ("u", positions["u"])],
+                                    with_rows=["t"])
+            assert found is not None
+            (t_pos, t_keys, t_rows), (u_pos, u_keys, u_rows) = found
+            assert set(t_keys) == written["t"] and set(u_keys) == written["u"]
+            assert u_rows is None
+            assert t_rows == {k: {CELL: present["t"][k]} if k in present["t"] else {}
+                              for k in written["t"]}
+            assert (t_pos, u_pos) == (kv.table("t").feed_position(),
+                                      kv.table("u").feed_position())
+            positions = {"t": t_pos, "u": u_pos}
+            written = {"t": set(), "u": set()}
+
+
+def test_changed_rows_cannot_tell_what_one_feed_cannot(store: SQLiteStore) -> None:
+    """Any one table whose feed cannot vouch for the interval (trimmed, its table dropped
+    and created again, a bad position), or a row named that does not decode: None, and the
+    reader reads the usual way."""
+    store.create_table("u", ["cf"])
+    t, u = store.table("t"), store.table("u")
+    t.put(b"k1", {CELL: b"1"})
+    u.put(b"k1", {CELL: b"1"})
+    since = [("t", t.feed_position()), ("u", u.feed_position())]
+    assert store.changed_rows(since, with_rows=["t", "u"]) == [
+        (since[0][1], (), {}), (since[1][1], (), {})]
+    assert store.changed_rows([("t", (1, "x")), since[1]]) is None
+    raw(store, "UPDATE {t} SET cells = ? WHERE row = ?", b"\x03\x00\x01", b"k1")
+    assert store.changed_rows(since) is not None  # keys only: the blob is not read
+    assert store.changed_rows(since, with_rows=["t"]) is None  # it does not decode
+    u.put_many([(b"k%06d" % i, {CELL: b"1"}) for i in range(FEED_KEEP + 1)])
+    assert store.changed_rows(since) is None  # u's feed was trimmed past its position
+    since = [("t", t.feed_position()), ("u", u.feed_position())]
+    store.drop_table("u")
+    store.create_table("u", ["cf"])
+    assert store.changed_rows(since) is None  # DDL since: the schema moved
+
+
+def test_hbase_and_the_base_class_list_no_changed_rows() -> None:
+    from airflow_partitions.kv import KVStore
+
+    assert KVStore.changed_rows(None, [("t", (1, 2))]) is None  # type: ignore[arg-type]
