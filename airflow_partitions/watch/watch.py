@@ -2,14 +2,14 @@
 
 Why: a sensor asks the same question every poke, and almost every poke finds nothing changed.
 Two counters prove that, cheapest first. The store's change stamp
-(:meth:`~airflow_partitions.kv.KVStore.change_stamp`; SQLite: its WAL-index header, then
-``PRAGMA data_version`` when that moved, and the connection's own counters) stays equal only
-while no row of the store changed, written by any connection of any process: then the answer
-is the one computed last, and an idle check is that one round trip, about a file-system stat's
-CPU. When the stamp moved (a write, to any fact),
-or the store has none (HBase), the fact's generation counter decides as before: it moves on
-every timeline change of the fact, so an unchanged generation means an unchanged answer, and
-only a moved one computes a verified cover. :class:`GenerationProbe` is the same two-step
+(:meth:`~airflow_partitions.kv.KVStore.change_stamp`; SQLite: its WAL-index header, or
+``PRAGMA data_version`` while that cannot be read, and the connection's own counters) stays
+equal only while no row of the store changed, written by any connection of any process: then
+the answer is the one computed last, and an idle check is that one round trip, about a
+file-system stat's CPU. When the stamp moved (a write, to any fact), or the store has none
+(HBase), the fact's generation counter decides as before: it moves on every timeline change
+of the fact, so an unchanged generation means an unchanged answer, and only a moved one asks
+for a verified cover (which the catalog may prove still true from its change feeds). :class:`GenerationProbe` is the same two-step
 read for the trigger's poller.
 
 The watch also decides when the answer is worth a log line (:meth:`CoverageWatch.news`): when
