@@ -47,10 +47,11 @@ _facts = itertools.count()
 
 
 def history(catalog: Catalog, fact: str) -> None:
-    """``fact`` with ``<fact>_hourly`` and ``<fact>_daily`` (preferred) holding the history."""
+    """``fact`` with ``<fact>_hourly`` and ``<fact>_daily`` (preferred) holding the history;
+    the rollup's MONTHLY period never had a partition (its timeline cell was never stored)."""
     catalog.create_fact(fact)
     catalog.create_storage(fact, f"{fact}_hourly", ["HOURLY"])
-    catalog.create_storage(fact, f"{fact}_daily", ["DAILY"], priority=5)
+    catalog.create_storage(fact, f"{fact}_daily", ["DAILY", "MONTHLY"], priority=5)
     catalog.register(f"{fact}_hourly", "HOURLY", [{"dt": hour(h)} for h in sorted(FIRST_HOURS)])
     catalog.register(f"{fact}_daily", "DAILY", [{"dt": day(d)} for d in sorted(FIRST_DAYS)])
 
@@ -191,6 +192,19 @@ def test_writes_that_may_change_the_answer_work_it_out_again(
     assert ops != KEPT, what
     forget_kept()
     assert found == missing_hours(catalog, lo, hi), what
+
+
+def test_a_first_partition_of_an_unused_period_is_worked_out_again(catalog: Catalog) -> None:
+    """Its timeline cell appears: not a move of the ends, so the cover is worked out again,
+    however far from the range (here the next year's first month)."""
+    found, ops = ask(catalog, 24, 48)
+    assert found == [] and "scan_page" in ops  # the first question reads its rows
+    assert ask(catalog, 24, 48) == ([], {"change_stamp": 1})  # nothing written: the stamp
+    catalog.register("f_daily", "MONTHLY", [{"dt": "2016-01"}])
+    found, ops = ask(catalog, 24, 48)
+    assert ops != KEPT and found == []
+    catalog.register("f_hourly", "HOURLY", [{"dt": hour(120)}])
+    assert ask(catalog, 24, 48) == ([], KEPT)  # and from there on as before
 
 
 def test_a_new_hole_beyond_the_end_changes_a_timeline_and_is_worked_out_again(

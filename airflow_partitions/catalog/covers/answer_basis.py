@@ -140,14 +140,15 @@ class AnswerBasis:
                     cell = timeline_column(period, time_column)
                     timeline = storage.timelines.get((period, time_column))
                     raw = storage.cells.get(cell)
-                    if not isinstance(timeline, RangeSetTimeline) or raw is None:
-                        return None  # StoreAll (its values live in other cells), or none
-                    if isinstance(timeline, EndsAndHolesTimeline):
+                    if not isinstance(timeline, RangeSetTimeline):
+                        return None  # StoreAll: its values live in other cells
+                    if raw is not None and isinstance(timeline, EndsAndHolesTimeline):
                         found = _timeline_basis(timeline, raw, first, last)
                         if found is None:
                             return None
                         timelines[(row, cell)] = found
-                    # Another RangeSet kind (Ranges): a change to its cell takes the full path.
+                    # A cell never stored (an empty timeline), or another RangeSet kind
+                    # (Ranges): any write to its cell takes the full path.
         return cls(positions, fact_row(state.definition.name), state.cells, storage_cells,
                    timelines, tuple(spans))
 
