@@ -248,8 +248,11 @@ class OursQuery:
 
     def __init__(self, catalog: Any, fact: str, storages: list[str] | None, verify: bool, *,
                  sliced: bool = False) -> None:
+        from airflow_partitions.kv import forget_all  # here: this file runs under peers too
+
         self.catalog, self.fact, self.storages, self.verify = catalog, fact, storages, verify
         self.sliced = sliced
+        self.forget_all = forget_all  # imported once, not in the timed call
         self.before: Callable[[], None] | None = None
         self.close: Callable[[], None] | None = None
         self.writes = 0
@@ -259,10 +262,8 @@ class OursQuery:
         self.catalog.kv.table("peers_scratch").put(b"w", {b"cf:n": str(self.writes).encode()})
 
     def __call__(self, start: dt.datetime, end: dt.datetime) -> list[str]:
-        from airflow_partitions.kv import forget_all
-
         if not self.verify:  # the computation itself, every time: not the answer kept for
-            forget_all()  # the request (a warm verified call reuses what its read proves)
+            self.forget_all()  # the request (a warm verified call reuses what its read proves)
         cover = self.catalog.cover(self.fact, start, end, storages=self.storages,
                                    verify=self.verify)
         if self.sliced:

@@ -9,8 +9,8 @@ the answer is the one computed last, and an idle check is that one round trip, a
 file-system stat's CPU. When the stamp moved (a write, to any fact), or the store has none
 (HBase), the fact's generation counter decides as before: it moves on every timeline change
 of the fact, so an unchanged generation means an unchanged answer, and only a moved one asks
-for a verified cover (which the catalog may prove still true from its change feeds). :class:`GenerationProbe` is the same two-step
-read for the trigger's poller.
+for a verified cover (which the catalog may prove still true from its change feeds).
+:class:`GenerationProbe` is the same two-step read for the trigger's poller.
 
 The watch also decides when the answer is worth a log line (:meth:`CoverageWatch.news`): when
 its status text changed, or as a reminder after :data:`REMINDER_SECONDS` without a change, so an

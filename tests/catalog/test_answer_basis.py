@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 from airflow_partitions.catalog import Catalog, forget_kept
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.rows.layout import storage_row, timeline_column
-from airflow_partitions.cover import CoverRequest
 from airflow_partitions.kv.sqlite_table import sql_table
 from airflow_partitions.periods import UpdatePeriod
 from tests.hypothesis_budget import examples
@@ -205,6 +204,18 @@ def test_a_first_partition_of_an_unused_period_is_worked_out_again(catalog: Cata
     assert ops != KEPT and found == []
     catalog.register("f_hourly", "HOURLY", [{"dt": hour(120)}])
     assert ask(catalog, 24, 48) == ([], KEPT)  # and from there on as before
+
+
+def test_after_the_feeds_could_not_tell_the_next_answer_is_kept_again(
+        catalog: Catalog) -> None:
+    """DDL (a table created) leaves the feeds unable to vouch for the interval: that once,
+    the cover is worked out again, and the answer after it is kept as before."""
+    ask(catalog, 24, 48)
+    catalog.kv.create_table("another", ("cf",))
+    found, ops = ask(catalog, 24, 48)
+    assert ops != KEPT and found == []
+    catalog.register("f_hourly", "HOURLY", [{"dt": hour(120)}])
+    assert ask(catalog, 24, 48) == ([], KEPT)
 
 
 def test_a_new_hole_beyond_the_end_changes_a_timeline_and_is_worked_out_again(

@@ -166,8 +166,7 @@ class AnswerBasis:
             for low, high in self.spans:
                 if low <= key and (high is None or key < high):
                     return now
-        assert catalog.rows is not None
-        for row, cells in catalog.rows.items():
+        for row, cells in (catalog.rows or {}).items():  # asked with rows: never None
             if not self._same(row, cells):
                 return now
         return AnswerBasis(now, self.fact_row, self.fact_cells, self.storage_cells,

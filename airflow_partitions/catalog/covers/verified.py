@@ -18,7 +18,7 @@ import logging
 import random
 import time
 from collections.abc import Hashable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from airflow_partitions.catalog.covers.answer_basis import AnswerBasis, feed_positions
 from airflow_partitions.catalog.covers.fresh import fresh_sources
@@ -116,25 +116,32 @@ def verified_cover(
         return _verified_cover(catalog, request, verify=True)[0]
     key = (request, request.start.tzinfo, request.end.tzinfo, catalog.rows.kv.url)
     kept = _ANSWERED.get(key)
-    if kept is not None and kept[0] == stamp:
-        return kept[1]
+    basis: AnswerBasis | str | None = None
     since: tuple[Hashable, Hashable] | None = None
-    if kept is not None and kept[2] is not None:
-        checked = kept[2].recheck(catalog.rows)
-        if isinstance(checked, AnswerBasis):  # the writes since left it true
-            _ANSWERED.remember(key, (stamp, kept[1], checked))
+    if kept is not None:
+        if kept[0] == stamp:
             return kept[1]
-        since = checked
-    elif kept is None and not request.fresh_only and request.where is None:
+        basis = kept[2]
+        if isinstance(basis, AnswerBasis):
+            checked = basis.recheck(catalog.rows)
+            if isinstance(checked, AnswerBasis):  # the writes since left it true
+                _ANSWERED.remember(key, (stamp, kept[1], checked))
+                return kept[1]
+            since = checked
+    if since is None and basis is not UNPROVABLE and not request.fresh_only \
+            and request.where is None:
         since = feed_positions(catalog.rows)
     answer, state, column = _verified_cover(catalog, request, verify=True)
     # Stamped before the reads (and the feed positions read before them): a write during
     # them (ours, a repair, or anyone's) moved the stamp and is listed by the next recheck,
     # so this answer is never handed out for a store that changed without being proven.
-    basis = None
-    if since is not None and state is not None and column is not None:
-        basis = AnswerBasis.of(catalog.rows, since, state, request, column, answer.cover)
-    _ANSWERED.remember(key, (stamp, answer, basis))
+    found: AnswerBasis | str | None = None  # None: the feeds could not tell, ask them again
+    if since is not None:
+        found = UNPROVABLE
+        if state is not None and column is not None:
+            found = AnswerBasis.of(catalog.rows, since, state, request, column,
+                                   answer.cover) or UNPROVABLE
+    _ANSWERED.remember(key, (stamp, answer, found))
     return answer
 
 
@@ -233,7 +240,10 @@ _VERIFIED: LatestMemo[_RequestKey, tuple[Cover, tuple[RunRows, ...], VerifiedCov
 #: The answer last given to a request on a store, with the store's change stamp before it
 #: was computed (:func:`verified_cover`).
 _ANSWERED: LatestMemo[tuple[CoverRequest, object, object, str],
-                      tuple[Hashable, VerifiedCover, AnswerBasis | None]] = LatestMemo()
+                      tuple[Hashable, VerifiedCover, AnswerBasis | str | None]] = LatestMemo()
+#: What :data:`_ANSWERED` keeps instead of a basis for an answer that this module cannot
+#: prove again (dimensions, StoreAll, a slice cover): its request reads no feed positions.
+UNPROVABLE: Final = "unprovable"
 
 
 def _computed(catalog: CatalogCore, state: FactState, request: CoverRequest,
