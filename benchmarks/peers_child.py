@@ -166,6 +166,42 @@ def setup_exists(ds: dict[str, Any], _options: dict[str, Any]) -> tuple[Query, s
     return with_dir_writer(query, ds, _options), f"Python {sys.version.split()[0]}"
 
 
+def setup_sqlite_keys(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]:
+    """SQLite's own floor for a question: one indexed SELECT of the range's keys in the
+    catalog file's partitions table on a plain ``sqlite3`` connection, and the hours it does
+    not list. Nothing else: no change stamp, no timeline, no row checked (a row marked
+    ``dropping`` or damaged counts as there), so it is not a way to ask the catalog; right
+    after another process's commit it pays what SQLite charges any reader then (every page
+    read again), which no answer read from the file can avoid."""
+    import sqlite3
+
+    from airflow_partitions.keys import ColumnType, encode_value, table_prefix
+
+    conn = sqlite3.connect(ds["catalog_url"].removeprefix("sqlite:///"), isolation_level=None)
+    prefix = table_prefix(ds["hourly_storage"], "HOURLY")
+    text_at = len(prefix) + 1  # after the string field's marker byte
+    sql = 'SELECT row FROM "kv_partitions" WHERE row >= ? AND row < ?'
+
+    def query(start: dt.datetime, end: dt.datetime) -> list[str]:
+        low = prefix + encode_value(ColumnType.STRING, start.strftime(KEY_FORMAT))
+        high = prefix + encode_value(ColumnType.STRING, end.strftime(KEY_FORMAT))
+        present = {bytes(row[text_at:text_at + 13]).decode()
+                   for (row,) in conn.execute(sql, (low, high))}
+        missing = []
+        t = start
+        while t < end:
+            if (key := t.strftime(KEY_FORMAT)) not in present:
+                missing.append(key)
+            t += HOUR
+        return missing
+
+    version = f"SQLite {sqlite3.sqlite_version}"
+    if options.get("register"):
+        writer = CatalogWriter(ds)
+        return WithHooks(query, writer.register_next, writer.close), version
+    return query, version
+
+
 def setup_luigi(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]:
     """Luigi's range tools over an external hourly task whose output is the hour directory.
 
@@ -564,6 +600,7 @@ SETUPS: dict[str, Callable[[dict[str, Any], dict[str, Any]], tuple[Query, str]]]
     "luigi": setup_luigi,
     "dagster": setup_dagster,
     "ours": setup_ours,
+    "sqlite_keys": setup_sqlite_keys,
     "sensor": setup_sensor,
     "hook": setup_hook,
     "filesensor": setup_filesensor,

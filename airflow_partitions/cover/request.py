@@ -220,6 +220,8 @@ class CoverRequest:
         """
         key = _loose_key(fact, start, end, time_column, periods, storages, align, allow_empty,
                          fresh_only, where)
+        if key is not None:
+            key = (cls, *key)
         known = _RECENT.get(key) if key is not None else None
         if known is not None:
             return known

@@ -95,8 +95,8 @@ class SQLiteStore(KVStore):
         self._closed = False
         self._conn_number = 0  # which connection (``_OPENED``) ``_conn`` is
         self._writes = 0  # write transactions begun on ``_conn``: part of the change stamp
-        # The ``-shm`` file (its connection's number and descriptor), the WAL-index header
-        # read before the last ``PRAGMA data_version`` and that PRAGMA's answer.
+        # The ``-shm`` file (its connection's number and descriptor): the change stamp reads
+        # its WAL-index header.
         self._shm: tuple[int, int] | None = None
         # Tables known to be in today's layout: checked once per store, not per call.
         self._blob_tables: set[str] = set()
