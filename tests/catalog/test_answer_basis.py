@@ -176,7 +176,7 @@ def test_writes_out_of_the_range_are_proven_harmless_by_one_read(catalog: Catalo
     ("a day inside the range", 24, 72, lambda c: c.drop("f_daily", "DAILY", [{"dt": day(1)}])),
     ("the latest end moving into the range", 118, 124,
      lambda c: c.register("f_hourly", "HOURLY", [{"dt": hour(120)}])),
-    ("a daily partition straddling the start", 30, 60,
+    ("a daily partition straddling the end", 30, 60,
      lambda c: c.register("f_daily", "DAILY", [{"dt": day(2)}])),
 ])
 def test_writes_that_may_change_the_answer_work_it_out_again(
