@@ -29,7 +29,7 @@ from airflow_partitions.catalog.definitions.stored import forget_definitions
 from airflow_partitions.catalog.definitions.tables import StorageDef
 from airflow_partitions.catalog.rows.layout import CatalogRows, CorruptTimelineCell, TimelineCell
 from airflow_partitions.catalog.slices.cells import read_slice_cell
-from airflow_partitions.cover import Slice, forget_solved
+from airflow_partitions.cover import Slice, forget_requests, forget_solved
 from airflow_partitions.errors import CorruptTimeline
 from airflow_partitions.kv import forget_all
 from airflow_partitions.periods import UpdatePeriod
@@ -115,15 +115,16 @@ _Key = tuple[str, str, str, Slice, str, str]
 
 def forget_kept() -> None:
     """Forget every decode and answer the process kept (decoded cells, definitions, solved
-    covers, :func:`airflow_partitions.kv.forget_all`'s memos; the timeline caches are the
-    caller's: :meth:`.cache.TimelineCache.invalidate`): the next question decodes everything
-    again. For tests and benchmarks that compare with them gone, and a process that wants the
-    memory back."""
+    covers, validated requests, :func:`airflow_partitions.kv.forget_all`'s memos; the
+    timeline caches are the caller's: :meth:`.cache.TimelineCache.invalidate`): the next
+    question decodes everything again. For tests and benchmarks that compare with them gone,
+    and a process that wants the memory back."""
     with DecodedCells._registry_lock:
         for kept in DecodedCells._per_store.values():
             kept.clear()
     forget_definitions()
     forget_solved()
+    forget_requests()
     forget_all()
 
 

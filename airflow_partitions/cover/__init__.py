@@ -8,7 +8,13 @@ from airflow_partitions.cover.compute import compute_cover, cover_key, forget_so
 from airflow_partitions.cover.gauges import CoverageMetrics, coverage_metrics
 from airflow_partitions.cover.instant_text import format_instant
 from airflow_partitions.cover.missing import MissingJson, NeededJson, ValueRunJson
-from airflow_partitions.cover.request import CoverRequest, NaiveInstant, to_instant, zoned_instant
+from airflow_partitions.cover.request import (
+    CoverRequest,
+    NaiveInstant,
+    forget_requests,
+    to_instant,
+    zoned_instant,
+)
 from airflow_partitions.cover.result import (
     MAX_NEEDED_RUNS,
     Cover,
@@ -79,6 +85,7 @@ __all__ = [
     "compute_slice_cover",
     "cover_key",
     "coverage_metrics",
+    "forget_requests",
     "forget_solved",
     "format_instant",
     "from_us",

@@ -33,6 +33,12 @@ _RECENT_MAX: Final = 256
 _PLAIN: Final = (str, bool, int, type(None))
 
 
+def forget_requests() -> None:
+    """Forget the requests :meth:`CoverRequest.of` kept: the next call validates its input
+    again (tests compare with and without them; a process may want the memory back)."""
+    _RECENT.clear()
+
+
 def _loose_key(*values: object) -> tuple[object, ...] | None:
     """A key equal only for inputs :meth:`CoverRequest.of` turns into equal requests, or None.
 

@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 from airflow_partitions.catalog import Catalog, forget_kept
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.catalog.rows.layout import storage_row, timeline_column
-from airflow_partitions.kv.sqlite_table import sql_table
 from airflow_partitions.periods import UpdatePeriod
 from tests.hypothesis_budget import examples
+from tests.kv.raw_sqlite import sql_table
 
 T0 = dt.datetime(2015, 1, 1, tzinfo=dt.UTC)
 HOUR, DAY = dt.timedelta(hours=1), dt.timedelta(days=1)

@@ -13,8 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from airflow_partitions.cover import CoverRequest
-from airflow_partitions.cover import request as request_module
+from airflow_partitions.cover import CoverRequest, forget_requests
 from airflow_partitions.cover.request import NaiveInstant
 from tests.hypothesis_budget import examples
 
@@ -57,7 +56,7 @@ def test_a_kept_request_is_the_request_made_afresh(
     for s, e in ((start, end), (start.astimezone(dt.UTC), end), (start, end.astimezone(dt.UTC))):
         asked = [CoverRequest.of("events", s, e, periods=periods, storages=storages,
                                  align=align) for _ in range(2)]
-        request_module._RECENT.clear()
+        forget_requests()
         fresh = CoverRequest.of("events", s, e, periods=periods, storages=storages,
                                 align=align)
         assert shape(asked[0]) == shape(asked[1]) == shape(fresh)
