@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -150,18 +151,21 @@ def send(metrics: CoverageMetrics) -> bool:
 
 def publish_coverage(catalog: Catalog, request: CoverRequest, cover: Cover,
                      now: dt.datetime | None = None,
-                     state: FactState | None = None) -> CoverageMetrics | None:
+                     state: FactState | Callable[[], FactState | None] | None = None
+                     ) -> CoverageMetrics | None:
     """Measure and send the metrics of a cover just computed; None when metrics are off (no
     catalog read then) or measuring failed (logged). ``state``: the fact's cached state the
-    caller just read (``CoverageWatch.state``), which saves the round trip of reading it again.
-    Metrics off (the default), it returns at once: every idle poke calls it."""
+    caller holds, or how to get it (``CoverageWatch.state_now``, called only when metrics are
+    on), which saves the round trip of reading it again. Metrics off (the default), it returns
+    at once: every idle poke calls it."""
     known = _settings
     if not (known.enabled if known is not None else metrics_enabled()):
         return None
     try:
         at = now or pendulum.now("UTC")
-        metrics = (measure(catalog, request, cover, at) if state is None
-                   else metrics_of(state, request, cover, at))
+        held = state() if callable(state) else state
+        metrics = (measure(catalog, request, cover, at) if held is None
+                   else metrics_of(held, request, cover, at))
     except Exception as exc:  # e.g. the store went away between the cover and this read
         log.warning("coverage metrics of %s not measured: %s: %s", request.fact,
                     type(exc).__name__, exc)

@@ -158,7 +158,7 @@ class PartitionCoverageSensor(CoverArguments, BaseSensorOperator):
         if watch.news() is not None:  # the answer changed, or the 10-minute reminder
             self.log.info("%s", watch.line)
         # no-op unless Airflow metrics are on; then every poke (lateness grows while idle)
-        publish_coverage(catalog, self.request, cover, state=watch.state)
+        publish_coverage(catalog, self.request, cover, state=watch.state_now)
         if cover.coverable:
             return PokeReturnValue(is_done=True, xcom_value=self._xcom(cover))
         return False

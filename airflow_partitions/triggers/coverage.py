@@ -135,7 +135,7 @@ class PartitionCoverageTrigger(BaseTrigger):
                         self.log.info("%s", watch.line)
                     if news == "changed":
                         await asyncio.to_thread(publish_coverage, catalog, request, cover,
-                                                state=watch.state)
+                                                state=watch.state_now)
                     if cover.coverable:
                         polls = self._polls.reads if self._polls is not None else 0
                         self._unwatch()

@@ -37,9 +37,11 @@ class CoverageWatch:
     """The verified cover of one request, kept until the fact's generation moves.
 
     :meth:`check` costs one round trip when nothing changed: the store's change stamp
-    (SQLite), or, where the store has none (HBase) or the stamp moved, the generation read of
-    ``catalog.fact_state``, which then costs a second round trip. A moved generation (or
-    another catalog: a connection that changed) computes one verified cover. A cover whose
+    (SQLite), or, where the store has none (HBase), the generation read of
+    ``catalog.fact_state``. When the stamp moved, the generation alone is read (a second round
+    trip). A moved generation (or another catalog: a connection that changed) asks for a
+    verified cover, which on SQLite the catalog may prove still true from its change feeds in
+    one more round trip (``catalog/covers/answer_basis.py``). A cover whose
     ``where`` selects no declared slice raises :class:`NothingSelected` (an ``InvalidInput``:
     permanent). A ``fresh_only`` request is recomputed on every check, without the stamp: an
     input of another fact can be restated without moving this fact's generation.
@@ -55,7 +57,8 @@ class CoverageWatch:
         self.fact = request.require_fact()
         self.generation: int | None = None
         self.cover: Cover | None = None
-        #: The fact's cached state read by the last check (its timelines give the metrics).
+        #: The fact's cached state read by the last check (its timelines give the metrics);
+        #: None when that check read the generation only (:meth:`state_now` reads it then).
         self.state: FactState | None = None
         self._catalog: Catalog | None = None
         #: The change stamp taken before the generation read behind :attr:`cover` (None: the
@@ -83,6 +86,17 @@ class CoverageWatch:
         # The stamp is taken before these reads: a write during them moves it, so the next
         # check reads again rather than keep an answer older than the stamp.
         self.stamp = None
+        if stamp is not None:  # SQLite: the generation alone, then the catalog's kept answer
+            generation = catalog.rows.read_generation(self.fact)
+            if cover is None or generation != self.generation or catalog is not self._catalog:
+                cover = self.cover = catalog.cover_with_partitions(self.request).cover
+                self.state = None  # read when asked for (metrics): :meth:`state_now`
+                self.generation = generation
+                self._catalog = catalog
+            self.stamp = stamp
+            if cover.unselected is not None:
+                raise NothingSelected(f"{self.fact}: {cover.unselected}")
+            return cover
         state = catalog.fact_state(self.fact)
         self.state = state
         generation = state.generation
@@ -95,6 +109,14 @@ class CoverageWatch:
         if cover.unselected is not None:
             raise NothingSelected(f"{self.fact}: {cover.unselected}")
         return cover
+
+    def state_now(self) -> FactState | None:
+        """The fact's cached state behind the last check (None before one), read now if that
+        check did not read it (a store with a change stamp reads the generation only) and kept
+        until the next check. Metrics ask for it; an idle check never does."""
+        if self.state is None and self._catalog is not None and self.cover is not None:
+            self.state = self._catalog.fact_state(self.fact)
+        return self.state
 
     @property
     def line(self) -> str:

@@ -1,6 +1,6 @@
 """An idle poke is the store's change stamp and nothing else; any write is seen at the next poke.
 
-The stamp (SQLite's ``PRAGMA data_version`` and the connection's own counters) stays equal only
+The stamp (SQLite's WAL-index header and the connection's own counters) stays equal only
 while no row changed, so an idle poke skips the generation read. These tests hold the saving
 (the store's own round-trip counters, no timing) and what it must never cost: a write through
 another connection or another process, to this fact or another one, is seen by the very next
@@ -63,6 +63,28 @@ def test_a_write_to_another_fact_costs_a_generation_read_and_no_cover(events: Ca
     events.stats.reset()
     assert task.poke({}) is False
     assert dict(events.stats.ops) == {"change_stamp": 1}
+
+
+def test_a_producer_appending_after_the_range_costs_a_generation_and_a_feed_read(
+        events: Catalog, store_url: str) -> None:
+    """Another connection registers the hour after the latest, outside the range: the fact's
+    generation moved, and one read of the change feeds proves the kept cover still true
+    (no reload of the fact, no cover computed, nothing logged)."""
+    register_hours(events, 0, 1)
+    register_hours(events, 5, 7)  # hours 02..04 missing: 02 and 03 in the range
+    task = sensor()
+    assert task.poke({}) is False
+    cover = task.last_cover
+    with Catalog(store_url) as other:
+        register_hours(other, 8, 8)
+    events.stats.reset()
+    with capture_logs() as logs:
+        assert task.poke({}) is False
+    assert dict(events.stats.ops) == {"change_stamp": 2, "get": 1, "changed_rows": 1}
+    assert task.last_cover is cover and logs == []
+    with Catalog(store_url) as other:  # inside the range: worked out again, and done
+        register_hours(other, 2, 4)
+    assert done(task.poke({}))
 
 
 def test_a_write_through_another_connection_is_seen_at_the_next_poke(
