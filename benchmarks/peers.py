@@ -660,6 +660,7 @@ def question_jobs(selected: Sequence[str], datasets: dict[str, tuple[Dataset, Pa
     t_exists = Tool("exists", "`os.path.exists` loop", "exists", ours)
     t_luigi = Tool("luigi", "Luigi `RangeHourlyBase`", "luigi", luigi_python)
     t_sqlite = Tool("sqlite", "one SELECT of the day's keys", "sqlite_keys", ours)
+    t_watch = Tool("watch", "us, a sensor's check", "watch", ours)
     jobs: list[Job] = []
     if "registration" in selected:
         for name, (ds, manifest) in datasets.items():
@@ -679,6 +680,8 @@ def question_jobs(selected: Sequence[str], datasets: dict[str, tuple[Dataset, Pa
                     asks[False], reg),
                 Job("registration", "sqlite", "one SELECT of the day's keys", t_sqlite,
                     manifest, asks[False], reg),
+                Job("registration", "watch", "us, a sensor's check", t_watch, manifest,
+                    asks[True], reg),
             ]
     big, big_manifest = list(datasets.values())[-1]
     hole = absent_hour(big)
@@ -890,7 +893,9 @@ before choosing a tool:
   registers the next hour after the data's end (a producer appending; the asked day is not
   touched, so the answer stays checkable), then the day of the data's middle hole is asked.
   The peers' writer creates the same hour's directory. On 1 and 10 years of history: a small
-  range should cost the same however long the history is. The last column is not a peer but
+  range should cost the same however long the history is. A sensor's check is what
+  `PartitionCoverageSensor.poke` and the deferrable trigger run (`CoverageWatch`, the stamp,
+  then the fact's generation, then the catalog's kept answer). The last column is not a peer but
   SQLite's floor: one indexed SELECT of the day's keys in the same file on a plain
   connection, nothing checked, after the same registration.
 - **An idle check of one absent hour**: the sensor's poke while nothing changes, the cost
@@ -941,9 +946,10 @@ def render_questions(jobs: list[Job], rounds: Rounds, regions: RegionsDataset | 
             "the fact's cover)",
             "",
             "| history | missing: fact / hourly | us, the fact's cover (hourly + rollups) | "
-            "us, the hourly storage | `os.path.exists` loop | Luigi `RangeHourlyBase` | "
+            "us, the hourly storage | us, a sensor's check of the fact (`CoverageWatch`) | "
+            "`os.path.exists` loop | Luigi `RangeHourlyBase` | "
             "one SELECT of the day's keys in the same file, nothing checked (SQLite's floor) |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for name in names:
             us = med("registration", "fact", name)
@@ -952,6 +958,7 @@ def render_questions(jobs: list[Job], rounds: Rounds, regions: RegionsDataset | 
             lines.append(
                 f"| {name} | {miss.get('fact', '-')} / {miss.get('hourly', '-')} | {cell(us)} | "
                 f"{cell(med('registration', 'hourly', name))} | "
+                f"{cell(med('registration', 'watch', name))} | "
                 f"{cell(med('registration', 'exists', name), us)} | "
                 f"{cell(med('registration', 'luigi', name), us)} | "
                 f"{cell(med('registration', 'sqlite', name), us)} |")

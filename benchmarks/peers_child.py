@@ -202,6 +202,33 @@ def setup_sqlite_keys(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Quer
     return query, version
 
 
+def setup_watch(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]:
+    """A sensor's check of the fact: :class:`~airflow_partitions.watch.CoverageWatch`, what
+    ``PartitionCoverageSensor.poke`` and the deferrable trigger run, one per range and kept as
+    a sensor keeps it; timed to its cover, the missing hours read after the timer."""
+    from airflow_partitions.catalog import Catalog
+    from airflow_partitions.cover import CoverRequest
+    from airflow_partitions.watch import CoverageWatch
+
+    catalog = Catalog(ds["catalog_url"], data_root=ds["root"])
+    watches: dict[tuple[dt.datetime, dt.datetime], Any] = {}
+
+    def call(start: dt.datetime, end: dt.datetime) -> Any:
+        watch = watches.get((start, end))
+        if watch is None:
+            watch = watches[(start, end)] = CoverageWatch(CoverRequest.of(ds["fact"], start, end))
+        return watch.check(catalog)
+
+    def read(cover: Any, _start: dt.datetime, _end: dt.datetime) -> list[str]:
+        return hours_of((m.start, m.end) for m in cover.missing)
+
+    query = ReadLater(call, read)
+    if options.get("register"):
+        writer = CatalogWriter(ds)
+        query.before, query.close = writer.register_next, writer.close  # type: ignore[attr-defined]
+    return query, f"airflow-partitions {metadata.version('airflow-partitions')}"
+
+
 def setup_luigi(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]:
     """Luigi's range tools over an external hourly task whose output is the hour directory.
 
@@ -601,6 +628,7 @@ SETUPS: dict[str, Callable[[dict[str, Any], dict[str, Any]], tuple[Query, str]]]
     "dagster": setup_dagster,
     "ours": setup_ours,
     "sqlite_keys": setup_sqlite_keys,
+    "watch": setup_watch,
     "sensor": setup_sensor,
     "hook": setup_hook,
     "filesensor": setup_filesensor,
@@ -609,7 +637,7 @@ SETUPS: dict[str, Callable[[dict[str, Any], dict[str, Any]], tuple[Query, str]]]
     "exists_one": setup_exists_one,
 }
 #: The tools whose version line names our package's sources (see source_fingerprint).
-OUR_TOOLS = {"ours", "sensor", "hook"}
+OUR_TOOLS = {"ours", "sensor", "hook", "watch"}
 
 
 # --- the harness ----------------------------------------------------------------------------------
