@@ -86,25 +86,20 @@ class CoverageWatch:
         # The stamp is taken before these reads: a write during them moves it, so the next
         # check reads again rather than keep an answer older than the stamp.
         self.stamp = None
-        if stamp is not None:  # SQLite: the generation alone, then the catalog's kept answer
-            generation = catalog.rows.read_generation(self.fact)
-            if cover is None or generation != self.generation or catalog is not self._catalog:
-                cover = self.cover = catalog.cover_with_partitions(self.request).cover
-                self.state = None  # read when asked for (metrics): :meth:`state_now`
-                self.generation = generation
-                self._catalog = catalog
-            self.stamp = stamp
-            if cover.unselected is not None:
-                raise NothingSelected(f"{self.fact}: {cover.unselected}")
-            return cover
-        state = catalog.fact_state(self.fact)
-        self.state = state
-        generation = state.generation
+        state: FactState | None
+        if stamp is not None:  # SQLite: the generation alone (the catalog proves its answer)
+            generation, state = catalog.rows.read_generation(self.fact), self.state
+        else:
+            state = catalog.fact_state(self.fact)
+            generation = state.generation
         if (cover is None or generation != self.generation or catalog is not self._catalog
                 or self.request.fresh_only):  # another catalog's generations mean nothing here
             cover = self.cover = catalog.cover_with_partitions(self.request).cover
             self.generation = generation
             self._catalog = catalog
+            if stamp is not None:
+                state = None  # read when asked for (metrics): :meth:`state_now`
+        self.state = state
         self.stamp = stamp
         if cover.unselected is not None:
             raise NothingSelected(f"{self.fact}: {cover.unselected}")
