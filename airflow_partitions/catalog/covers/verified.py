@@ -103,7 +103,8 @@ def verified_cover(
     ``fresh_only`` request also reads the lineage in the range (:mod:`.covers.fresh`).
 
     A store that proves it unchanged since this request was last answered (SQLite's change
-    stamp, :meth:`KVStore.change_stamp`: one PRAGMA) gets that answer again: its rows are
+    stamp, :meth:`KVStore.change_stamp`: one ``pread`` of the WAL-index header) gets that
+    answer again: its rows are
     the rows checked then, byte for byte. When the stamp moved, SQLite's change feeds may
     still prove it true in one statement: no row it rests on was written, and no timeline
     changed inside its range (:mod:`.covers.answer_basis`). HBase can prove neither, so it
@@ -238,7 +239,9 @@ _COMPUTED: LatestMemo[_RequestKey, tuple[FactState, _Computed]] = LatestMemo()
 _VERIFIED: LatestMemo[_RequestKey, tuple[Cover, tuple[RunRows, ...], VerifiedCover]] = (
     LatestMemo())
 #: The answer last given to a request on a store, with the store's change stamp before it
-#: was computed (:func:`verified_cover`).
+#: was computed or last proven (:func:`verified_cover`) and what it rests on: its
+#: :class:`.answer_basis.AnswerBasis`, :data:`UNPROVABLE`, or None (the feeds could not tell:
+#: positions are read again at its next computation).
 _ANSWERED: LatestMemo[tuple[CoverRequest, object, object, str],
                       tuple[Hashable, VerifiedCover, AnswerBasis | str | None]] = LatestMemo()
 #: What :data:`_ANSWERED` keeps instead of a basis for an answer that this module cannot
