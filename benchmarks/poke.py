@@ -18,7 +18,7 @@ Baselines, measured in the same run, interleaved with the pokes:
 - ``os.path.exists`` on the day's 24 hourly directories (23 exist): what Luigi's ``complete()``
   on 24 ``LocalTarget`` s does;
 - the bare change stamp, ``catalog.kv.change_stamp()`` (a ``pread`` of SQLite's WAL-index
-  header while it is unchanged, else ``PRAGMA data_version``): the one store round trip an idle
+  header; ``PRAGMA data_version`` while a commit rewrites it): the one store round trip an idle
   poke cannot avoid (the floor), and the bare generation read,
   ``catalog.fact_state(fact).generation``, which an idle poke made before the stamp;
 - Airflow's ``FileSensor.poke`` (``airflow.providers.standard``, connection ``fs_default`` from
@@ -429,11 +429,11 @@ What an idle poke does (`--profile`, a cProfile of the poke). It reads the store
 and this connection's own write counters. Equal to the last poke's, no row changed, so the
 cover found then still holds; no generation read, no cover, no log line (the status line is
 logged only when it changes). The stamp is one `pread` of 96 bytes: the WAL-index header in
-SQLite's `-shm` file, which every commit of any connection or process rewrites; while it is the
-header read before the last `PRAGMA data_version`, nothing was committed since, and the PRAGMA
-(a read transaction: two `fcntl` system calls on the `-shm` file and the statement's own work,
-the *before* columns' stamp) is not run. So the bare stamp costs about Luigi's `exists()` (one
-`stat`), and a poke under twice it. The rest is
+SQLite's `-shm` file, which every commit of any connection or process rewrites; while it is
+unchanged nothing was committed since. `PRAGMA data_version` (a read transaction: two `fcntl`
+system calls on the `-shm` file and the statement's own work, the *before* columns' stamp) is
+asked only while a commit is rewriting the header. So the bare stamp costs about Luigi's
+`exists()` (one `stat`), and a poke under twice it. The rest is
 the connection's fingerprint (three lookups in `os.environ`'s dict: a changed
 `AIRFLOW_CONN_<ID>` is seen at the next poke), the reminder clock and the metrics switch.
 An idle poke reads the fact's generation counter only when the stamp moved, and on HBase, which
