@@ -1,9 +1,9 @@
 """What a verified answer rests on, and the proof in one read that a later write left it true.
 
 Why: a sensor asks one small range again and again while producers register other partitions
-of the same fact. Every registration moves the store's change stamp, and the answer was then
-worked out again: the fact's rows reloaded, the cover computed, its rows checked (about half
-a millisecond, most of it Python). On SQLite both catalog tables keep a change feed
+of the same fact. Every registration moves the store's change stamp; working the answer out
+again means reloading the fact's written rows, computing the cover and checking its rows
+(about half a millisecond, most of it Python). On SQLite both catalog tables keep a change feed
 (:mod:`airflow_partitions.kv.sqlite_feed`), so one statement lists what was written since the
 answer and brings the catalog rows written, as they are now. The answer stands when:
 
