@@ -108,15 +108,14 @@ class EndsAndHolesTimeline(RangeSetTimeline):
         named = after.get(storage_class_key(self.period.name, self.column))
         if named is not None and named.strip() and not self.names(named):
             return None
-        first_key, latest_key = prefix + "first", prefix + "latest"
         try:
             ends = self._outward_ends(after)
             old_first, old_latest = self.first_ordinal(), self.latest_ordinal()
             if ends is None or old_first is None or old_latest is None:
                 return None
             lo, hi = ends
-            rest_before = {k: v for k, v in before.items() if k not in (first_key, latest_key)}
-            rest_after = {k: v for k, v in after.items() if k not in (first_key, latest_key)}
+            rest_before = self.properties_but_ends(before)
+            rest_after = self.properties_but_ends(after)
             out = self.copy()
             if lo < old_first:
                 out._begins[0] = lo
@@ -156,11 +155,7 @@ class EndsAndHolesTimeline(RangeSetTimeline):
         [0, 8]
         >>> t.ends_moved_to(t.properties_but_ends(before), dict(before, **{key: "2015-01-02"}))
         """
-        rest_after = dict(after)
-        prefix = timeline_prefix(self.period.name, self.column)
-        rest_after.pop(prefix + "first", None)
-        rest_after.pop(prefix + "latest", None)
-        if rest_after != rest_before:
+        if self.properties_but_ends(after) != rest_before:
             return None
         try:
             return self._outward_ends(after)

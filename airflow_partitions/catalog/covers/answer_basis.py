@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from airflow_partitions.catalog.rows.layout import (
@@ -105,7 +105,7 @@ class AnswerBasis:
            request: CoverRequest, column: str, cover: Cover) -> AnswerBasis | None:
         """The basis of an answer computed from ``state`` after the feeds stood at
         ``positions``; None when the answer is not one this module can prove again."""
-        if request.fresh_only or request.where is not None:
+        if not may_prove(request):
             return None
         start = min(request.start, cover.start)
         end = max(request.end, cover.end, start + _TICK)
@@ -169,8 +169,7 @@ class AnswerBasis:
         for row, cells in (catalog.rows or {}).items():  # asked with rows: never None
             if not self._same(row, cells):
                 return now
-        return AnswerBasis(now, self.fact_row, self.fact_cells, self.storage_cells,
-                           self.timelines, self.spans)
+        return replace(self, positions=now)
 
     def _same(self, row: bytes, cells: Cells) -> bool:
         """Whether the catalog row ``row``, now holding ``cells``, leaves the answer true."""
@@ -188,6 +187,12 @@ class AnswerBasis:
             if timeline is None or not timeline.same_in_range(now):
                 return False
         return True
+
+
+def may_prove(request: CoverRequest) -> bool:
+    """Whether an answer to ``request`` can have a basis at all: a ``fresh_only`` request also
+    rests on lineage, and a ``where`` on declared dimensions, which a basis does not follow."""
+    return not request.fresh_only and request.where is None
 
 
 def _without(cells: Cells, name: bytes) -> Cells:
@@ -213,4 +218,4 @@ def feed_positions(rows: CatalogRows) -> tuple[Hashable, Hashable] | None:
     partitions = rows.partitions.feed_position() if catalog is not None else None
     return None if partitions is None else (catalog, partitions)
 
-__all__ = ["AnswerBasis", "feed_positions"]
+__all__ = ["AnswerBasis", "feed_positions", "may_prove"]

@@ -20,7 +20,11 @@ import time
 from collections.abc import Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Final
 
-from airflow_partitions.catalog.covers.answer_basis import AnswerBasis, feed_positions
+from airflow_partitions.catalog.covers.answer_basis import (
+    AnswerBasis,
+    feed_positions,
+    may_prove,
+)
 from airflow_partitions.catalog.covers.fresh import fresh_sources
 from airflow_partitions.catalog.covers.per_slice import slice_round, uses_slices
 from airflow_partitions.catalog.covers.unadvertise import (
@@ -129,8 +133,7 @@ def verified_cover(
                 _ANSWERED.remember(key, (stamp, kept[1], checked))
                 return kept[1]
             since = checked
-    if since is None and basis is not UNPROVABLE and not request.fresh_only \
-            and request.where is None:
+    if since is None and basis is not UNPROVABLE and may_prove(request):
         since = feed_positions(catalog.rows)
     answer, state, column = _verified_cover(catalog, request, verify=True)
     # Stamped before the reads (and the feed positions read before them): a write during
