@@ -38,6 +38,7 @@ from airflow_partitions.demo.hbase import runner as hbase_runner
 from airflow_partitions.demo.hbase.site import HBaseLayout
 from airflow_partitions.hooks.catalog import forget_catalogs, shared_catalog
 from tests.helpers import AirflowHome, make_airflow_home
+from tests.xdist_scheduling import END_TO_END, is_background, run_in_background
 
 #: ``AIRFLOW_PARTITIONS_TEST_HBASE=start`` (what ``make test`` sets): the run starts one real
 #: HBase before the workers and points every ``hbase-real`` test at it; ``host:port`` uses a
@@ -48,7 +49,10 @@ _session_hbase: list[HBaseLayout] = []
 
 def pytest_configure(config: pytest.Config) -> None:
     """Start the run's real HBase once, in the controller, before pytest-xdist's workers start
-    (they inherit its address in the environment)."""
+    (they inherit its address in the environment); a background worker lowers its priority."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and is_background(worker, int(os.environ["PYTEST_XDIST_WORKER_COUNT"])):
+        run_in_background()
     if os.environ.get(REAL_HBASE_ENV, "").strip() != "start" or hasattr(config, "workerinput"):
         return
     layout = HBaseLayout(Path(tempfile.mkdtemp(prefix="airflow-partitions-hbase-")))
@@ -76,9 +80,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 E2E_FIXTURES = frozenset({"spark", "airflow_home"})
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the groups into ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark tests that use an end-to-end fixture ``e2e`` (``make check`` leaves them out) and
-    put the modules that use the Spark session in one ``xdist_group``; then run the modules
+    put the modules that use the Spark session in one ``xdist_group``, and every other module
+    with end-to-end tests in one of its own (``tests/xdist_scheduling.py``); then run the modules
     with end-to-end tests first (a stable sort, so each module's tests stay together): under
     ``pytest -n`` (``make test``) the long ones start at once and the short ones fill in
     around them, instead of one long module ending the run alone."""
@@ -88,10 +94,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if E2E_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.e2e)
         if module_of(item) in spark_modules:
-            item.add_marker(pytest.mark.xdist_group("spark"))
+            item.add_marker(pytest.mark.xdist_group(f"{END_TO_END}spark"))
     heavy = {module_of(item) for item in items if item.get_closest_marker("e2e")}
+    for item in items:  # every end-to-end module is a group: background workers leave them
+        if module_of(item) in heavy and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(f"{END_TO_END}{module_of(item)}"))
     items.sort(key=lambda item: (0, LONGEST.get(module_of(item), len(LONGEST)))
                if module_of(item) in heavy else (1, 0))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Refuse a ``--dist loadgroup`` run whose groups did not reach the test ids: pytest-xdist
+    schedules by the ``@group`` suffix, and without it every module would be on its own (the
+    Spark session started per worker, the services per module), with no error."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    lost = [item.nodeid for item in session.items
+            if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
+    if lost:
+        raise pytest.UsageError(f"pytest-xdist's loadgroup did not mark {len(lost)} grouped "
+                                f"tests, {lost[0]} first: is pytest newer than pyproject.toml "
+                                "allows?")
 
 
 #: The longest end-to-end modules, longest first (docs/testing.md has their times): each

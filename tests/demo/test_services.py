@@ -36,6 +36,7 @@ from airflow_partitions.demo.services.ports import (
     is_loopback,
     kept_port,
     pick_api_port,
+    port_free,
 )
 from airflow_partitions.demo.services.processes import (
     ServiceRecord,
@@ -342,7 +343,14 @@ def test_stop_ends_the_detached_supervisor_first_so_nothing_is_started_again(
     assert (state / "supervisor.log").read_text().splitlines()[-1].endswith("supervisor stopped")
 
 
+def a_port_no_connection_takes() -> int:
+    """A free port below Linux's ephemeral range (32768 and up), where the other tests'
+    outgoing connections take theirs: free now, it stays free unless something binds it."""
+    return next(port for port in range(24000, 32000) if port_free(LOOPBACK, port))
+
+
 def test_a_second_start_keeps_every_port_that_is_still_free(tmp_path: Path) -> None:
+    pg = a_port_no_connection_takes()
     first = choose_ports()
     assert choose_ports(LOOPBACK, first.api, first) == first
     with socket.socket() as taken:  # someone else took the trigger log port meanwhile
@@ -350,14 +358,14 @@ def test_a_second_start_keeps_every_port_that_is_still_free(tmp_path: Path) -> N
         taken.listen()
         second = choose_ports(LOOPBACK, first.api, first)
     assert second.worker_logs == first.worker_logs and second.trigger_logs != first.trigger_logs
-    services = AirflowServices(tmp_path, {}, first, tmp_path, postgres_port=41990)
+    services = AirflowServices(tmp_path, {}, first, tmp_path, postgres_port=pg)
     services.write_state()
-    assert last_ports(tmp_path) == (first, 41990)
-    assert "@127.0.0.1:41990/" in services.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
-    again = AirflowServices(tmp_path, {}, first, tmp_path, postgres_port=41990)
+    assert last_ports(tmp_path) == (first, pg)
+    assert f"@127.0.0.1:{pg}/" in services.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+    again = AirflowServices(tmp_path, {}, first, tmp_path, postgres_port=pg)
     assert again.env == services.env  # the same password: env.sh stays valid
     taken_set = {first.api}
-    assert kept_port(LOOPBACK, 41990, taken_set) == 41990 and 41990 in taken_set
+    assert kept_port(LOOPBACK, pg, taken_set) == pg and pg in taken_set
 
 
 def test_a_database_of_the_callers_own_is_used_and_no_postgresql_started(tmp_path: Path) -> None:

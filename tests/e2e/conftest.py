@@ -2,7 +2,7 @@
 
 Started once for both (one start-up less in ``make test``: about 20 to 40 s), package-scoped,
 so they stop when the worker leaves ``tests/e2e``; both modules carry the ``xdist_group``
-``scheduler``, so pytest-xdist runs them on one worker.
+``e2e:scheduler``, so pytest-xdist runs them on one worker.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from airflow_partitions.coverage_events import CoverageAssetSpec, EmissionMarker
 from airflow_partitions.demo.services.runner import FOLLOWER, log_tail
 from tests.helpers import AirflowHome, poll
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("scheduler")]
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e:scheduler")]
 
 DAY = "2024-01-02"
 BERLIN_DAY = "2024-03-31"

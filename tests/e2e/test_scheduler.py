@@ -86,7 +86,7 @@ from airflow_partitions.spark import events_for_hour, expected_totals, job_path
 from tests.helpers import AirflowHome, make_airflow_home, poll
 
 #: One group with test_coverage_assets.py: one worker, one start of the services for both.
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("scheduler")]
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e:scheduler")]
 
 DAY0 = dt.datetime(2015, 1, 30, tzinfo=dt.UTC)
 DAYS = [DAY0, DAY0 + dt.timedelta(days=1)]
