@@ -5,8 +5,12 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
 # pytest-xdist: TEST_WORKERS processes, each module whole on one of them (module fixtures start
-# services once), the end-to-end modules first (tests/conftest.py). docs/testing.md has the tiers.
-TEST_WORKERS ?= 2
+# services once), the end-to-end modules first (tests/conftest.py); the last
+# TEST_BACKGROUND_WORKERS of them take fast modules only, at the lowest CPU priority, using the
+# cores while the end-to-end modules wait (tests/xdist_scheduling.py). docs/testing.md has the tiers.
+TEST_WORKERS ?= 3
+TEST_BACKGROUND_WORKERS ?= 1
+export TEST_BACKGROUND_WORKERS
 PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 .PHONY: venv lint test suite check test-thorough demo demo-clean airflow airflow-cluster airflow-stop hbase hbase-stop bench bench-peers peer-venvs clean
