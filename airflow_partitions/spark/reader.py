@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from airflow_partitions.errors import PartitionsError
+from airflow_partitions.spark.local_rows import frame_of_rows
 from airflow_partitions.spark.locations import (
     attribute,
     location_key,
@@ -184,7 +185,7 @@ def _single_scan(spark: SparkSession, fmt: str, options: Mapping[str, str] | Non
         StructField(name, StringType(), c not in complete and c not in SOURCE_COLUMNS)
         for name, c in zip(internal, added, strict=True)
     ])
-    files = F.broadcast(spark.createDataFrame(rows, schema))
+    files = F.broadcast(frame_of_rows(spark, rows, schema))
 
     source = scan.select("*", file_path.alias(_FILE))
     joined = source.join(files, source[_FILE] == files[_KEY], "inner")
@@ -236,7 +237,7 @@ def read_manifest(
         from pyspark.sql.types import StringType, StructField, StructType
 
         names = SOURCE_COLUMNS if include_source else ()
-        return spark.createDataFrame([], StructType([StructField(n, StringType()) for n in names]))
+        return frame_of_rows(spark, [], StructType([StructField(n, StringType()) for n in names]))
     groups: dict[tuple[str, str], list[ManifestPartition]] = {}
     for part in loaded.partitions:
         fmt = format if isinstance(format, str) else _format_of(format, part.storage)

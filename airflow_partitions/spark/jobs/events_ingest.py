@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.spark.local_rows import frame_of_rows
 from airflow_partitions.spark.synthetic import events_for_hour, events_for_slice, hours
 
 if TYPE_CHECKING:
@@ -68,12 +69,12 @@ def write_hours(spark: SparkSession, start: dt.datetime, end: dt.datetime, templ
     base, _, last = template.rpartition("/")
     if last == "dt={dt}" and "{" not in base:
         rows = [(*row, value) for value, hour_rows in by_hour.items() for row in hour_rows]
-        frame = spark.createDataFrame(rows, f"{SCHEMA}, dt string")
+        frame = frame_of_rows(spark, rows, f"{SCHEMA}, dt string")
         (frame.repartition("dt").write.mode("overwrite")
          .option("partitionOverwriteMode", "dynamic").partitionBy("dt").parquet(base))
     else:
         for value, hour_rows in by_hour.items():
-            frame = spark.createDataFrame(hour_rows, SCHEMA)
+            frame = frame_of_rows(spark, hour_rows, SCHEMA)
             frame.coalesce(1).write.mode("overwrite").parquet(template.format(dt=value))
     for value, hour_rows in by_hour.items():
         print(f"events_ingest: wrote {len(hour_rows)} events for hour {value}", flush=True)
@@ -103,12 +104,12 @@ def write_slices(spark: SparkSession, start: dt.datetime, end: dt.datetime, temp
     if template.endswith(SLICE_SUFFIX) and "{" not in base:
         rows = [(*row, value, region) for (value, region), slice_rows in by_slice.items()
                 for row in slice_rows]
-        frame = spark.createDataFrame(rows, f"{SLICE_SCHEMA}, dt string, region string")
+        frame = frame_of_rows(spark, rows, f"{SLICE_SCHEMA}, dt string, region string")
         (frame.repartition("dt", "region").write.mode("overwrite")
          .option("partitionOverwriteMode", "dynamic").partitionBy("dt", "region").parquet(base))
     else:
         for (value, region), slice_rows in by_slice.items():
-            frame = spark.createDataFrame(slice_rows, SLICE_SCHEMA)
+            frame = frame_of_rows(spark, slice_rows, SLICE_SCHEMA)
             frame.coalesce(1).write.mode("overwrite").parquet(
                 template.format(dt=value, region=region))
     for (value, region), slice_rows in by_slice.items():

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 from urllib.parse import urlparse
 
+from airflow_partitions.spark.local_rows import frame_of_rows
 from airflow_partitions.spark.manifest import MANIFEST_ARG, Manifest, load_manifest
 from airflow_partitions.spark.reader import manifest_location, read_manifest
 from airflow_partitions.spark.synthetic import REGIONS, events_for_hour, hours
@@ -85,7 +86,7 @@ def write_dimension(spark: SparkSession, path: str, regions: Sequence[str]) -> b
     if os.path.exists(path):
         return False
     rows = [(r, f"region {r}") for r in regions]
-    spark.createDataFrame(rows, "region string, label string").coalesce(1) \
+    frame_of_rows(spark, rows, "region string, label string").coalesce(1) \
         .write.mode("errorifexists").parquet(path)
     return True
 
@@ -105,7 +106,7 @@ def write_events(spark: SparkSession, start: dt.datetime, end: dt.datetime, temp
         for region in REGIONS:
             rows = [(e.event_time, e.user_id, e.amount_cents) for e in events
                     if e.region == region]
-            frame = spark.createDataFrame(rows, EVENT_SCHEMA)
+            frame = frame_of_rows(spark, rows, EVENT_SCHEMA)
             frame.coalesce(1).write.mode("overwrite").parquet(
                 template.format(dt=value, region=region))
             written.append({"dt": value, "region": region})
