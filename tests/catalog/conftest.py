@@ -4,6 +4,7 @@ HBase test double (``make check``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from airflow_partitions.catalog import Catalog
 from airflow_partitions.catalog.cache import TimelineCache
 from airflow_partitions.kv import KVError, open_store
 from tests.helpers import unique
-from tests.kv.conftest import backend_kind, empty_table, real_hbase_target
+from tests.kv.conftest import backend_kind, drop_all_tables, empty_table, real_hbase_target
 
 #: The tables a catalog keeps (docs/hbase.md, "The data model").
 CATALOG_TABLES = ("catalog", "partitions")
@@ -52,16 +53,6 @@ def empty_catalog_tables(url: str) -> bool:
     return True
 
 
-def drop_catalog_tables(url: str) -> None:
-    """Drop every table under ``url`` (best effort: a test may have stopped the server)."""
-    try:
-        with open_store(url) as store:
-            for name in store.list_tables():
-                store.drop_table(name, missing_ok=True)
-    except KVError:
-        pass
-
-
 @pytest.fixture(params=["sqlite", "hbase"])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
@@ -76,7 +67,8 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         if uses + 1 < PREFIX_USES and empty_catalog_tables(url):
             _emptied_prefixes.append((prefix, uses + 1))
         else:
-            drop_catalog_tables(url)
+            with contextlib.suppress(KVError), open_store(url) as store:
+                drop_all_tables(store)
         return
     server: Any = request.getfixturevalue("hbase_test_server")
     yield f"{server.url}?table_prefix={unique('cat')}_"

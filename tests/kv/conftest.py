@@ -41,7 +41,8 @@ def backend_kind(param: str) -> str:
     return "hbase-real" if real_hbase_target() else "hbase-testserver"
 
 
-def _drop_all(store: KVStore) -> None:
+def drop_all_tables(store: KVStore) -> None:
+    """Drop every table of ``store`` (best effort: a test may have stopped the server)."""
     try:
         for name in store.list_tables():
             store.drop_table(name, missing_ok=True)
@@ -68,7 +69,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KVStore]:
         yield kv
     finally:
         if not url.startswith("sqlite"):
-            _drop_all(kv)
+            drop_all_tables(kv)
         kv.close()
 
 

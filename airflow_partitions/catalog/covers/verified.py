@@ -108,11 +108,10 @@ def verified_cover(
 
     A store that proves it unchanged since this request was last answered (SQLite's change
     stamp, :meth:`KVStore.change_stamp`: one ``pread`` of the WAL-index header) gets that
-    answer again: its rows are
-    the rows checked then, byte for byte. When the stamp moved, SQLite's change feeds may
-    still prove it true in one statement: no row it rests on was written, and no timeline
-    changed inside its range (:mod:`.covers.answer_basis`). HBase can prove neither, so it
-    reads the rows.
+    answer again: its rows are the rows checked then, byte for byte. When the stamp moved,
+    SQLite's change feeds may still prove it true in one statement: no row it rests on was
+    written, and no timeline changed inside its range (:mod:`.covers.answer_basis`). HBase
+    can prove neither, so it reads the rows.
     """
     if not verify or MAX_ROWS == 0:
         return _verified_cover(catalog, request, verify=verify)[0]
