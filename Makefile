@@ -13,7 +13,7 @@ TEST_BACKGROUND_WORKERS ?= 1
 export TEST_BACKGROUND_WORKERS
 PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
-.PHONY: venv lint test suite check test-thorough demo demo-clean airflow airflow-cluster airflow-stop hbase hbase-stop bench bench-peers peer-venvs clean
+.PHONY: venv lint test suite check test-thorough demo demo-clean spark-archive airflow airflow-cluster airflow-stop hbase hbase-stop bench bench-peers peer-venvs clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,7 +36,7 @@ test: venv
 # The whole suite: every tier, on one real HBase it starts for the run (docs/hbase.md, "A real
 # HBase here"), Hypothesis profile ci (tests/hypothesis_budget.py); the 30
 # slowest tests are listed at the end, to keep an eye on the budget (docs/testing.md).
-suite: venv
+suite: venv spark-archive
 	AIRFLOW_PARTITIONS_TEST_HBASE=$${AIRFLOW_PARTITIONS_TEST_HBASE-start} \
 	  $(VENV)/bin/pytest $(PYTEST_PARALLEL) --durations=30
 
@@ -46,11 +46,16 @@ check: lint
 	HYPOTHESIS_PROFILE=dev $(VENV)/bin/pytest $(PYTEST_PARALLEL) -m "not e2e"
 
 # The whole suite with every property test's full example count (profile thorough).
-test-thorough: lint
+test-thorough: lint spark-archive
 	HYPOTHESIS_PROFILE=thorough $(VENV)/bin/pytest $(PYTEST_PARALLEL)
 
-demo: venv
+demo: venv spark-archive
 	$(PY) -m airflow_partitions.demo
+
+# The class-data archive of Spark's JVM that local jobs start from (once per virtual
+# environment, about 20 s; airflow_partitions/demo/spark_archive.py). Without it jobs still run.
+spark-archive: venv
+	-@$(PY) -m airflow_partitions.demo.spark_archive >/dev/null
 
 demo-clean:
 	@test ! -x $(PY) || $(PY) -m airflow_partitions.demo.services stop

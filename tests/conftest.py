@@ -10,6 +10,7 @@ them out), which modules share a pytest-xdist worker, which run first (docs/test
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
@@ -28,9 +29,11 @@ os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.pop("COLUMNS", None)
 # Every Spark JVM the tests start (spark-submit, and the in-process session's gateway) runs a
-# job of seconds: the C1 JIT alone halves its start-up CPU (docs/testing.md). A caller's own
-# setting wins.
-os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+# job of seconds: the C1 JIT alone halves its start-up CPU, and the class-data archive `make
+# test` builds first halves it again (docs/testing.md). A caller's own setting wins.
+from airflow_partitions.demo import spark_archive  # after AIRFLOW_HOME
+
+os.environ.setdefault("SPARK_SUBMIT_OPTS", spark_archive.submit_opts())
 
 import tests.hypothesis_budget  # noqa: F401  (registers and loads the Hypothesis profile)
 from airflow_partitions.catalog import Catalog
@@ -201,3 +204,6 @@ def spark() -> Iterator[Any]:
                .getOrCreate())
     yield session
     session.stop()
+    # py4j says at INFO that it closes each connection, some while the interpreter exits,
+    # after pytest closed the stream its log went to: a "Logging error" at the end of a run.
+    logging.getLogger("py4j").setLevel(logging.WARNING)

@@ -26,6 +26,7 @@ from airflow_partitions.spark.key_file import (
     source_entry,
     write_key_file,
 )
+from airflow_partitions.spark.local_rows import frame_of_rows
 from airflow_partitions.spark.manifest import (
     KEYS_SUFFIX,
     MANIFEST_ARG,
@@ -97,6 +98,7 @@ __all__ = [
     "events_for_hour",
     "expected_slice_totals",
     "expected_totals",
+    "frame_of_rows",
     "hours",
     "job_path",
     "join_totals",

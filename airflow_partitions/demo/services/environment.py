@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
+from airflow_partitions.demo import spark_archive
+
 #: The venv's ``bin``: ``airflow`` and ``spark-submit`` live there.
 VENV_BIN = Path(sys.executable).parent
 #: The caller's Airflow and provider settings: passed through, named when replaced.
@@ -85,6 +87,8 @@ def airflow_environment(home: Path, dags: Path, store_url: str, data_root: Path,
         "PYSPARK_PYTHON": sys.executable,
         "PYSPARK_DRIVER_PYTHON": sys.executable,
     })
+    # The example DAGs' jobs last seconds: start their JVMs for that (the caller's setting wins).
+    env.setdefault("SPARK_SUBMIT_OPTS", spark_archive.submit_opts(env))
     return env
 
 
