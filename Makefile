@@ -53,7 +53,7 @@ demo: venv spark-archive
 	$(PY) -m airflow_partitions.demo
 
 # The class-data archive of Spark's JVM that local jobs start from (once per virtual
-# environment, about 20 s; airflow_partitions/demo/spark_archive.py). Without it jobs still run.
+# environment, about 25 s; airflow_partitions/demo/spark_archive.py). Without it jobs still run.
 spark-archive: venv
 	-@$(PY) -m airflow_partitions.demo.spark_archive >/dev/null
 

@@ -4,10 +4,9 @@ start in half the CPU.
 Why: a Spark driver loads about fifteen thousand classes before it runs a line of a job, and
 the demo's and the tests' jobs last seconds, so starting the JVM is most of their cost. Java
 17 can keep the classes one run loaded in an archive (AppCDS, ``-XX:ArchiveClassesAtExit``)
-and map it into every later JVM (``-XX:SharedArchiveFile``). Measured on the development
-machine, one small local job: 9.5 s of CPU without the archive, 4.9 s with it
-(docs/testing.md). Building it costs one such job run with the archive being written (about
-20 s) and about 150 MB under the virtual environment.
+and map it into every later JVM (``-XX:SharedArchiveFile``): a small local job then takes
+about 40% less CPU and wall time (docs/testing.md). Building it costs one such job run with
+the archive being written (about 25 s) and about 170 MB under the virtual environment.
 
 It is used only where it fits: the JVM checks that the archive was written by the same Java
 from the same jars on the same class path, else ignores it and loads classes as usual (the
