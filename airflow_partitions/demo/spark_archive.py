@@ -87,7 +87,10 @@ def archive_path(directory: Path = ARCHIVE_DIR, env: Mapping[str, str] | None = 
 def submit_opts(env: Mapping[str, str] | None = None, directory: Path = ARCHIVE_DIR) -> str:
     """``SPARK_SUBMIT_OPTS`` for a short local job: :data:`FAST_JVM`, and the archive when it
     has been built."""
-    found = archive_path(directory, env)
+    try:
+        found = archive_path(directory, env)
+    except (ArchiveFailed, OSError):  # no pyspark, or a jar that cannot be read: no archive
+        return FAST_JVM
     if found is not None and found.is_file():
         return f"{FAST_JVM} -XX:SharedArchiveFile={found}"
     return FAST_JVM
@@ -105,7 +108,10 @@ def build(directory: Path = ARCHIVE_DIR, *, spark_submit: Path | None = None) ->
         raise ArchiveFailed("no java on PATH and no JAVA_HOME")
     if target.is_file():
         return target
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ArchiveFailed(f"cannot create {directory}: {exc}") from None
     submit = spark_submit or Path(sys.executable).parent / "spark-submit"
     with tempfile.TemporaryDirectory(prefix="spark-archive-", dir=directory) as work:
         partial = Path(work) / target.name

@@ -86,15 +86,32 @@ def test_a_failed_build_leaves_nothing_behind(tmp_path: Path) -> None:
     assert list(kept.iterdir()) == []
 
 
-def test_a_build_keeps_the_archive_already_there_and_drops_stale_ones(tmp_path: Path) -> None:
+def test_a_build_keeps_an_archive_already_there(tmp_path: Path) -> None:
     target = archive_path(tmp_path)
     assert target is not None
     target.write_bytes(b"built before")
     stale = tmp_path / "spark-0.0.0-0000000000000000.jsa"
     stale.write_bytes(b"for older jars")
-    assert build(tmp_path, spark_submit=tmp_path / "not-run") == target
+    assert build(tmp_path, spark_submit=tmp_path / "never-run") == target
     assert target.read_bytes() == b"built before"
     assert stale.exists()  # only a new build removes other keys
+
+
+def test_a_new_build_is_renamed_into_place_and_replaces_other_keys(tmp_path: Path) -> None:
+    """A stand-in ``spark-submit`` writes the archive where the JVM would at its exit (the
+    path in ``SPARK_SUBMIT_OPTS``): it is moved to its key's name, and nothing else stays."""
+    submit = tmp_path / "spark-submit"
+    submit.write_text('#!/bin/sh\nfor opt in $SPARK_SUBMIT_OPTS; do case "$opt" in '
+                      '-XX:ArchiveClassesAtExit=*) echo archived > "${opt#*=}";; esac; done\n')
+    submit.chmod(0o755)
+    kept = tmp_path / "archives"
+    kept.mkdir()
+    stale = kept / "spark-0.0.0-0000000000000000.jsa"
+    stale.write_bytes(b"for older jars")
+    built = build(kept, spark_submit=submit)
+    assert built == archive_path(kept)
+    assert built.read_text() == "archived\n"
+    assert list(kept.iterdir()) == [built]
 
 
 def test_the_services_environment_starts_short_jobs_fast_unless_the_caller_chose(
