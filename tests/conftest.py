@@ -30,7 +30,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.pop("COLUMNS", None)
 # Every Spark JVM the tests start (spark-submit, and the in-process session's gateway) runs a
 # job of seconds: the C1 JIT alone halves its start-up CPU, and the class-data archive `make
-# test` builds first cuts a third or more again (docs/testing.md). A caller's own setting wins.
+# test` builds first cuts about a third again (docs/testing.md). A caller's own setting wins.
 from airflow_partitions.demo import spark_archive  # after AIRFLOW_HOME
 
 os.environ.setdefault("SPARK_SUBMIT_OPTS", spark_archive.submit_opts())
