@@ -1,12 +1,13 @@
 """A class-data archive of Spark's JVM, so the short local Spark jobs of the demo and the tests
 start in about a third less CPU.
 
-Why: a Spark driver loads about fifteen thousand classes before it runs a line of a job, and
-the demo's and the tests' jobs last seconds, so starting the JVM is most of their cost. Java
-17 can keep the classes one run loaded in an archive (AppCDS, ``-XX:ArchiveClassesAtExit``)
-and map it into every later JVM (``-XX:SharedArchiveFile``): a small local job then took
-5.1 s of CPU instead of 8.1 (docs/testing.md). Building it costs one such job run with
-the archive being written (about 25 s) and about 170 MB under the virtual environment.
+Why: a small local Spark job loads about eighteen thousand classes (``-Xlog:class+load``
+counted them), and the demo's and the tests' jobs last seconds, so starting the JVM is most
+of their cost. Java 17 can keep the classes one run loaded in an archive (AppCDS,
+``-XX:ArchiveClassesAtExit``) and map it into every later JVM (``-XX:SharedArchiveFile``): a
+small local job then took 5.1 s of CPU instead of 8.1 (docs/testing.md). Building it costs
+one such job run with the archive being written (about 25 s) and about 170 MB under the
+virtual environment.
 
 It is used only where it fits: the JVM checks that the archive was written by the same Java
 from the same jars on the same class path, else ignores it and loads classes as usual (the
