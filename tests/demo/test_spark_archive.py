@@ -24,9 +24,12 @@ from airflow_partitions.demo.spark_archive import (
 )
 
 JOB = """
+import sys
+from pathlib import Path
 from pyspark.sql import SparkSession
 spark = SparkSession.builder.getOrCreate()
-print("counted", spark.range(10).selectExpr("id % 2 AS k").groupBy("k").count().count())
+groups = spark.range(10).selectExpr("id % 2 AS k").groupBy("k").count().count()
+Path(sys.argv[1]).write_text(f"counted {groups}")
 spark.stop()
 """
 
@@ -141,16 +144,19 @@ def test_a_local_job_loads_spark_from_the_archive(tmp_path: Path) -> None:
     archive = build()
     job = tmp_path / "job.py"
     job.write_text(JOB)
-    env = dict(os.environ, SPARK_SUBMIT_OPTS=f"{submit_opts()} -Xlog:class+load=info",
+    answer, loaded = tmp_path / "answer.txt", tmp_path / "classes.log"
+    env = dict(os.environ, SPARK_SUBMIT_OPTS=f"{submit_opts()} "
+               f"-Xlog:class+load=info:file={loaded}",
                PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
                PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     env.pop("SPARK_CONF_DIR", None)
     done = subprocess.run([str(VENV_BIN / "spark-submit"), "--master", "local[1]", "--conf",
-                           "spark.ui.enabled=false", str(job)], env=env, capture_output=True,
-                          text=True, timeout=600, check=False)
+                           "spark.ui.enabled=false", str(job), str(answer)], env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "counted 2" in done.stdout
-    loads = [line for line in done.stdout.splitlines() if "org.apache.spark.SparkContext " in line]
+    assert answer.read_text() == "counted 2"
+    loads = [line for line in loaded.read_text().splitlines()
+             if "org.apache.spark.SparkContext " in line]
     assert loads and "shared objects file (top)" in loads[0], (archive, loads)
     assert spark_jars().is_dir() and archive.stat().st_size > 10_000_000
 
