@@ -22,14 +22,13 @@ from typing import TypedDict
 
 from airflow_partitions.demo.services.environment import VENV_BIN
 from airflow_partitions.demo.services.processes import ServicesFailed
+from airflow_partitions.demo.spark_archive import FAST_JVM
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 #: What each worker offers; an application takes one core of each (``spark.cores.max``).
 WORKER_CORES = 2
 WORKER_MEMORY = "1g"
-#: Test jobs last seconds: C1 only and the serial GC start faster (docs/testing.md).
-FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 def spark_class() -> str:
