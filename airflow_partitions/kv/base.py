@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import NamedTuple, TypeAlias
+from typing import ClassVar, NamedTuple, TypeAlias
 
 from airflow_partitions.kv.errors import InvalidScan
 from airflow_partitions.kv.scan_filters import FILTER_TYPES, ScanFilter
@@ -83,6 +83,11 @@ _VALID_PROJECTIONS_MAX = 1024
 
 class KVTable(ABC):
     """One table. Handles are cheap: creating one makes no round trip."""
+
+    #: Whether reading a few known rows (:meth:`get_columns`) takes fewer round trips than a
+    #: scan of their range: on HBase a scan is three Thrift calls (open, a page, close) and a
+    #: multi-get one; on SQLite both are one statement, and the scan needs no key list.
+    keyed_reads_save_round_trips: ClassVar[bool] = False
 
     def __init__(self, name: str) -> None:
         self._name = name
@@ -228,6 +233,26 @@ class KVTable(ABC):
         wanted = self._projected(columns)
         rows = self.scan(start, stop, prefix, wanted, None, limit, batch_size)
         return ((key, tuple(map(cells.get, wanted))) for key, cells in rows)
+
+    def get_columns(self, rows: Iterable[bytes], columns: Sequence[bytes]) -> list[RowValues]:
+        """The rows among ``rows`` holding any of ``columns``, in byte order, each as a tuple of
+        their values: what :meth:`scan_columns` yields for these keys, read in one round trip
+        (:meth:`get_many`). Why: a reader that knows every key it needs (a sensor's day of
+        hours) pays one call on HBase instead of a scanner's three. Cost: O(rows) to sort.
+
+        >>> import tempfile
+        >>> from airflow_partitions.kv import open_store
+        >>> store = open_store(f"sqlite:///{tempfile.mkdtemp()}/doc.db")
+        >>> store.create_table("t", ["cf"])
+        >>> table = store.table("t")
+        >>> table.put(b"b", {b"cf:x": b"2"}); table.put(b"a", {b"cf:x": b"1", b"cf:y": b"0"})
+        >>> table.get_columns([b"c", b"b", b"a"], [b"cf:y", b"cf:x"])
+        [(b'a', (b'0', b'1')), (b'b', (None, b'2'))]
+        >>> store.close()
+        """
+        wanted = self._projected(columns)
+        found = self.get_many(rows, wanted)
+        return [(key, tuple(map(found[key].get, wanted))) for key in sorted(found)]
 
     @staticmethod
     def _projected(columns: Sequence[bytes]) -> tuple[bytes, ...]:

@@ -3,7 +3,8 @@
 Why: building a :class:`~airflow_partitions.cover.CoverPartition` (two pendulum instants), a
 location lookup and a :class:`.definitions.tables.Partition` for each of a ten-year hourly
 cover's 87,000 hours to answer "is it all there?" costs about 40 µs a partition. Here the check
-is one projected range scan of the run's rows (their location, version and value cells), the
+is one projected range scan of the run's rows (their location, version and value cells; on
+HBase a short group's rows by key, one call instead of a scanner's three: :func:`_keys_of`), the
 distinct time values of the run parsed by the arithmetic fast path, and one comparison with the
 run's values: about 2 to 3 µs a row. The rows are kept packed (:class:`.rows.time_rows.TimeRows`,
 about 100 bytes a row); partitions and locations are built from them only when a caller asks
@@ -36,7 +37,7 @@ from airflow_partitions.catalog.rows.scan import list_whole_rows
 from airflow_partitions.catalog.rows.time_rows import PATCH_MAX, TimeRows
 from airflow_partitions.cover import CoverRun
 from airflow_partitions.keys import encode_value, prefix_successor
-from airflow_partitions.kv import LatestMemo
+from airflow_partitions.kv import CorruptCell, LatestMemo
 from airflow_partitions.periods import UpdatePeriod, fast_value_bytes, zone
 
 if TYPE_CHECKING:
@@ -45,11 +46,17 @@ if TYPE_CHECKING:
 #: The stored time values of recent groups, joined by newlines (:func:`_expected_values`).
 _VALUES: LatestMemo[tuple[UpdatePeriod, str, tuple[tuple[int, int], ...]], bytes] = LatestMemo(16)
 
-#: The key range and decoder of recent groups (a sensor asks the same runs at every poke),
-#: for the catalog rows (identity) and definition (equality) they were worked out for.
+#: The key range, decoder and row keys (:func:`_keys_of`) of recent groups (a sensor asks
+#: the same runs at every poke), for the catalog rows (identity) and definition (equality)
+#: they were worked out for.
 _SCANS: LatestMemo[tuple[str, UpdatePeriod, str, tuple[CoverRun, ...]],
-                   tuple[CatalogRows, StorageDef, bytes, bytes | None, PartitionDecoder]] = (
-                       LatestMemo())
+                   tuple[CatalogRows, StorageDef, bytes, bytes | None, PartitionDecoder,
+                         tuple[bytes, ...] | None]] = LatestMemo()
+
+#: The most rows a group reads by key where that saves round trips (HBase): a sensor's day
+#: or week of hours in one call. A larger group is scanned: a multi-get costs the server a
+#: lookup per row where a scan reads on.
+KEYED_READ_MAX: Final = 256
 
 
 #: The runs last read per group, with the change-feed position taken before their scan and
@@ -90,7 +97,8 @@ def read_runs(rows: CatalogRows, defs: Mapping[str, StorageDef], runs: Sequence[
     the cover left out on purpose (a ``fresh_only`` cover skips stale partitions).
 
     Cost: one projected scan per group of runs (of their key range when ``column`` leads the
-    storage's key, else of the period's rows), then O(rows) to check them, with one parse per
+    storage's key, else of the period's rows; a short group by key where that saves round
+    trips), then O(rows) to check them, with one parse per
     distinct time value. A time value that does not parse strictly (a damaged or
     non-canonical cell) backs nothing: the strict value is what a cover names. So does a
     damaged row (:mod:`.rows.check`: a state not positively registered, a location that does
@@ -117,16 +125,20 @@ def read_run(rows: CatalogRows, sdef: StorageDef, run: CoverRun, column: str) ->
 
 def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
                 column: str) -> list[RunRows]:
-    """One scan for runs of one storage and period, in time order; or none, or a few rows,
-    when the change feed says what changed since they were last read (:class:`TimeRows`)."""
+    """One read (a scan, or by key: :func:`_keys_of`) for runs of one storage and period, in
+    time order; or none, or a few rows, when the change feed says what changed since they
+    were last read (:class:`TimeRows`)."""
     period = group[0].period
     key = (sdef.name, period, column, tuple(group))
-    known = _SCANS.get(key)
-    if known is not None and known[0] is rows and known[1] == sdef:
-        low, high, decoder = known[2:]
-    else:
-        low, high, decoder = _scan_of(rows, sdef, group, column)
-        _SCANS.remember(key, (rows, sdef, low, high, decoder))
+    plan = _SCANS.get(key)
+    if plan is None or plan[0] is not rows or plan[1] != sdef:
+        plan = (rows, sdef, *_scan_of(rows, sdef, group, column), None)
+        _SCANS.remember(key, plan)
+    low, high, decoder, keys = plan[2:]
+    by_key = rows.partitions.keyed_reads_save_round_trips
+    if by_key and keys is None:  # worked out once, and only for a store that reads by key
+        keys = _keys_of(sdef, group, column, rows)
+        _SCANS.remember(key, (*plan[:5], keys))
     reused = _unchanged(rows, sdef, key, low, high)
     if reused is not None:
         return reused
@@ -138,8 +150,15 @@ def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
             _FED.remember(key, (rows, sdef, timed.position, tuple(got)))
             return got
     position = rows.partitions.feed_position()  # before the scan: a write after it is seen
-    scanned = list_whole_rows(rows.partitions, decoder.columns, low, high,
-                              batch_size=group_page(group), on_damaged=decoder.check.skip)
+    scanned = None
+    if by_key and keys:
+        try:
+            scanned = rows.partitions.get_columns(keys, decoder.columns)
+        except CorruptCell:  # a row that does not decode: the scan reads on past it
+            scanned = None
+    if scanned is None:
+        scanned = list_whole_rows(rows.partitions, decoder.columns, low, high,
+                                  batch_size=group_page(group), on_damaged=decoder.check.skip)
     leading = sdef.column_names[0] == column
     expected = _expected_values(period, group, sdef.tz) if leading else None
     out, whole, timed = _check_group(sdef, group, column, decoder, scanned, expected)
@@ -192,6 +211,21 @@ def _scan_of(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun], col
         low = rows.period_prefix(sdef, period)
         high = prefix_successor(low)
     return low, high, decoder
+
+
+def _keys_of(sdef: StorageDef, group: Sequence[CoverRun], column: str, rows: CatalogRows
+             ) -> tuple[bytes, ...]:
+    """The row key of each ordinal of the group, in order, to read them by key where the store
+    says that saves round trips: when the time column is the storage's only key column (so an
+    ordinal names exactly one key) and the group holds at most :data:`KEYED_READ_MAX`
+    ordinals; else ``()``, and its range is scanned. The two read the same: a row of the
+    range at another key (a hole's, a non-canonical text's) backs no ordinal of the group
+    either. Cost: one key encoding per ordinal, once per group (kept in ``_SCANS``)."""
+    if list(sdef.column_names) != [column] or sum(run.count for run in group) > KEYED_READ_MAX:
+        return ()
+    period = group[0].period
+    return tuple(rows.partition_key(sdef, period, (period.format_ordinal(ordinal, sdef.tz),))
+                 for run in group for ordinal in range(run.first, run.end))
 
 
 def _check_group(sdef: StorageDef, group: Sequence[CoverRun], column: str,
