@@ -199,6 +199,24 @@ def test_key_only_filter_strips_values() -> None:
     ]
 
 
+
+def test_key_only_filter_rewrites_only_the_cells_its_branch_of_an_or_kept() -> None:
+    """HBase's OR list transforms a cell only by the operands that included it: a
+    ``KeyOnlyFilter`` ANDed with a filter that dropped the cell leaves its value alone when
+    another operand keeps it. The expected values are what HBase 2.6 answered for this row."""
+    cells = [Cell(b"cf", b"a", b"1"), Cell(b"cf", b"b", b"Hello\nWorld"), Cell(b"cf2", b"c", b"zz")]
+
+    def values(flt: str) -> dict[bytes, bytes]:
+        return {c.family + b":" + c.qualifier: c.value for c in run(flt, cells=cells)}
+
+    assert values("PrefixFilter('row') OR (KeyOnlyFilter() AND FamilyFilter(=, 'binary:cf2'))"
+                  ) == {b"cf:a": b"1", b"cf:b": b"Hello\nWorld", b"cf2:c": b""}
+    assert values("PrefixFilter('x') OR (KeyOnlyFilter(true) AND FamilyFilter(=, 'binary:cf'))"
+                  ) == {b"cf:a": b"\x00\x00\x00\x01", b"cf:b": b"\x00\x00\x00\x0b"}
+    assert values("PrefixFilter('row') OR (KeyOnlyFilter() AND FamilyFilter(=, 'binary:cf'))"
+                  ) == {b"cf:a": b"", b"cf:b": b"", b"cf2:c": b"zz"}
+
+
 def test_row_filters() -> None:
     assert quals("PrefixFilter('ro')") == [b"a", b"b", b"c"]
     assert quals("PrefixFilter('x')") == []

@@ -53,17 +53,26 @@ class Verdict:
     """A filter's answer for one row.
 
     ``row_ok`` false drops the row; ``cell_ok[i]`` false drops cell ``i``; ``stop`` true means no
-    later row of the scan can pass, so the scan ends after this row.
+    later row of the scan can pass, so the scan ends after this row. ``rewrites[i]``, when
+    given, are the filters that rewrite cell ``i`` if it survives, in order: HBase's
+    ``transformCell`` runs every operand of an AND list, but in an OR list only the operands
+    that included the cell (``FilterListWithOR``), so a ``KeyOnlyFilter`` in a branch that
+    dropped the cell leaves its value alone.
     """
 
     row_ok: bool
     cell_ok: tuple[bool, ...]
     stop: bool = False
+    rewrites: tuple[tuple[Filter, ...], ...] | None = None
 
     @staticmethod
     def keep_all(n: int, row_ok: bool = True) -> Verdict:
         """Verdict of a row-level filter: every cell follows the row decision."""
         return Verdict(row_ok, (True,) * n)
+
+    def rewrites_of(self, i: int) -> tuple[Filter, ...]:
+        """The filters that rewrite cell ``i`` if it survives (none for most filters)."""
+        return self.rewrites[i] if self.rewrites is not None else ()
 
 
 class CompareOp:
@@ -128,7 +137,8 @@ class Filter(ABC):
         """Decide which parts of the row survive."""
 
     def transform(self, cell: Cell) -> Cell:
-        """Rewrite a surviving cell (only ``KeyOnlyFilter`` does)."""
+        """Rewrite a surviving cell (only ``KeyOnlyFilter`` does; lists name it in their
+        verdict's ``rewrites``)."""
         return cell
 
     def has_filter_row(self) -> bool:
@@ -182,7 +192,7 @@ class KeyOnly(Filter):
     len_as_value: bool = False
 
     def evaluate(self, row: bytes, cells: Sequence[Cell]) -> Verdict:
-        return Verdict.keep_all(len(cells))
+        return Verdict(True, (True,) * len(cells), rewrites=((self,),) * len(cells))
 
     def transform(self, cell: Cell) -> Cell:
         value = struct.pack(">i", len(cell.value)) if self.len_as_value else b""
@@ -249,12 +259,10 @@ class And(Filter):
     def evaluate(self, row: bytes, cells: Sequence[Cell]) -> Verdict:
         verdicts = [f.evaluate(row, cells) for f in self.operands]
         cell_ok = tuple(all(v.cell_ok[i] for v in verdicts) for i in range(len(cells)))
-        return Verdict(all(v.row_ok for v in verdicts), cell_ok, any(v.stop for v in verdicts))
-
-    def transform(self, cell: Cell) -> Cell:
-        for f in self.operands:
-            cell = f.transform(cell)
-        return cell
+        rewrites = tuple(tuple(r for v in verdicts for r in v.rewrites_of(i))
+                         for i in range(len(cells)))
+        return Verdict(all(v.row_ok for v in verdicts), cell_ok, any(v.stop for v in verdicts),
+                       rewrites)
 
     def has_filter_row(self) -> bool:
         return any(f.has_filter_row() for f in self.operands)
@@ -273,12 +281,9 @@ class Or(Filter):
         verdicts = [f.evaluate(row, cells) for f in self.operands]
         cell_ok = tuple(any(v.row_ok and v.cell_ok[i] for v in verdicts) for i in range(len(cells)))
         row_ok = any(v.row_ok for v in verdicts)
-        return Verdict(row_ok, cell_ok, all(v.stop for v in verdicts))
-
-    def transform(self, cell: Cell) -> Cell:
-        for f in self.operands:
-            cell = f.transform(cell)
-        return cell
+        rewrites = tuple(tuple(r for v in verdicts if v.row_ok and v.cell_ok[i]
+                               for r in v.rewrites_of(i)) for i in range(len(cells)))
+        return Verdict(row_ok, cell_ok, all(v.stop for v in verdicts), rewrites)
 
     def has_filter_row(self) -> bool:
         return any(f.has_filter_row() for f in self.operands)
@@ -295,10 +300,7 @@ class Skip(Filter):
 
     def evaluate(self, row: bytes, cells: Sequence[Cell]) -> Verdict:
         v = self.inner.evaluate(row, cells)
-        return Verdict(v.row_ok and all(v.cell_ok), (True,) * len(cells), v.stop)
-
-    def transform(self, cell: Cell) -> Cell:
-        return self.inner.transform(cell)
+        return Verdict(v.row_ok and all(v.cell_ok), (True,) * len(cells), v.stop, v.rewrites)
 
     def has_filter_row(self) -> bool:
         return True
@@ -320,10 +322,7 @@ class While(Filter):
         if not v.row_ok:
             return Verdict(False, v.cell_ok, True)
         first_bad = v.cell_ok.index(False)
-        return Verdict(True, tuple(i < first_bad for i in range(len(cells))), True)
-
-    def transform(self, cell: Cell) -> Cell:
-        return self.inner.transform(cell)
+        return Verdict(True, tuple(i < first_bad for i in range(len(cells))), True, v.rewrites)
 
     def has_filter_row(self) -> bool:
         return True
@@ -339,5 +338,10 @@ def apply_filter(flt: Filter | None, row: bytes, cells: Sequence[Cell]) -> tuple
     verdict = flt.evaluate(row, cells)
     if not verdict.row_ok:
         return [], verdict.stop
-    kept = [flt.transform(c) for c, ok in zip(cells, verdict.cell_ok, strict=True) if ok]
+    kept = []
+    for i, (cell, ok) in enumerate(zip(cells, verdict.cell_ok, strict=True)):
+        if ok:
+            for rewrite in verdict.rewrites_of(i):
+                cell = rewrite.transform(cell)
+            kept.append(cell)
     return kept, verdict.stop
