@@ -1,0 +1,50 @@
+"""A sensor's check right after another process's registration, on HBase: what it reads.
+
+HBase has no change stamp, so each check reads the fact row (its generation). When the
+generation moved, it reads the storage rows the write changed, then the verified cover reads
+the fact row again (its cache's check) and the range's partition rows by key in one call:
+four round trips, the same in and out of the range. On SQLite the store's stamp and change
+feeds answer instead (``tests/catalog/test_answer_basis.py``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from airflow_partitions.catalog import Catalog, TimelineCache
+from airflow_partitions.cover import CoverRequest
+from airflow_partitions.watch import CoverageWatch
+
+T0 = dt.datetime(2015, 3, 1, tzinfo=dt.UTC)
+
+
+def hour(h: int) -> str:
+    return (T0 + dt.timedelta(hours=h)).strftime("%Y-%m-%d-%H")
+
+
+def test_a_check_after_a_write_elsewhere_is_four_round_trips_and_an_idle_one_one(
+        hbase_server_factory: Any, tmp_path: Path) -> None:
+    server = hbase_server_factory()
+    url = f"{server.url}?table_prefix=after_"
+    reader = Catalog(url, data_root=str(tmp_path), cache=TimelineCache())
+    writer = Catalog(url, data_root=str(tmp_path), cache=TimelineCache())
+    reader.create_fact("ev")
+    reader.create_storage("ev", "raw", ["HOURLY"], columns=["dt"])
+    reader.register("raw", "HOURLY", [{"dt": hour(h)} for h in range(24) if h != 7])
+    watch = CoverageWatch(CoverRequest.of("ev", T0, T0 + dt.timedelta(days=1)))
+    assert [m.start.hour for m in watch.check(reader).missing] == [7]
+
+    for h in (7, 30):  # in the range: the answer changes; after it: it does not
+        writer.register("raw", "HOURLY", {"dt": hour(h)})
+        reader.stats.reset()
+        missing = [m.start.hour for m in watch.check(reader).missing]
+        assert missing == [], missing
+        assert dict(reader.stats.ops) == {"get": 2, "get_many": 2}, reader.stats.ops
+
+    reader.stats.reset()
+    watch.check(reader)  # idle: the generation read alone
+    assert dict(reader.stats.ops) == {"get": 1}, reader.stats.ops
+    reader.close()
+    writer.close()
