@@ -160,9 +160,6 @@ class Run:
                                      f"{done.stderr[-3000:]}"
         return done.stdout
 
-    def airflow(self, *args: str) -> str:
-        return self.run([str(VENV_BIN / "airflow"), *args], timeout=300)
-
     def sql(self, query: str) -> list[tuple[Any, ...]]:
         p = self.cluster.ports
         password = shared_secrets(self.layout.state)["postgres_password"]
@@ -178,8 +175,8 @@ class Run:
 
     def trigger(self, dag_id: str, conf: dict[str, Any] | None = None, *,
                 unpause: bool = True) -> str:
-        if unpause:  # an ``airflow`` command: seconds; a DAG unpaused before need not
-            self.airflow("dags", "unpause", dag_id)
+        if unpause:  # through the REST API, as `airflow-partitions backfill` unpauses
+            self.api.call("PATCH", f"dags/{dag_id}", {"is_paused": False})
         doc = self.api.call("POST", f"dags/{dag_id}/dagRuns",
                             {"logical_date": None, "conf": conf or {}})
         return str(doc["dag_run_id"])
