@@ -18,8 +18,8 @@ hourly partitions from 2015-01-01T00 UTC with 0.1% holes, daily rollups on half 
   decodes the cells of the history whole: what the question cost before readers kept their
   decodes, measured in the same run;
 * *by scan* (HBase): the same, with the day's partition rows read by a scan (a scanner's
-  open, one page and its close) instead of by key in one call, as covers read them before
-  short groups were read by key (``catalog/rows/runs.py``).
+  open, one page and its close) instead of by key in one call (``catalog/rows/runs.py``):
+  the baseline the read by key is measured against.
 
 The result is the ratio of the ten-year to the one-year cost (the goal: within 1.5x), and each
 case against its *decoded again* baseline.
