@@ -82,7 +82,7 @@ def test_reads_by_key_back_exactly_the_whole_advertised_rows(
         put_row(catalog, fact, h, {b"p:v.dt": hour((h + 1) % 24).encode()})
     expected = sorted(set(range(24)) - (registered - broken))
     assert missing_hours(catalog, fact) == expected
-    assert missing_hours(catalog, fact) == expected  # asked again: the kept decoder and keys
+    assert missing_hours(catalog, fact) == expected  # again: the damaged hours now unadvertised
 
 
 def test_a_sensor_check_reads_its_day_by_key_where_that_saves_round_trips(
