@@ -238,7 +238,8 @@ class KVTable(ABC):
         """The rows among ``rows`` holding any of ``columns``, in byte order, each as a tuple of
         their values: what :meth:`scan_columns` yields for these keys, read in one round trip
         (:meth:`get_many`). Why: a reader that knows every key it needs (a sensor's day of
-        hours) pays one call on HBase instead of a scanner's three. Cost: O(rows) to sort.
+        hours) pays one call on HBase instead of a scanner's three. Cost: one round trip and
+        O(n log n) to order the n rows found.
 
         >>> import tempfile
         >>> from airflow_partitions.kv import open_store
