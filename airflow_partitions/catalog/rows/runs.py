@@ -18,6 +18,7 @@ adds, are read. HBase keeps no feed: there every call reads its rows.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
@@ -152,10 +153,8 @@ def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
     position = rows.partitions.feed_position()  # before the scan: a write after it is seen
     scanned = None
     if by_key and keys:
-        try:
-            scanned = rows.partitions.get_columns(keys, decoder.columns)
-        except CorruptCell:  # a row that does not decode: the scan reads on past it
-            scanned = None
+        with contextlib.suppress(CorruptCell):  # a row that does not decode: the scan below
+            scanned = rows.partitions.get_columns(keys, decoder.columns)  # reads on past it
     if scanned is None:
         scanned = list_whole_rows(rows.partitions, decoder.columns, low, high,
                                   batch_size=group_page(group), on_damaged=decoder.check.skip)
