@@ -164,24 +164,38 @@ class EndsAndHolesTimeline(RangeSetTimeline):
 
     def properties_but_ends(self, properties: Mapping[str, str]) -> dict[str, str]:
         """``properties`` without this timeline's ``first`` and ``latest``."""
-        prefix = timeline_prefix(self.period.name, self.column)
-        return {k: v for k, v in properties.items()
-                if k not in (prefix + "first", prefix + "latest")}
+        first_key, latest_key = self.end_keys()
+        return {k: v for k, v in properties.items() if k not in (first_key, latest_key)}
 
-    def _outward_ends(self, after: Mapping[str, str]) -> tuple[int, int] | None:
-        """``after``'s (first, latest) ordinals, or None when either is empty, this timeline
-        is empty, or an end lies inside this timeline's ends; a bad value raises."""
+    def end_keys(self) -> tuple[str, str]:
+        """The property keys of this timeline's ``first`` and ``latest``."""
         prefix = timeline_prefix(self.period.name, self.column)
-        first_key, latest_key = prefix + "first", prefix + "latest"
-        first = (after.get(first_key) or "").strip()
-        latest = (after.get(latest_key) or "").strip()
+        return prefix + "first", prefix + "latest"
+
+    def outward_ends(self, first: str, latest: str, stored: tuple[str, str] = ("", "")
+                     ) -> tuple[int, int] | None:
+        """The ordinals of the texts ``first`` and ``latest`` (as stored) when both lie on or
+        outside this timeline's ends; None when either is empty, this timeline is empty, or
+        an end lies inside. A bad value raises ``CorruptTimeline``.
+
+        ``stored``: this timeline's own ends as its cell holds them; a text equal to its own
+        is this timeline's end, not parsed again. Cost: at most two parses.
+        """
         old_first, old_latest = self.first_ordinal(), self.latest_ordinal()
+        first, latest = first.strip(), latest.strip()
         if not first or not latest or old_first is None or old_latest is None:
             return None
-        lo, hi = self.parse(first, first_key), self.parse(latest, latest_key)
+        first_key, latest_key = self.end_keys()
+        lo = old_first if first == stored[0] else self.parse(first, first_key)
+        hi = old_latest if latest == stored[1] else self.parse(latest, latest_key)
         if lo > old_first or hi < old_latest:
             return None
         return lo, hi
+
+    def _outward_ends(self, after: Mapping[str, str]) -> tuple[int, int] | None:
+        """:meth:`outward_ends` of the ``first`` and ``latest`` properties of ``after``."""
+        first_key, latest_key = self.end_keys()
+        return self.outward_ends(after.get(first_key) or "", after.get(latest_key) or "")
 
     def _parse_holes(self, items: list[Item]) -> list[int]:
         """Ordinals of the hole strings, formatting a guess before parsing in full.

@@ -1,0 +1,229 @@
+"""A timeline cell read by its ends alone (``EndsTemplate``): it says what decoding the cell's
+JSON would say, or nothing.
+
+The oracle is :func:`json.loads` of the cell's bytes: whenever the template reads two ends
+from a cell, the JSON decodes to the template's kind and properties with those two ends, and
+a version that is an integer. A kept answer's check of a moved timeline (``TimelineBasis``)
+gives the same verdict with the template as without it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from airflow_partitions.catalog import Catalog, TimelineCache
+from airflow_partitions.catalog.covers.answer_basis import TimelineBasis
+from airflow_partitions.catalog.rows.layout import (
+    EndsTemplate,
+    TimelineCell,
+    encode_timeline_cell,
+)
+from airflow_partitions.periods import UpdatePeriod
+from airflow_partitions.timelines import EndsAndHolesTimeline
+from tests.hypothesis_budget import examples
+
+PREFIX = "cube.storagetable.partition.timeline.cache.DAILY.dt."
+FIRST, LATEST = PREFIX + "first", PREFIX + "latest"
+KIND = "EndsAndHoles"
+
+#: Any text, quotes, backslashes, control characters and the template's own marks included.
+texts = st.text(alphabet=st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
+    ["2015-01-01", "\x01", "\x02", '"', "\\", "\x7f", "é", " 2015-01-02", "\\u0001"])
+plain = st.text(alphabet="0123456789-: T", min_size=1, max_size=14)
+properties = st.dictionaries(
+    st.sampled_from([PREFIX + s for s in ("holes.size", "holes0", "holes1", "storage.class")])
+    | st.text(max_size=8), texts, max_size=5)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(rest=properties, first=plain, latest=plain, version=st.integers(0, 10**12),
+       kind=st.sampled_from([KIND, "Ranges", None]))
+def test_a_cell_that_moved_only_its_ends_is_read_by_them(
+        rest: dict[str, str], first: str, latest: str, version: int, kind: str | None) -> None:
+    rest = {k: v for k, v in rest.items() if k not in (FIRST, LATEST)}
+    template = EndsTemplate.of(kind, rest, FIRST, LATEST)
+    raw = encode_timeline_cell(version, kind, {**rest, FIRST: first, LATEST: latest})
+    if template is None:  # only when the rest's JSON already spells one of its marks
+        spelled = json.dumps({**rest, "kind": kind})
+        assert "\\u0001" in spelled or "\\u0002" in spelled
+        return
+    assert template.ends(raw) == (first, latest)
+
+
+@st.composite
+def damaged(draw: st.DrawFn) -> tuple[EndsTemplate, dict[str, str], str | None, bytes]:
+    """A template, its properties and kind, and a cell near it: written with other ends,
+    another kind, other properties or another version, then maybe cut, spliced or flipped."""
+    rest = {k: v for k, v in draw(properties).items() if k not in (FIRST, LATEST)}
+    kind = draw(st.sampled_from([KIND, "Ranges", None]))
+    template = EndsTemplate.of(kind, rest, FIRST, LATEST)
+    if template is None:
+        rest, template = {}, EndsTemplate.of(kind, {}, FIRST, LATEST)
+    assert template is not None
+    near = draw(st.integers(0, 3)) > 0  # mostly the template's own cell, then damaged
+    written = dict(rest)
+    if not near and draw(st.booleans()):
+        written = {k: v for k, v in draw(properties).items() if k not in (FIRST, LATEST)}
+    ends = {FIRST: draw(plain if near else texts | plain),
+            LATEST: draw(plain if near else texts | plain)}
+    if not near:
+        for key in draw(st.sets(st.sampled_from([FIRST, LATEST]))):
+            ends.pop(key)
+    raw = encode_timeline_cell(draw(st.integers(0 if near else -5, 10**6)),
+                               kind if near else draw(st.sampled_from([KIND, "Ranges", None])),
+                               {**written, **ends})
+    if near or draw(st.booleans()):
+        # Near the ends' texts, the version and the closing brace, where a damaged byte
+        # could pass for a value; anywhere else too.
+        spots = [i for text in ends.values() if (i := raw.find(json.dumps(text).encode())) >= 0]
+        spots += [raw.rfind(b":") + 1, len(raw) - 1, len(raw)]
+        data = bytearray(raw)
+        for _ in range(draw(st.integers(1, 3))):
+            at = min(len(data), draw(st.sampled_from(spots) | st.integers(0, len(data)))
+                     + draw(st.integers(0, 3)))
+            how = draw(st.sampled_from(["flip", "cut", "insert"]))
+            if how == "flip" and at < len(data):
+                data[at] = draw(st.integers(0, 255))
+            elif how == "cut":
+                del data[at:at + draw(st.integers(1, 4))]
+            else:
+                data[at:at] = draw(st.binary(min_size=1, max_size=4) | st.sampled_from(
+                    [b'"', b"\\", b"\\u0031", b"0", b"-", b'"}', b"\x0c", b"\x00", b"\x7f",
+                     "é".encode()]))
+        raw = bytes(data)
+    return template, rest, kind, raw
+
+
+@settings(max_examples=examples(600), deadline=None)
+@given(case=damaged())
+def test_the_ends_read_are_those_the_json_holds(
+        case: tuple[EndsTemplate, dict[str, str], str | None, bytes]) -> None:
+    """Property: the template never reads ends from bytes whose JSON says anything else."""
+    template, rest, kind, raw = case
+    found = template.ends(raw)
+    if found is None:
+        return
+    decoded = json.loads(raw)
+    assert decoded["kind"] == kind
+    assert decoded["properties"] == {**rest, FIRST: found[0], LATEST: found[1]}
+    assert type(decoded["version"]) is int
+    assert set(decoded) == {"kind", "properties", "version"}
+
+
+CELL = encode_timeline_cell(12, KIND, {PREFIX + "holes.size": "0", FIRST: "2015-01-01",
+                                       LATEST: "2015-01-09"})
+
+
+@pytest.mark.parametrize(("what", "raw"), [
+    ("a version with a leading zero", CELL.replace(b":12}", b":012}")),
+    ("no version", CELL.replace(b":12}", b":}")),
+    ("no closing brace", CELL[:-1]),
+    ("a control character in an end", CELL.replace(b"2015-01-09", b"2015-01-09\x0c")),
+    ("a byte that is not UTF-8 in an end", CELL.replace(b"2015-01-09", b"2015-01-09\xff")),
+    ("an escape in an end", CELL.replace(b"2015-01-09", b"2015-01-0\\u0039")),
+    ("an end that is not a string", CELL.replace(b'"2015-01-09"', b"20150109")),
+])
+def test_bytes_json_reads_otherwise_are_not_read_by_their_ends(what: str, raw: bytes) -> None:
+    template = EndsTemplate.of(KIND, {PREFIX + "holes.size": "0"}, FIRST, LATEST)
+    assert template is not None and template.ends(CELL) == ("2015-01-01", "2015-01-09")
+    assert raw != CELL and template.ends(raw) is None, what
+
+
+def _timeline(ranges: list[tuple[int, int]]) -> EndsAndHolesTimeline:
+    timeline = EndsAndHolesTimeline("DAILY")
+    timeline.replace_ranges(ranges)
+    return timeline
+
+
+def _basis(timeline: EndsAndHolesTimeline, first: int, last: int, *, template: bool
+           ) -> TimelineBasis:
+    cell = TimelineCell.decode(encode_timeline_cell(3, KIND, timeline.to_properties()))
+    rest = timeline.properties_but_ends(cell.properties)
+    return TimelineBasis(timeline, cell.kind, rest, first, last,
+                         EndsTemplate.of(cell.kind, rest, FIRST, LATEST) if template else None,
+                         (cell.properties[FIRST], cell.properties[LATEST]))
+
+
+DAY0 = UpdatePeriod.DAILY.parse_ordinal("2015-01-01", "UTC")
+
+
+@settings(max_examples=examples(1500), deadline=None)
+@given(cuts=st.lists(st.integers(0, 60), min_size=2, max_size=8, unique=True),
+       window=st.tuples(st.integers(-10, 70), st.integers(0, 12)),
+       moved=st.tuples(st.integers(-15, 15), st.integers(-15, 15)),
+       change=st.sampled_from(["ends", "a hole", "the kind", "a text", "damage"]))
+def test_a_kept_answer_is_judged_the_same_with_the_template_or_without(
+        cuts: list[int], window: tuple[int, int], moved: tuple[int, int], change: str) -> None:
+    """Property: for a timeline whose ends move (or that changes otherwise), the check of a
+    kept answer's range says the same whether it reads the cell by its ends or decodes it,
+    and says the answer stands only when the days present in the range are the same (the
+    model: the ranges written, as sets of days)."""
+    cuts = sorted(cuts)
+    ranges = [(DAY0 + a, DAY0 + b) for a, b in zip(cuts[::2], cuts[1::2], strict=False)]
+    first, last = DAY0 + window[0], DAY0 + window[0] + window[1]
+    lo = min(ranges[0][0] + moved[0], ranges[0][1] - 1)  # the ends moved either way,
+    hi = max(ranges[-1][1] + moved[1], ranges[-1][0] + 1)  # the holes between kept
+    written = ([(lo, ranges[0][1]), *ranges[1:-1], (ranges[-1][0], hi)] if len(ranges) > 1
+               else [(lo, max(hi, lo + 1))])
+    kind = KIND
+    if change == "a hole" and hi - lo > 2:
+        written = [(lo, lo + 1), (lo + 2, hi)]
+    props = _timeline(written).to_properties()
+    if change == "the kind":
+        kind = "Ranges"
+    elif change == "a text":
+        props[LATEST] = " " + props[LATEST]
+    raw = encode_timeline_cell(4, kind, props)
+    if change == "damage":
+        raw = raw.replace(b"2015-", b"2015-\x0c", 1)
+    verdict = _basis(_timeline(ranges), first, last, template=True).same_in_range(raw)
+    assert verdict == _basis(_timeline(ranges), first, last, template=False).same_in_range(raw)
+    if change in ("the kind", "damage"):
+        assert not verdict
+    elif verdict:
+        def days_in_range(spans: list[tuple[int, int]]) -> set[int]:
+            return {d for a, b in spans for d in range(a, b) if first <= d <= last}
+
+        assert days_in_range(written) == days_in_range(ranges)
+
+
+def test_a_registration_elsewhere_is_proven_without_decoding_the_timeline(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process's registration after the end: the kept answer stands, and the moved
+    timeline cell is read by its ends, not decoded."""
+    url = f"sqlite:///{tmp_path}/ends.db"
+    catalog = Catalog(url, cache=TimelineCache())
+    catalog.create_fact("f")
+    catalog.create_storage("f", "f_daily", ["DAILY"])
+    catalog.register("f_daily", "DAILY", [{"dt": f"2015-01-{d:02d}"} for d in range(1, 20)
+                                          if d != 7])
+    other = Catalog(url, cache=TimelineCache())
+    decoded: list[bytes | None] = []
+    real = TimelineCell.decode
+
+    def counting(raw: bytes | None) -> TimelineCell:
+        decoded.append(raw)
+        return real(raw)
+
+    def ask() -> list[tuple[str, str]]:
+        cover = catalog.cover("f", "2015-01-05T00:00Z", "2015-01-10T00:00Z")
+        return [(m.start.isoformat(), m.end.isoformat()) for m in cover.missing]
+
+    try:
+        assert ask() == [("2015-01-07T00:00:00+00:00", "2015-01-08T00:00:00+00:00")]
+        for d in (20, 21, 22):
+            other.register("f_daily", "DAILY", [{"dt": f"2015-01-{d}"}])
+            catalog.stats.reset()
+            with monkeypatch.context() as patched:
+                patched.setattr(TimelineCell, "decode", counting)
+                assert ask() == [("2015-01-07T00:00:00+00:00", "2015-01-08T00:00:00+00:00")]
+            assert dict(catalog.stats.ops) == {"change_stamp": 1, "changed_rows": 1}
+        assert decoded == []
+    finally:
+        other.close()
+        catalog.close()
