@@ -4,7 +4,8 @@ JSON would say, or nothing.
 The oracle is :func:`json.loads` of the cell's bytes: whenever the template reads two ends
 from a cell, the JSON decodes to the template's kind and properties with those two ends, and
 a version that is an integer. A kept answer's check of a moved timeline (``TimelineBasis``)
-gives the same verdict with the template as without it.
+gives the same verdict for a cell as for the same JSON spelled otherwise, which it decodes,
+and lets the answer stand only when the days in its range are the same.
 """
 
 from __future__ import annotations
