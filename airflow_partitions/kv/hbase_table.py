@@ -7,6 +7,7 @@ decides whether it may be retried.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -117,7 +118,51 @@ def check_hbase_row(row: object) -> bytes:
 
 
 def _cells_of(result: Any) -> Cells:
-    return {bytes(col): bytes(cell.value) for col, cell in (result.columns or {}).items()}
+    """A ``TRowResult``'s cells. The client decodes with ``decode_response=False``, so names
+    and values arrive as ``bytes``."""
+    columns = result.columns
+    return {col: cell.value for col, cell in columns.items()} if columns else {}
+
+
+_BYTES_ONLY: frozenset[type] = frozenset({bytes})
+
+
+def _read_keys(rows: Iterable[bytes]) -> list[bytes]:
+    """Distinct, checked row keys in byte order, less those HBase cannot hold. Exact ``bytes``
+    that are all non-empty are checked in C; anything else goes through ``check_row`` for its
+    message. O(n log n)."""
+    given = list(rows)
+    if not (set(map(type, given)) <= _BYTES_ONLY and all(given)):
+        given = [check_row(r) for r in given]
+    keys = sorted(dict.fromkeys(given))
+    if keys and max(map(len, keys)) > MAX_ROW_LENGTH:
+        keys = [k for k in keys if len(k) <= MAX_ROW_LENGTH]  # cannot exist in HBase
+    return keys
+
+
+#: Column specs read before, checked, with what HBase is sent for them (a cover asks the
+#: same few projections at every call); bounded.
+_READ_SPECS: dict[tuple[bytes, ...], tuple[tuple[bytes, ...] | None, list[bytes] | None]] = {}
+_READ_SPECS_MAX = 1024
+
+
+def _read_columns(columns: Iterable[bytes] | None
+                  ) -> tuple[tuple[bytes, ...] | None, list[bytes] | None]:
+    """``check_column_specs(columns)`` and its :func:`hbase_columns`, looked up when the same
+    columns were read before."""
+    if isinstance(columns, list | tuple):
+        asked = tuple(columns)
+        with contextlib.suppress(TypeError):  # an unhashable spec: the check names it
+            known = _READ_SPECS.get(asked)
+            if known is not None:
+                return known
+        specs = check_column_specs(asked)
+        found = (specs, hbase_columns(specs))
+        if len(_READ_SPECS) < _READ_SPECS_MAX:
+            _READ_SPECS[asked] = found
+        return found
+    specs = check_column_specs(columns)
+    return specs, hbase_columns(specs)
 
 
 class HBaseTable(KVTable):
@@ -140,7 +185,7 @@ class HBaseTable(KVTable):
     def get(self, row: bytes, columns: Iterable[bytes] | None = None) -> Cells:
         if len(check_row(row)) > MAX_ROW_LENGTH:
             return {}  # HBase cannot hold such a row
-        cols = hbase_columns(check_column_specs(columns))
+        cols = _read_columns(columns)[1]
         results = self._call(
             "get", lambda c: c.getRowWithColumns(self._full_name, row, cols, {}), idempotent=True
         )
@@ -149,12 +194,10 @@ class HBaseTable(KVTable):
     def get_many(
         self, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
     ) -> dict[bytes, Cells]:
-        keys = sorted(k for k in dict.fromkeys(check_row(r) for r in rows)
-                      if len(k) <= MAX_ROW_LENGTH)  # longer rows cannot exist in HBase
-        specs = check_column_specs(columns)
+        keys = _read_keys(rows)
+        cols = _read_columns(columns)[1]
         if not keys:
             return {}
-        cols = hbase_columns(specs)
         results = self._call(
             "get_many",
             lambda c: c.getRowsWithColumns(self._full_name, keys, cols, {}),
@@ -164,7 +207,11 @@ class HBaseTable(KVTable):
         for result in results:
             cells = _cells_of(result)
             if cells:
-                found.setdefault(bytes(result.row), {}).update(cells)
+                row = result.row
+                if row in found:
+                    found[row].update(cells)
+                else:
+                    found[row] = cells
         return found
 
     def _scan(

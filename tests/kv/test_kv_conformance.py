@@ -113,6 +113,16 @@ def test_get_many_is_one_round_trip_and_skips_absent_rows(store: KVStore, table:
     assert store.stats.round_trips == 0
 
 
+def test_get_many_checks_its_keys(table: KVTable) -> None:
+    """Every key is checked, wherever it stands in the batch; a key longer than any row can
+    be (HBase's 32,767 bytes) is absent, not an error."""
+    table.put(b"a", {b"cf:x": b"1"})
+    for bad in ([b"a", b""], [b"a", "b"], [bytearray(b"a"), b"a"], [b"a", None]):
+        with pytest.raises(InvalidArgument):
+            table.get_many(bad)  # type: ignore[arg-type]
+    assert table.get_many([b"x" * 40_000, b"a"]) == {b"a": {b"cf:x": b"1"}}
+
+
 def test_get_many_large_batch(store: KVStore, table: KVTable) -> None:
     rows = [b"k%05d" % i for i in range(1200)]
     table.put_many((r, {b"cf:v": r}) for r in rows)

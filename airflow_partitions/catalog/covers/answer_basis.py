@@ -51,7 +51,7 @@ from airflow_partitions.catalog.rows.timeline_ends import EndsTemplate
 from airflow_partitions.cover import Cover, CoverRequest
 from airflow_partitions.errors import CorruptTimeline
 from airflow_partitions.keys import encode_value, prefix_successor
-from airflow_partitions.kv import Cells
+from airflow_partitions.kv import Cells, DamagedCells
 from airflow_partitions.timelines import EndsAndHolesTimeline, RangeSetTimeline
 
 if TYPE_CHECKING:
@@ -191,6 +191,19 @@ class AnswerBasis:
             if not self._same(row, cells):
                 return now
         return replace(self, positions=now)
+
+    def holds(self, rows: CatalogRows) -> bool:
+        """Whether the catalog rows the answer came from, read now, leave it true: the proof
+        for a store that keeps no change feed (HBase), whose caller then reads the answer's
+        partition rows again itself (what the spans stand for on SQLite). Cost: one read of
+        the fact's row and its storages' rows (one round trip on HBase), then per row what
+        :meth:`recheck` does per catalog row written."""
+        keys = [self.fact_row, *self.storage_cells]
+        try:
+            now = rows.catalog.get_many(keys, [b"m", b"t"])
+        except DamagedCells:
+            return False  # the full path reads them, and says which cell is damaged
+        return all(self._same(row, now.get(row, {})) for row in keys)
 
     def _same(self, row: bytes, cells: Cells) -> bool:
         """Whether the catalog row ``row``, now holding ``cells``, leaves the answer true."""

@@ -18,6 +18,7 @@ import logging
 import random
 import time
 from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from airflow_partitions.catalog.covers.answer_basis import (
@@ -116,9 +117,9 @@ def verified_cover(
     if not verify or MAX_ROWS == 0:
         return _verified_cover(catalog, request, verify=verify)[0]
     stamp = catalog.rows.kv.change_stamp()
-    if stamp is None:
-        return _verified_cover(catalog, request, verify=True)[0]
     key = (request, request.start.tzinfo, request.end.tzinfo, catalog.rows.kv.url)
+    if stamp is None:
+        return _read_again(catalog, request, key)
     kept = _ANSWERED.get(key)
     basis: AnswerBasis | str | None = None
     since: tuple[Hashable, Hashable] | None = None
@@ -145,6 +146,36 @@ def verified_cover(
             found = AnswerBasis.of(catalog.rows, since, state, request, column,
                                    answer.cover) or UNPROVABLE
     _ANSWERED.remember(key, (stamp, answer, found))
+    return answer
+
+
+def _read_again(catalog: CatalogCore, request: CoverRequest, key: _AnswerKey) -> VerifiedCover:
+    """:func:`verified_cover` on a store without a change stamp or feeds (HBase), whose every
+    answer reads its partition rows again.
+
+    The last answer to the request is given again when the fact's catalog rows, read now,
+    hold what it came from but for the generation and timeline ends moving outside the range
+    (:meth:`AnswerBasis.holds`), and its partition rows, read now, are the rows it was checked
+    against (the rows' memo hands back the very objects): then the cover worked out again is
+    this one, over the same rows. Otherwise it is worked out and checked again, and kept with a
+    new basis. Cost: two round trips (the catalog rows, the partition rows) where working the
+    answer out again reads the fact's row, then its storages' rows, decodes their changed
+    timelines and computes the cover before the same read of the partition rows.
+    """
+    kept = _READ_AGAIN.get(key)
+    if kept is not None and kept.basis.holds(catalog.rows):
+        runs = read_runs(catalog.rows, kept.defs, kept.runs_of, kept.column)
+        if _same(kept.answer._runs, runs):
+            return kept.answer
+    answer, state, column = _verified_cover(catalog, request, verify=True)
+    basis = None if state is None or column is None else AnswerBasis.of(
+        catalog.rows, (None, None), state, request, column, answer.cover)
+    if basis is None or state is None or column is None:
+        _READ_AGAIN.pop(key, None)
+    else:
+        defs = {name: s.definition for name, s in state.storages.items()}
+        _READ_AGAIN.remember(key, _ReadAgain(basis, defs, column, tuple(answer.cover.runs),
+                                                answer))
     return answer
 
 
@@ -244,8 +275,25 @@ _VERIFIED: LatestMemo[_RequestKey, tuple[Cover, tuple[RunRows, ...], VerifiedCov
 #: was computed or last proven (:func:`verified_cover`) and what it rests on: its
 #: :class:`.answer_basis.AnswerBasis`, :data:`UNPROVABLE`, or None (the feeds could not tell:
 #: positions are read again at its next computation).
-_ANSWERED: LatestMemo[tuple[CoverRequest, object, object, str],
-                      tuple[Hashable, VerifiedCover, AnswerBasis | str | None]] = LatestMemo()
+_AnswerKey = tuple[CoverRequest, object, object, str]
+_ANSWERED: LatestMemo[_AnswerKey, tuple[Hashable, VerifiedCover, AnswerBasis | str | None]] = (
+    LatestMemo())
+
+
+@dataclass(frozen=True)
+class _ReadAgain:
+    """An answer on a store without a change stamp, and what reading it again takes."""
+
+    basis: AnswerBasis
+    defs: dict[str, StorageDef]
+    column: str
+    #: The computed cover's runs, whose rows are read again.
+    runs_of: tuple[CoverRun, ...]
+    answer: VerifiedCover
+
+
+#: The answer last given to a request on a store without a change stamp (HBase).
+_READ_AGAIN: LatestMemo[_AnswerKey, _ReadAgain] = LatestMemo()
 #: What :data:`_ANSWERED` keeps instead of a basis for an answer that this module cannot
 #: prove again (dimensions, StoreAll, a slice cover): its request reads no feed positions.
 UNPROVABLE: Final = "unprovable"

@@ -1,0 +1,205 @@
+"""On HBase (no change stamp, no feeds) an answer kept for a request is given again only when
+the fact's catalog rows, read now, hold what it came from but for the generation and
+timeline ends moving outside the range, and its partition rows, read now, are byte for byte
+the rows it was checked against (``verified._read_again``, ``AnswerBasis.holds``); anything
+else works the cover out and checks it again.
+
+The oracle is the model of ``test_answer_basis`` (the hours and days registered), sharing no
+code with the catalog. The store is the Thrift1 double, or the real HBase when the run has one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from airflow_partitions.catalog import Catalog, forget_kept
+from airflow_partitions.catalog.covers import verified
+from airflow_partitions.catalog.rows.layout import storage_row, timeline_column
+from airflow_partitions.periods import UpdatePeriod
+from tests.catalog.test_answer_basis import (
+    FIRST_DAYS,
+    FIRST_HOURS,
+    day,
+    elsewhere,
+    expected,
+    history,
+    hour,
+    missing_hours,
+)
+from tests.hypothesis_budget import examples
+
+pytestmark = pytest.mark.parametrize("store_url", ["hbase"], indirect=True)
+
+#: What an answer read again costs: the catalog rows, then the day's partition rows by key.
+READ_AGAIN = {"get_many": 2}
+
+
+def ask(catalog: Catalog, lo: int, hi: int, fact: str = "f") -> tuple[list[int], dict[str, int]]:
+    catalog.stats.reset()
+    found = missing_hours(catalog, lo, hi, fact)
+    return found, dict(catalog.stats.ops)
+
+
+@pytest.fixture
+def computed(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every cover worked out (``compute_cover`` as the verified path calls it)."""
+    calls: list[object] = []
+    real = verified.compute_cover
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(verified, "compute_cover", counting)
+    return calls
+
+
+def test_writes_out_of_the_range_are_read_again_not_worked_out(
+        catalog: Catalog, computed: list[object]) -> None:
+    """After the end, another fact, a day after the range, here or by another catalog: the
+    answer is given again for two reads, without decoding a timeline or computing a cover."""
+    history(catalog, "f")
+    catalog.create_fact("g")
+    catalog.create_storage("g", "g_hourly", ["HOURLY"])
+    lo, hi = 40, 64
+    assert ask(catalog, lo, hi)[0] == expected(FIRST_HOURS, FIRST_DAYS, lo, hi) == []
+    other = elsewhere(catalog)
+    writes: list[Callable[[], object]] = [
+        lambda: other.register("f_hourly", "HOURLY", [{"dt": hour(120)}]),  # latest + 1
+        lambda: catalog.register("f_hourly", "HOURLY", [{"dt": hour(121)}]),
+        lambda: other.register("g_hourly", "HOURLY", [{"dt": hour(50)}]),  # another fact
+        lambda: other.register("f_daily", "DAILY", [{"dt": day(4)}]),  # a day after the end
+    ]
+    try:
+        for i, write in enumerate(writes):
+            write()
+            computed.clear()
+            assert ask(catalog, lo, hi) == ([], READ_AGAIN), i
+            assert computed == [], i
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize(("what", "lo", "hi", "after"), [
+    ("an hour inside the range", 24, 48, lambda c: c.drop("f_hourly", "HOURLY",
+                                                          [{"dt": hour(30 + 1)}])),
+    ("a day inside the range", 24, 72, lambda c: c.drop("f_daily", "DAILY", [{"dt": day(1)}])),
+    ("the latest end moving into the range", 118, 124,
+     lambda c: c.register("f_hourly", "HOURLY", [{"dt": hour(120)}])),
+    ("a daily partition straddling the end", 30, 60,
+     lambda c: c.register("f_daily", "DAILY", [{"dt": day(2)}])),
+    ("a hole filled", 24, 48, lambda c: c.register("f_hourly", "HOURLY", [{"dt": hour(30)}])),
+])
+def test_writes_that_may_change_the_answer_work_it_out_again(
+        catalog: Catalog, computed: list[object], what: str, lo: int, hi: int,
+        after: Callable[[Catalog], object]) -> None:
+    history(catalog, "f")
+    ask(catalog, lo, hi)
+    other = elsewhere(catalog)
+    try:
+        after(other)
+    finally:
+        other.close()
+    computed.clear()
+    found, _ = ask(catalog, lo, hi)
+    assert computed, what
+    forget_kept()
+    assert found == missing_hours(catalog, lo, hi), what
+
+
+def test_a_row_deleted_behind_the_catalogs_back_is_not_given_again(
+        catalog: Catalog) -> None:
+    """The timeline still advertises the hour, its row is gone: the rows read again differ,
+    so the cover is checked again, finds the hour unbacked, and reports it missing."""
+    history(catalog, "f")
+    lo, hi = 48, 72
+    assert ask(catalog, lo, hi)[0] == []
+    sdef = catalog.get_storage("f_hourly")
+    catalog.rows.partitions.delete(catalog.rows.partition_key(sdef, UpdatePeriod.HOURLY,
+                                                              (hour(50),)))
+    found, ops = ask(catalog, lo, hi)
+    assert found == [50] and ops != READ_AGAIN
+
+
+def test_a_timeline_rewritten_inside_the_range_without_a_row_is_worked_out_again(
+        catalog: Catalog, computed: list[object]) -> None:
+    """Another writer takes an hour inside the range out of the hourly timeline cell (no row
+    changed): the catalog rows no longer hold what the answer came from."""
+    history(catalog, "f")
+    lo, hi = 48, 72
+    assert ask(catalog, lo, hi)[0] == []
+    row, cell = storage_row("f_hourly"), timeline_column(UpdatePeriod.HOURLY, "dt")
+    cells = catalog.rows.catalog.get(row)
+    rewritten = cells[cell].replace(b'holes0":"', b'holes0":"' + hour(50).encode() + b",")
+    assert rewritten != cells[cell]
+    other = elsewhere(catalog)
+    try:
+        other.rows.catalog.put(row, {cell: rewritten})
+        other.rows.bump_generation("f")
+    finally:
+        other.close()
+    computed.clear()
+    assert ask(catalog, lo, hi)[0] == [50]
+    assert computed
+
+
+def test_a_storage_added_is_worked_out_again(catalog: Catalog) -> None:
+    """A storage joining the fact changes the fact row: its hours now cover the hole."""
+    history(catalog, "f")
+    lo, hi = 64, 80
+    assert ask(catalog, lo, hi)[0] == [77]
+    other = elsewhere(catalog)
+    try:
+        other.create_storage("f", "f_hourly_too", ["HOURLY"])
+        other.register("f_hourly_too", "HOURLY", [{"dt": hour(77)}])
+    finally:
+        other.close()
+    assert ask(catalog, lo, hi)[0] == []
+
+
+@settings(max_examples=examples(40), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(window=st.sampled_from([(24, 48), (30, 60), (100, 130), (-5, 10), (40, 41)]),
+       ops=st.lists(st.tuples(
+           st.sampled_from(["add_hour", "drop_hour", "add_day", "drop_day", "other_fact",
+                            "ask"]),
+           st.integers(-12, 140), st.booleans()), max_size=10))
+def test_after_any_writes_the_answer_is_the_models(
+        catalog: Catalog, window: tuple[int, int], ops: list[tuple[str, int, bool]]) -> None:
+    """Property: whatever was written, here or by another catalog, inside the range or out of
+    it, to this fact or another, each answer is the model's."""
+    fact = f"r{len(catalog.list_facts())}"  # the fixture outlives one example
+    history(catalog, fact)
+    if "g_hourly" not in {s.name for s in catalog.rows.list_storage_defs()}:
+        catalog.create_fact("g")
+        catalog.create_storage("g", "g_hourly", ["HOURLY"])
+    hours, days = set(FIRST_HOURS), set(FIRST_DAYS)
+    other = elsewhere(catalog)
+    lo, hi = window
+    assert missing_hours(catalog, lo, hi, fact) == expected(hours, days, lo, hi)
+    try:
+        for op, n, by_other in [*ops, ("ask", 0, False)]:
+            writer = other if by_other else catalog
+            d = n // 24
+            if op == "add_hour":
+                writer.register(f"{fact}_hourly", "HOURLY", [{"dt": hour(n)}])
+                hours.add(n)
+            elif op == "drop_hour":
+                writer.drop(f"{fact}_hourly", "HOURLY", [{"dt": hour(n)}])
+                hours.discard(n)
+            elif op == "add_day":
+                writer.register(f"{fact}_daily", "DAILY", [{"dt": day(d)}])
+                days.add(d)
+            elif op == "drop_day":
+                writer.drop(f"{fact}_daily", "DAILY", [{"dt": day(d)}])
+                days.discard(d)
+            elif op == "other_fact":
+                writer.register("g_hourly", "HOURLY", [{"dt": hour(n)}])
+            else:
+                assert missing_hours(catalog, lo, hi, fact) == expected(hours, days, lo, hi)
+    finally:
+        other.close()
