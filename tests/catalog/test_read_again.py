@@ -10,6 +10,7 @@ code with the catalog. The store is the Thrift1 double, or the real HBase when t
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable
 
 import pytest
@@ -203,3 +204,34 @@ def test_after_any_writes_the_answer_is_the_models(
                 assert missing_hours(catalog, lo, hi, fact) == expected(hours, days, lo, hi)
     finally:
         other.close()
+
+
+def _append_hours(url: str, data_root: str, n: int, start: object) -> None:
+    writer = Catalog(url, data_root=data_root)
+    start.wait()  # type: ignore[attr-defined]
+    for k in range(n):
+        writer.register("f_hourly", "HOURLY", [{"dt": hour(120 + k)}])
+    writer.close()
+
+
+def test_a_sensor_beside_a_producer_in_another_process(catalog: Catalog) -> None:
+    """A producer process appends hours after the end while this one asks one day again and
+    again: every answer is the model's, and answers are read again rather than worked out."""
+    history(catalog, "f")
+    lo, hi = 48, 72
+    ask(catalog, lo, hi)
+    ctx = multiprocessing.get_context("spawn")
+    start = ctx.Barrier(2)
+    producer = ctx.Process(target=_append_hours,
+                           args=(catalog.kv.url, catalog.data_root, 30, start))
+    producer.start()
+    start.wait()
+    read_again = asked = 0
+    while producer.is_alive() or asked < 3:
+        found, ops = ask(catalog, lo, hi)
+        assert found == []
+        asked += 1
+        read_again += ops == READ_AGAIN
+    producer.join(timeout=120)
+    assert producer.exitcode == 0
+    assert ask(catalog, lo, hi) == ([], READ_AGAIN) and read_again >= 1
