@@ -127,25 +127,30 @@ class TimelineCache:
             else:
                 self._facts.pop(fact, None)
 
-    def fact(self, catalog_rows: CatalogRows, fact: str, *, refresh: bool = False) -> FactState:
+    def fact(self, catalog_rows: CatalogRows, fact: str, *, refresh: bool = False,
+             read: dict[bytes, Cells] | None = None) -> FactState:
         """The fact's timelines: one round trip when warm, two when cold or changed.
 
         The warm check reads the whole fact row (it costs what reading its generation alone
-        does: one small row), so a moved generation needs no second read of it."""
+        does: one small row), so a moved generation needs no second read of it. ``read``:
+        catalog rows just read by the caller, by row key (``{}`` for a row that is not there),
+        used for the fact's row and every storage row it holds, instead of reading them."""
         with self._lock:
             cached = self._facts.get(fact)
-        cells = None
+        cells = None if read is None else read.get(fact_row(fact))
         if cached is not None and not refresh:
-            cells = catalog_rows.catalog.get(fact_row(fact))
+            if cells is None:
+                cells = catalog_rows.catalog.get(fact_row(fact))
             if cells == cached.cells:  # the same definition, storages and generation
                 return cached
-        state = self._load(catalog_rows, fact, cells, None if refresh else cached)
+        state = self._load(catalog_rows, fact, cells, None if refresh else cached, read)
         with self._lock:
             self._facts[fact] = state
         return state
 
     def _load(self, catalog_rows: CatalogRows, fact: str, fact_cells: Cells | None = None,
-              previous: FactState | None = None) -> FactState:
+              previous: FactState | None = None,
+              read: dict[bytes, Cells] | None = None) -> FactState:
         """Read the fact's storage rows and decode them. Reloading after a write (``previous``
         given), a storage row the catalog table's change feed names no write to since the last
         load keeps its state, so only the storages written since are read (a registration
@@ -158,7 +163,11 @@ class TimelineCache:
             raise UnknownFact(f"fact {shown(fact)} is not in the catalog")
         kept, feed = _unchanged_storages(catalog_rows, previous)
         wanted = [name for name in storages if name not in kept]
-        rows = catalog_rows.read_storage_rows(wanted) if wanted else {}
+        given = read or {}
+        rows = {name: given[storage_row(name)] for name in wanted if storage_row(name) in given}
+        unread = [name for name in wanted if name not in rows]
+        if unread:
+            rows.update(catalog_rows.read_storage_rows(unread))
         decoded = DecodedCells.for_store(catalog_rows.kv.url)
         states: dict[str, StorageState] = {}
         for name in storages:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from airflow_partitions.catalog.cache import FactState, TimelineCache
     from airflow_partitions.catalog.definitions.tables import FactDef, StorageDef
     from airflow_partitions.catalog.rows.layout import CatalogRows
-    from airflow_partitions.kv import StoreStats
+    from airflow_partitions.kv import Cells, StoreStats
 
 
 class CatalogCore(Protocol):
@@ -41,8 +41,10 @@ class CatalogCore(Protocol):
     def get_storage(self, name: str) -> StorageDef:
         """A storage's definition (``UnknownStorage`` when there is none)."""
 
-    def fact_state(self, fact: str, *, refresh: bool = False) -> FactState:
-        """The fact's cached timelines, read again when its generation moved."""
+    def fact_state(self, fact: str, *, refresh: bool = False,
+                   read: dict[bytes, Cells] | None = None) -> FactState:
+        """The fact's cached timelines, read again when its generation moved (from ``read``,
+        catalog rows the caller just read, where it holds them)."""
 
 
 __all__ = ["CatalogCore"]

@@ -68,7 +68,7 @@ from airflow_partitions.defaults import default_data_root, default_store_url
 from airflow_partitions.errors import InvalidInput, WrongType
 from airflow_partitions.filters import Explain, QueryStats
 from airflow_partitions.keys import ColumnType
-from airflow_partitions.kv import KVStore, StoreStats, open_store
+from airflow_partitions.kv import Cells, KVStore, StoreStats, open_store
 from airflow_partitions.periods import UpdatePeriod
 from airflow_partitions.timelines import PartitionTimeline
 
@@ -365,9 +365,11 @@ class Catalog:
 
     # -- timelines ---------------------------------------------------------------------------------
 
-    def fact_state(self, fact: str, *, refresh: bool = False) -> FactState:
-        """The cached timelines of a fact's storages, rebuilding any never stored."""
-        state = self.cache.fact(self.rows, fact, refresh=refresh)
+    def fact_state(self, fact: str, *, refresh: bool = False,
+                   read: dict[bytes, Cells] | None = None) -> FactState:
+        """The cached timelines of a fact's storages, rebuilding any never stored. ``read``:
+        catalog rows the caller just read (by row key), used instead of reading them again."""
+        state = self.cache.fact(self.rows, fact, refresh=refresh, read=read)
         stale = [name for name, s in state.storages.items() if not s.present]
         if stale:
             for name in stale:

@@ -37,11 +37,12 @@ class CoverageWatch:
     """The verified cover of one request, kept until the fact's generation moves.
 
     :meth:`check` costs one round trip when nothing changed: the store's change stamp
-    (SQLite), or, where the store has none (HBase), the generation read of
-    ``catalog.fact_state``. When the stamp moved, the generation alone is read (a second round
-    trip). A moved generation (or another catalog: a connection that changed) asks for a
-    verified cover, which on SQLite the catalog may prove still true from its change feeds in
-    one more round trip (``catalog/covers/answer_basis.py``). A cover whose
+    (SQLite), or, where the store has none (HBase), the fact's generation. When the stamp
+    moved, the generation alone is read (a second round trip). A moved generation (or another
+    catalog: a connection that changed) asks for a verified cover, which the catalog may
+    prove still true in one more round trip on SQLite (its change feeds), in two on HBase
+    (the catalog rows, then the answer's partition rows: ``catalog/covers/answer_basis.py``).
+    A cover whose
     ``where`` selects no declared slice raises :class:`NothingSelected` (an ``InvalidInput``:
     permanent). A ``fresh_only`` request is recomputed on every check, without the stamp: an
     input of another fact can be restated without moving this fact's generation.
@@ -57,8 +58,8 @@ class CoverageWatch:
         self.fact = request.require_fact()
         self.generation: int | None = None
         self.cover: Cover | None = None
-        #: The fact's cached state read by the last check (its timelines give the metrics);
-        #: None when that check read the generation only (:meth:`state_now` reads it then).
+        #: The fact's cached state (its timelines give the metrics); None until
+        #: :meth:`state_now` reads it after a check that asked for a cover.
         self.state: FactState | None = None
         self._catalog: Catalog | None = None
         #: The change stamp taken before the generation read behind :attr:`cover` (None: the
@@ -86,19 +87,14 @@ class CoverageWatch:
         # The stamp is taken before these reads: a write during them moves it, so the next
         # check reads again rather than keep an answer older than the stamp.
         self.stamp = None
-        state: FactState | None
-        if stamp is not None:  # SQLite: the generation alone (the catalog proves its answer)
-            generation, state = catalog.rows.read_generation(self.fact), self.state
-        else:
-            state = catalog.fact_state(self.fact)
-            generation = state.generation
+        # The generation alone: the cover, when asked for, reads what it needs itself.
+        generation, state = catalog.rows.read_generation(self.fact), self.state
         if (cover is None or generation != self.generation or catalog is not self._catalog
                 or self.request.fresh_only):  # another catalog's generations mean nothing here
             cover = self.cover = catalog.cover_with_partitions(self.request).cover
             self.generation = generation
             self._catalog = catalog
-            if stamp is not None:
-                state = None  # read when asked for (metrics): :meth:`state_now`
+            state = None  # read when asked for (metrics): :meth:`state_now`
         self.state = state
         self.stamp = stamp
         if cover.unselected is not None:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from airflow_partitions.catalog import Catalog, forget_kept
 from airflow_partitions.catalog.covers import verified
-from airflow_partitions.catalog.rows.layout import storage_row, timeline_column
+from airflow_partitions.catalog.rows.layout import CatalogRows, storage_row, timeline_column
 from airflow_partitions.periods import UpdatePeriod
 from tests.catalog.test_answer_basis import (
     FIRST_DAYS,
@@ -96,8 +96,10 @@ def test_writes_out_of_the_range_are_read_again_not_worked_out(
     ("a hole filled", 24, 48, lambda c: c.register("f_hourly", "HOURLY", [{"dt": hour(30)}])),
 ])
 def test_writes_that_may_change_the_answer_work_it_out_again(
-        catalog: Catalog, computed: list[object], what: str, lo: int, hi: int,
-        after: Callable[[Catalog], object]) -> None:
+        catalog: Catalog, computed: list[object], monkeypatch: pytest.MonkeyPatch, what: str,
+        lo: int, hi: int, after: Callable[[Catalog], object]) -> None:
+    """Worked out from the catalog rows the proof read: neither the fact's row nor its
+    storages' rows are read a second time."""
     history(catalog, "f")
     ask(catalog, lo, hi)
     other = elsewhere(catalog)
@@ -106,8 +108,14 @@ def test_writes_that_may_change_the_answer_work_it_out_again(
     finally:
         other.close()
     computed.clear()
-    found, _ = ask(catalog, lo, hi)
+    storage_reads: list[object] = []
+    real = CatalogRows.read_storage_rows
+    monkeypatch.setattr(CatalogRows, "read_storage_rows",
+                        lambda self, names: storage_reads.append(names) or real(self, names))
+    found, ops = ask(catalog, lo, hi)
     assert computed, what
+    assert "get" not in ops and storage_reads == [], (what, ops, storage_reads)
+    monkeypatch.undo()
     forget_kept()
     assert found == missing_hours(catalog, lo, hi), what
 

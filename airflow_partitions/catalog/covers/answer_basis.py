@@ -192,18 +192,23 @@ class AnswerBasis:
                 return now
         return replace(self, positions=now)
 
-    def holds(self, rows: CatalogRows) -> bool:
-        """Whether the catalog rows the answer came from, read now, leave it true: the proof
-        for a store that keeps no change feed (HBase), whose caller then reads the answer's
-        partition rows again itself (what the spans stand for on SQLite). Cost: one read of
-        the fact's row and its storages' rows (one round trip on HBase), then per row what
-        :meth:`recheck` does per catalog row written."""
+    def read_now(self, rows: CatalogRows) -> dict[bytes, Cells] | None:
+        """The fact's row and its storages' rows as they are now (families ``m`` and ``t``),
+        every key asked present (``{}``: no such row); None when a cell is damaged (the full
+        path reads them, and says which cell). One round trip: on a store that keeps no
+        change feed (HBase) the proof reads these, where SQLite's feeds bring those written."""
         keys = [self.fact_row, *self.storage_cells]
         try:
-            now = rows.catalog.get_many(keys, [b"m", b"t"])
+            found = rows.catalog.get_many(keys, [b"m", b"t"])
         except DamagedCells:
-            return False  # the full path reads them, and says which cell is damaged
-        return all(self._same(row, now.get(row, {})) for row in keys)
+            return None
+        return {row: found.get(row, {}) for row in keys}
+
+    def holds(self, now: dict[bytes, Cells]) -> bool:
+        """Whether the catalog rows :meth:`read_now` read leave the answer true; its caller
+        then reads the answer's partition rows again itself (what the spans stand for on
+        SQLite). Cost: per row what :meth:`recheck` does per catalog row written."""
+        return all(self._same(row, cells) for row, cells in now.items())
 
     def _same(self, row: bytes, cells: Cells) -> bool:
         """Whether the catalog row ``row``, now holding ``cells``, leaves the answer true."""

@@ -50,7 +50,7 @@ from airflow_partitions.cover import (
     compute_cover,
 )
 from airflow_partitions.errors import InvalidInput, PartitionsError
-from airflow_partitions.kv import MAX_ROWS, LatestMemo
+from airflow_partitions.kv import MAX_ROWS, Cells, LatestMemo
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
@@ -157,17 +157,18 @@ def _read_again(catalog: CatalogCore, request: CoverRequest, key: _AnswerKey) ->
     hold what it came from but for the generation and timeline ends moving outside the range
     (:meth:`AnswerBasis.holds`), and its partition rows, read now, are the rows it was checked
     against (the rows' memo hands back the very objects): then the cover worked out again is
-    this one, over the same rows. Otherwise it is worked out and checked again, and kept with a
-    new basis. Cost: two round trips (the catalog rows, the partition rows) where working the
-    answer out again reads the fact's row, then its storages' rows, decodes their changed
-    timelines and computes the cover before the same read of the partition rows.
+    this one, over the same rows. Otherwise it is worked out from the catalog rows just read
+    and checked again, and kept with a new basis. Cost: two round trips (the catalog rows, the
+    partition rows) where working the answer out again also decodes the changed timelines and
+    computes the cover before it reads the partition rows.
     """
     kept = _READ_AGAIN.get(key)
-    if kept is not None and kept.basis.holds(catalog.rows):
+    now = None if kept is None else kept.basis.read_now(catalog.rows)
+    if kept is not None and now is not None and kept.basis.holds(now):
         runs = read_runs(catalog.rows, kept.defs, kept.runs_of, kept.column)
         if _same(kept.answer._runs, runs):
             return kept.answer
-    answer, state, column = _verified_cover(catalog, request, verify=True)
+    answer, state, column = _verified_cover(catalog, request, verify=True, catalog_read=now)
     basis = None if state is None or column is None else AnswerBasis.of(
         catalog.rows, (None, None), state, request, column, answer.cover)
     if basis is None or state is None or column is None:
@@ -180,10 +181,13 @@ def _read_again(catalog: CatalogCore, request: CoverRequest, key: _AnswerKey) ->
 
 
 def _verified_cover(
-    catalog: CatalogCore, request: CoverRequest, *, verify: bool
+    catalog: CatalogCore, request: CoverRequest, *, verify: bool,
+    catalog_read: dict[bytes, Cells] | None = None,
 ) -> tuple[VerifiedCover, FactState | None, str | None]:
     """:func:`verified_cover`, computed and checked; with the fact's state and the time column
-    when the answer is a time-only cover computed from that state alone."""
+    when the answer is a time-only cover computed from that state alone. ``catalog_read``: the
+    fact's and storages' catalog rows just read (:meth:`AnswerBasis.read_now`), which the
+    first round's state is loaded from instead of reading them again."""
     fact = request.require_fact()
     refresh = False
     sliced: VerifiedCover | None = None
@@ -191,7 +195,8 @@ def _verified_cover(
         if round_ >= 2:  # writers are changing this range: let the one in progress finish
             time.sleep(0.002 * 2 ** (round_ - 2) * (0.5 + random.random()))  # noqa: S311
         sliced = None
-        state = catalog.fact_state(fact, refresh=refresh)
+        state = catalog.fact_state(fact, refresh=refresh,
+                                   read=catalog_read if round_ == 0 else None)
         column = request.time_column or state.definition.time_columns[0]
         if column not in state.definition.time_columns:
             raise InvalidInput(
