@@ -139,7 +139,7 @@ $(DAGSTER_STAMP):
 peer-venvs: $(LUIGI_STAMP) $(DAGSTER_STAMP)
 
 bench-peers: venv peer-venvs
-	$(PY) benchmarks/peers.py --write docs/benchmarks-peers.md $(BENCH_PEERS_ARGS)
+	$(PY) benchmarks/peers.py --hbase --write docs/benchmarks-peers.md $(BENCH_PEERS_ARGS)
 
 clean: demo-clean hbase-stop
 	@test ! -x $(PY) || $(PY) -m airflow_partitions.demo.cluster stop

@@ -27,7 +27,8 @@ fresh processes, rounds interleaved, CPU time (``time.process_time``) and every 
 
 - ``registration``: a day of the data's middle hole right after one registration of the same
   fact by another process (the hour after the data's end; undone when the process ends), on
-  1 and 10 years: us (the fact's cover, and the hourly storage), the loop, Luigi;
+  1 and 10 years: us (the fact's cover, and the hourly storage), the loop, Luigi; with
+  ``--hbase`` (or ``--store-url``) also our cover on the same data in an HBase catalog;
 - ``idle``: one absent hour asked again while nothing changes: our
   ``PartitionCoverageSensor.poke`` against ``luigi.LocalTarget(path).exists()``, a
   ``glob.glob`` and one ``os.path.exists``;
@@ -51,7 +52,7 @@ more, plus two minutes to build the data once (``--quick``: 1 year, 3 rounds, un
 ``--cases`` runs only the named parts). Our package is imported from the work tree:
 when its sources change during a run (each child hashes them), the report says so.
 
-    python benchmarks/peers.py --write docs/benchmarks-peers.md   # or --quick
+    python benchmarks/peers.py --hbase --write docs/benchmarks-peers.md   # or --quick
 
 ``make bench-peers`` creates the two environments (``benchmarks/.peers/luigi-venv`` and
 ``dagster-venv``, whose Pythons are the defaults of ``--luigi-python`` and ``--dagster-python``)
@@ -71,7 +72,8 @@ import shutil
 import statistics
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -652,9 +654,12 @@ def run_jobs(jobs: list[Job], settings: Settings, spec_path: Path,
 
 def question_jobs(selected: Sequence[str], datasets: dict[str, tuple[Dataset, Path]],
                   regions: tuple[RegionsDataset, Path] | None, luigi_python: str,
-                  dagster_python: str, airflow_home: Path, snippet: str) -> list[Job]:
+                  dagster_python: str, airflow_home: Path, snippet: str,
+                  hbase_urls: dict[str, str] | None = None) -> list[Job]:
     """The jobs of the selected questions. The one-hour checks and the memory question use the
-    largest dataset of the run (10 years, or 1 year with ``--quick``)."""
+    largest dataset of the run (10 years, or 1 year with ``--quick``). With ``hbase_urls``
+    (per dataset, the same data in an HBase catalog), the registration question also asks our
+    cover on HBase and HBase's floor."""
     ours, home = sys.executable, str(airflow_home)
     t_ours = Tool("ours", "airflow-partitions", "ours", ours)
     t_exists = Tool("exists", "`os.path.exists` loop", "exists", ours)
@@ -683,6 +688,15 @@ def question_jobs(selected: Sequence[str], datasets: dict[str, tuple[Dataset, Pa
                 Job("registration", "watch", "us, a sensor's check", t_watch, manifest,
                     asks[True], reg),
             ]
+            if hbase_urls:
+                on_hbase = {**reg, "catalog_url": hbase_urls[name]}
+                jobs += [
+                    Job("registration", "hbase", "us on HBase, the fact's cover", t_ours,
+                        manifest, asks[True], {**on_hbase, "fact": True}),
+                    Job("registration", "hbase_keys", "HBase's floor",
+                        Tool("hbase_keys", "the day's rows through happybase", "hbase_keys",
+                             ours), manifest, asks[False], on_hbase),
+                ]
     big, big_manifest = list(datasets.values())[-1]
     hole = absent_hour(big)
     one = (Ask(big.name, hole, hole + HOUR, (hole.strftime(KEY_FORMAT),)),)
@@ -897,7 +911,11 @@ before choosing a tool:
   `PartitionCoverageSensor.poke` and the deferrable trigger run (`CoverageWatch`, the stamp,
   then the fact's generation, then the catalog's kept answer). The last column is not a peer but
   SQLite's floor: one indexed SELECT of the day's keys in the same file on a plain
-  connection, nothing checked, after the same registration.
+  connection, nothing checked, after the same registration. With `--hbase` (what
+  `make bench-peers` runs), the same data is also registered in an HBase catalog, and our
+  cover is asked there too after the same registration, beside HBase's floor: the two reads
+  that cover makes (the catalog rows, the day's rows by key), through happybase with nothing
+  checked.
 - **An idle check of one absent hour**: the sensor's poke while nothing changes, the cost
   every poke interval of a long wait pays. Against one `LocalTarget(path).exists()` (what one
   Luigi output costs), a `glob.glob` of the hour's files and one `os.path.exists`.
@@ -919,6 +937,38 @@ in it), the median of the timed calls of a process, then the median over the rou
 tool in a fresh process per round, the tools interleaved; every answer checked against the
 truth computed from the planned data.
 """
+
+
+def hbase_registration(names: list[str], med: Callable[..., float | None],
+                       cell: Callable[..., str]) -> list[str]:
+    """The registration question on HBase (``--hbase`` or ``--store-url``): our cover there,
+    the same peers (they read directories, whatever our store), and HBase's floor."""
+    lines = [
+        "", "On HBase (the same data in an HBase catalog, the same registration before each "
+        "call, by another process; ratio = peer ÷ us on HBase):", "",
+        "| history | us on HBase, the fact's cover | `os.path.exists` loop | "
+        "Luigi `RangeHourlyBase` | the same two reads through happybase, nothing checked "
+        "(HBase's floor) |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name in names:
+        us = med("registration", "hbase", name)
+        lines.append(f"| {name} | {cell(us)} | {cell(med('registration', 'exists', name), us)} "
+                     f"| {cell(med('registration', 'luigi', name), us)} "
+                     f"| {cell(med('registration', 'hbase_keys', name), us)} |")
+    verdicts = []
+    for peer, label in (("exists", "the `os.path.exists` loop"),
+                        ("luigi", "Luigi `RangeHourlyBase`")):
+        pairs = [(med("registration", peer, n), med("registration", "hbase", n)) for n in names]
+        if all(p and u for p, u in pairs):
+            ahead = all(p > u for p, u in pairs)  # type: ignore[operator]
+            verdicts.append(f"{'ahead of' if ahead else 'behind'} {label}")
+    if verdicts:
+        lines += ["", "On HBase, on every history, we are " + " and ".join(verdicts) + ". "
+                  "Every answer there reads the catalog rows and the day's partition rows "
+                  "(HBase keeps no change stamp or feed), so HBase's floor, those two reads "
+                  "with nothing checked, is the least any verified answer costs on it."]
+    return lines
 
 
 def render_questions(jobs: list[Job], rounds: Rounds, regions: RegionsDataset | None,
@@ -990,6 +1040,8 @@ def render_questions(jobs: list[Job], rounds: Rounds, regions: RegionsDataset | 
                       + " the `os.path.exists` loop: after another process's commit SQLite "
                       "reads its pages again, and that alone costs about what the loop's "
                       "stat calls do; any answer read from the file pays it."]
+        if any(med("registration", "hbase", n) for n in names):
+            lines += hbase_registration(names, med, cell)
         lines.append("")
     if "idle" in asked or "hook" in asked:
         name = next(a.key for j in jobs if j.question in ("idle", "hook") for a in j.asks)
@@ -1089,6 +1141,27 @@ def render_questions(jobs: list[Job], rounds: Rounds, regions: RegionsDataset | 
     return lines
 
 
+@contextmanager
+def hbase_copies(datasets: dict[str, tuple[Dataset, Path]], wanted: bool,
+                 store_url: str | None) -> Iterator[dict[str, str] | None]:
+    """Per dataset, the URL of the same data registered in an HBase catalog (a table prefix of
+    its own), on the HBase started here or ``store_url``'s; None when not ``wanted``. Its
+    tables are dropped at the end. Registering costs about 15 s per 100,000 partitions."""
+    if not wanted:
+        yield None
+        return
+    from hbase_real import hbase_server, with_prefix  # starts a JVM: imported when asked
+
+    with hbase_server(store_url, None) as server:
+        urls = {}
+        for i, (name, (ds, manifest)) in enumerate(datasets.items()):
+            url = with_prefix(server.url, f"peers{i}")  # dropped with the run's tables
+            print(f"data: {name} in {url}", flush=True)
+            register(ds, url, json.loads(manifest.read_text())["root"])
+            urls[name] = url
+        yield urls
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--luigi-python",
@@ -1109,6 +1182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR,
                         help="where the datasets are built and kept")
     parser.add_argument("--write", type=Path, help="write the markdown fragment to this path")
+    parser.add_argument("--hbase", action="store_true",
+                        help="also ask the registration question of the same data on HBase "
+                        "(started here through airflow_partitions.demo.hbase, stopped at the end)")
+    parser.add_argument("--store-url", help="as --hbase, on this running HBase (hbase://...)")
     parser.add_argument("--cases", default=",".join(QUESTIONS),
                         help="comma-separated, of: " + ", ".join(QUESTIONS) + " (default: all; "
                         "`ranges` is the range tables, the others the questions a user asked)")
@@ -1154,10 +1231,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         home = args.workdir / "airflow-home"
         home.mkdir(exist_ok=True)
         snippet = docs_hook_example((REPO / "docs" / "airflow.md").read_text())
-        jobs = question_jobs(selected, datasets, regions, args.luigi_python,
-                             args.dagster_python, home, snippet)
         seen: dict[str, set[str]] = {}
-        rounds = run_jobs(jobs, settings, args.workdir / "spec.json", seen)
+        on_hbase = (args.hbase or args.store_url is not None) and "registration" in selected
+        with hbase_copies(datasets, on_hbase, args.store_url) as hbase_urls:
+            jobs = question_jobs(selected, datasets, regions, args.luigi_python,
+                                 args.dagster_python, home, snippet, hbase_urls)
+            rounds = run_jobs(jobs, settings, args.workdir / "spec.json", seen)
         for label, got in seen.items():
             versions.setdefault(label, set()).update(got)
         warnings += changed_code(seen)

@@ -202,6 +202,45 @@ def setup_sqlite_keys(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Quer
     return query, version
 
 
+def setup_hbase_keys(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]:
+    """HBase's own floor for a question: what our answer reads there, through happybase with
+    nothing checked. The fact's and its storages' catalog rows in one call, then the range's
+    hour rows (the four cells a verified cover reads of each) in one call; the hours without
+    a row are missing. Each range's row keys are worked out once, before the timed calls."""
+    import happybase
+
+    from airflow_partitions.catalog import Catalog
+    from airflow_partitions.periods import UpdatePeriod
+
+    ds = {**ds, "catalog_url": options["catalog_url"]}
+    catalog = Catalog(ds["catalog_url"], data_root=ds["root"])
+    kv: Any = catalog.rows.kv
+    connection = happybase.Connection(kv.config.host, kv.config.port)
+    catalog_table = connection.table(kv.full_name(catalog.rows.catalog.name))
+    partitions = connection.table(kv.full_name(catalog.rows.partitions.name))
+    catalog_keys = [key for key, _ in catalog_table.scan(columns=[b"m:def"])]
+    sdef = catalog.get_storage(ds["hourly_storage"])
+    columns = [b"p:loc", b"p:ver", b"p:v.dt", b"p:state"]
+    keys: dict[tuple[dt.datetime, dt.datetime], dict[bytes, str]] = {}
+
+    def query(start: dt.datetime, end: dt.datetime) -> list[str]:
+        hours = keys.get((start, end))
+        if hours is None:
+            texts = [(start + i * HOUR).strftime(KEY_FORMAT)
+                     for i in range(int((end - start) / HOUR))]
+            hours = keys[(start, end)] = {
+                catalog.rows.partition_key(sdef, UpdatePeriod.HOURLY, (t,)): t for t in texts}
+        catalog_table.rows(catalog_keys, columns=[b"m", b"t"])
+        present = {key for key, _ in partitions.rows(list(hours), columns=columns)}
+        return [text for key, text in hours.items() if key not in present]
+
+    version = f"happybase {metadata.version('happybase')}"
+    if options.get("register"):
+        writer = CatalogWriter(ds)
+        return WithHooks(query, writer.register_next, writer.close), version
+    return query, version
+
+
 def setup_watch(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]:
     """A sensor's check of the fact: :class:`~airflow_partitions.watch.CoverageWatch`, what
     ``PartitionCoverageSensor.poke`` and the deferrable trigger run, one per range and kept as
@@ -289,6 +328,8 @@ def setup_ours(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]
     measured against, and a kept answer would measure nothing."""
     from airflow_partitions.catalog import Catalog
 
+    if options.get("catalog_url"):  # the same data in another store (HBase)
+        ds = {**ds, "catalog_url": options["catalog_url"]}
     catalog = Catalog(ds["catalog_url"], data_root=ds["root"])
     storages: list[str] | None = (
         None if options.get("fact") or ds.get("regions")  # the fact's cover, as a user asks
@@ -628,6 +669,7 @@ SETUPS: dict[str, Callable[[dict[str, Any], dict[str, Any]], tuple[Query, str]]]
     "dagster": setup_dagster,
     "ours": setup_ours,
     "sqlite_keys": setup_sqlite_keys,
+    "hbase_keys": setup_hbase_keys,
     "watch": setup_watch,
     "sensor": setup_sensor,
     "hook": setup_hook,

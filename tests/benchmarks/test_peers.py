@@ -15,6 +15,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -188,6 +189,32 @@ def test_registrations_before_each_call_are_outside_the_data_and_undone(tmp_path
     loop = peers_child.run({**spec, "tool": "exists", "options": {"register": True}})
     assert loop["ranges"]["all"]["missing"] == peers.expected_missing(ds, START, END)
     assert not os.path.exists(peers_child.partition_dir(meta, end, None))
+
+
+def test_on_hbase_our_cover_and_the_floor_equal_the_expected_hours(
+        tmp_path: Path, hbase_test_server: Any) -> None:
+    """``--hbase``: the same data in an HBase catalog (the double here), asked right after a
+    registration by another process: our cover and HBase's floor answer the expected hours."""
+    ds = tiny()
+    meta = json.loads(peers.materialise(ds, tmp_path).read_text())
+    url = f"{hbase_test_server.url}?table_prefix=peers_"
+    peers.register(ds, url, meta["root"])
+    day = (hour(3, 0), hour(4, 0))
+    around = (min(ds.holes) - dt.timedelta(hours=13), min(ds.holes) + dt.timedelta(hours=2))
+    spec = {"tool": "ours", "dataset": str(tmp_path / "tiny" / "dataset.json"),
+            "options": {"register": True, "fact": True, "catalog_url": url},
+            "ranges": [{"name": f"r{i}", "start": start.strftime(peers.KEY_FORMAT),
+                        "end": end.strftime(peers.KEY_FORMAT)}
+                       for i, (start, end) in enumerate([day, around])],
+            "min_repeats": 2, "max_repeats": 2, "budget_s": 0.0}
+    ours = peers_child.run(spec)
+    floor = peers_child.run({**spec, "tool": "hbase_keys",
+                             "options": {"register": True, "catalog_url": url}})
+    for i, (start, end) in enumerate([day, around]):
+        assert ours["ranges"][f"r{i}"]["missing"] == peers.expected_missing(
+            ds, start, end, mixed=True)
+        assert floor["ranges"][f"r{i}"]["missing"] == peers.expected_missing(ds, start, end)
+    assert floor["ranges"]["r1"]["missing"]  # the hole is there to be found
 
 
 def test_the_docs_hook_example_is_found_split_and_read() -> None:
