@@ -215,8 +215,8 @@ class AnswerBasis:
         if row == self.fact_row:
             return _without(cells, GEN) == _without(self.fact_cells, GEN)
         before = self.storage_cells.get(row)
-        if before is None:
-            return True  # another fact's row, or a storage not in this fact
+        if before is None or cells == before:
+            return True  # another fact's row, a storage not in this fact, or unchanged
         names = {n for n in cells if n[:2] in (b"m:", b"t:")} | before.keys()
         for name in names:
             now = cells.get(name)
