@@ -140,29 +140,25 @@ def _read_keys(rows: Iterable[bytes]) -> list[bytes]:
     return keys
 
 
-#: Column specs read before, checked, with what HBase is sent for them (a cover asks the
-#: same few projections at every call); bounded.
-_READ_SPECS: dict[tuple[bytes, ...], tuple[tuple[bytes, ...] | None, list[bytes] | None]] = {}
+#: Column specs read before, checked, as HBase is sent them (a cover asks the same few
+#: projections at every call); bounded.
+_READ_SPECS: dict[tuple[bytes, ...], list[bytes] | None] = {}
 _READ_SPECS_MAX = 1024
 
 
-def _read_columns(columns: Iterable[bytes] | None
-                  ) -> tuple[tuple[bytes, ...] | None, list[bytes] | None]:
-    """``check_column_specs(columns)`` and its :func:`hbase_columns`, looked up when the same
-    columns were read before."""
+def _read_columns(columns: Iterable[bytes] | None) -> list[bytes] | None:
+    """:func:`hbase_columns` of ``check_column_specs(columns)``, looked up when the same
+    columns were read before. Nobody changes the list returned."""
     if isinstance(columns, list | tuple):
         asked = tuple(columns)
         with contextlib.suppress(TypeError):  # an unhashable spec: the check names it
-            known = _READ_SPECS.get(asked)
-            if known is not None:
-                return known
-        specs = check_column_specs(asked)
-        found = (specs, hbase_columns(specs))
+            if asked in _READ_SPECS:
+                return _READ_SPECS[asked]
+        sent = hbase_columns(check_column_specs(asked))
         if len(_READ_SPECS) < _READ_SPECS_MAX:
-            _READ_SPECS[asked] = found
-        return found
-    specs = check_column_specs(columns)
-    return specs, hbase_columns(specs)
+            _READ_SPECS[asked] = sent
+        return sent
+    return hbase_columns(check_column_specs(columns))
 
 
 class HBaseTable(KVTable):
@@ -185,7 +181,7 @@ class HBaseTable(KVTable):
     def get(self, row: bytes, columns: Iterable[bytes] | None = None) -> Cells:
         if len(check_row(row)) > MAX_ROW_LENGTH:
             return {}  # HBase cannot hold such a row
-        cols = _read_columns(columns)[1]
+        cols = _read_columns(columns)
         results = self._call(
             "get", lambda c: c.getRowWithColumns(self._full_name, row, cols, {}), idempotent=True
         )
@@ -195,7 +191,7 @@ class HBaseTable(KVTable):
         self, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
     ) -> dict[bytes, Cells]:
         keys = _read_keys(rows)
-        cols = _read_columns(columns)[1]
+        cols = _read_columns(columns)
         if not keys:
             return {}
         results = self._call(

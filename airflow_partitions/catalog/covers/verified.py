@@ -170,7 +170,7 @@ def _read_again(catalog: CatalogCore, request: CoverRequest, key: _AnswerKey) ->
             return kept.answer
     answer, state, column = _verified_cover(catalog, request, verify=True, catalog_read=now)
     basis = None if state is None or column is None else AnswerBasis.of(
-        catalog.rows, (None, None), state, request, column, answer.cover)
+        catalog.rows, (None, None), state, request, column, answer.cover)  # no feeds
     if basis is None or state is None or column is None:
         _READ_AGAIN.pop(key, None)
     else:
