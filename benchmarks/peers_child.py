@@ -649,17 +649,19 @@ def setup_exists_one(ds: dict[str, Any], _options: dict[str, Any]) -> tuple[Quer
 
 
 def source_fingerprint(package: str = "airflow_partitions") -> str:
-    """A short hash of the source files of ``package``'s modules this process imported: the
-    parent notes it when rounds ran different code (the work tree changed during the run).
-    Costs a read of those files, after the timings."""
+    """A short hash of every source file of ``package`` (where this process imported it
+    from), whichever modules a tool imported: the parent notes it when rounds ran different
+    code (the work tree changed during the run). Costs a read of those files (about 3 MB),
+    after the timings."""
     import hashlib
 
-    files = sorted({Path(f) for name, module in list(sys.modules.items())
-                    if (name == package or name.startswith(package + "."))
-                    and (f := getattr(module, "__file__", None))})
+    module = sys.modules.get(package)
+    found = getattr(module, "__file__", None)
     digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    root = Path(found).parent if found else None
+    for path in sorted(root.rglob("*.py")) if root else []:
+        assert root is not None
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:12]
 
 

@@ -113,13 +113,28 @@ def test_a_wrong_answer_stops_the_benchmark() -> None:
         peers.check(tool, case, right[1:])
 
 
-def test_the_source_fingerprint_names_the_imported_code() -> None:
-    import airflow_partitions.catalog  # noqa: F401  (what the "ours" child imports)
+def test_the_source_fingerprint_names_the_package_whatever_was_imported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every source file of the package counts, not only the modules a tool imported (an
+    HBase job imports more than a SQLite one), and a changed file changes it."""
+    package = tmp_path / "fp_pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "rare.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fp_pkg  # type: ignore[import-not-found]
 
-    first = peers_child.source_fingerprint()
+    first = peers_child.source_fingerprint("fp_pkg")
     assert len(first) == 12 and int(first, 16) >= 0
-    assert peers_child.source_fingerprint() == first
+    import fp_pkg.sub.rare  # type: ignore[import-not-found]  # noqa: F401
+
+    assert peers_child.source_fingerprint("fp_pkg") == first
+    (package / "sub" / "rare.py").write_text("X = 2\n")
+    assert peers_child.source_fingerprint("fp_pkg") != first
     assert peers_child.source_fingerprint("no_such_package") != first
+    for name in ("fp_pkg.sub.rare", "fp_pkg.sub", "fp_pkg"):
+        sys.modules.pop(name, None)
 
 
 def test_the_absent_hour_is_a_hole_no_rollup_covers() -> None:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from airflow_partitions.catalog import Catalog, forget_kept
 from airflow_partitions.catalog.covers import verified
+from airflow_partitions.catalog.rows import runs
 from airflow_partitions.catalog.rows.layout import CatalogRows, storage_row, timeline_column
 from airflow_partitions.periods import UpdatePeriod
 from tests.catalog.test_answer_basis import (
@@ -243,3 +244,21 @@ def test_a_sensor_beside_a_producer_in_another_process(catalog: Catalog) -> None
     producer.join(timeout=120)
     assert producer.exitcode == 0
     assert ask(catalog, lo, hi) == ([], READ_AGAIN) and read_again >= 1
+
+
+def test_rows_the_memo_no_longer_holds_are_checked_not_read_twice(
+        catalog: Catalog, computed: list[object], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A group too large for the rows' memo (or pushed out of it) comes back as new objects:
+    the answer is worked out again, and checked against the rows just read."""
+    monkeypatch.setattr(runs, "AS_READ_MAX_ROWS", 0)
+    history(catalog, "f")
+    lo, hi = 40, 64
+    assert ask(catalog, lo, hi)[0] == []
+    other = elsewhere(catalog)
+    try:
+        other.register("f_hourly", "HOURLY", [{"dt": hour(120)}])
+    finally:
+        other.close()
+    computed.clear()
+    assert ask(catalog, lo, hi) == ([], READ_AGAIN)
+    assert computed  # worked out, from what was read

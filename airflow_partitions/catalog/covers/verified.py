@@ -158,17 +158,21 @@ def _read_again(catalog: CatalogCore, request: CoverRequest, key: _AnswerKey) ->
     (:meth:`AnswerBasis.holds`), and its partition rows, read now, are the rows it was checked
     against (the rows' memo hands back the very objects): then the cover worked out again is
     this one, over the same rows. Otherwise it is worked out from the catalog rows just read
-    and checked again, and kept with a new basis. Cost: two round trips (the catalog rows, the
+    (and checked against the partition rows just read, when it is the same cover), and kept
+    with a new basis: nothing is read twice. Cost: two round trips (the catalog rows, the
     partition rows) where working the answer out again also decodes the changed timelines and
     computes the cover before it reads the partition rows.
     """
     kept = _READ_AGAIN.get(key)
     now = None if kept is None else kept.basis.read_now(catalog.rows)
+    rows_read = None
     if kept is not None and now is not None and kept.basis.holds(now):
         runs = read_runs(catalog.rows, kept.defs, kept.runs_of, kept.column)
         if _same(kept.answer._runs, runs):
             return kept.answer
-    answer, state, column = _verified_cover(catalog, request, verify=True, catalog_read=now)
+        rows_read = (kept.runs_of, runs)  # checked below, not read again
+    answer, state, column = _verified_cover(catalog, request, verify=True, catalog_read=now,
+                                            rows_read=rows_read)
     basis = None if state is None or column is None else AnswerBasis.of(
         catalog.rows, (None, None), state, request, column, answer.cover)  # no feeds
     if basis is None or state is None or column is None:
@@ -183,11 +187,13 @@ def _read_again(catalog: CatalogCore, request: CoverRequest, key: _AnswerKey) ->
 def _verified_cover(
     catalog: CatalogCore, request: CoverRequest, *, verify: bool,
     catalog_read: dict[bytes, Cells] | None = None,
+    rows_read: tuple[tuple[CoverRun, ...], list[RunRows]] | None = None,
 ) -> tuple[VerifiedCover, FactState | None, str | None]:
     """:func:`verified_cover`, computed and checked; with the fact's state and the time column
     when the answer is a time-only cover computed from that state alone. ``catalog_read``: the
     fact's and storages' catalog rows just read (:meth:`AnswerBasis.read_now`), which the
-    first round's state is loaded from instead of reading them again."""
+    first round's state is loaded from instead of reading them again; ``rows_read``: runs and
+    their rows just read, which the first round checks when its cover has those runs."""
     fact = request.require_fact()
     refresh = False
     sliced: VerifiedCover | None = None
@@ -223,7 +229,11 @@ def _verified_cover(
         sources, checks, cover, defs, notes = _computed(catalog, state, request, column)
         if not verify:
             return VerifiedCover(cover.with_notes(notes), ()), None, None
-        runs = read_runs(catalog.rows, defs, cover.runs, column, merge=not request.fresh_only)
+        if rows_read is not None and round_ == 0 and tuple(cover.runs) == rows_read[0]:
+            runs = rows_read[1]
+        else:
+            runs = read_runs(catalog.rows, defs, cover.runs, column,
+                             merge=not request.fresh_only)
         key = _request_key(request, column)
         kept = _VERIFIED.get(key)
         if kept is not None and kept[0] is cover and sliced is None and _same(kept[1], runs):
