@@ -685,7 +685,9 @@ def reading(res: Results) -> str:
         f"timeline and generation cells, {ms(ours.api_s(*CELLS))}; outside Thrift calls, "
         f"{ms(max(ours.wall - ours.thrift_s, 0.0))} (client CPU {ms(ours.cpu)} against the bare "
         f"batch's {ms(bare.cpu)}: the partitions validated, keys, cells and mutations built).",
-        f"- **Verified covers**: the generation read and one scan of the cover's rows, "
+        f"- **Verified covers**: one read of the catalog rows (repeated: the fact's and its "
+        "storages' rows, which prove the last answer's basis; memos emptied: the fact row) "
+        f"and one scan of the cover's rows, "
         f"{len(long.columns)} of each row's {reg.cells} cells "
         f"({', '.join(f'`{c.decode()}`' for c in long.columns)}), "
         f"in pages of {long.page:,} rows; adjacent runs of one storage and period are one scan, "
@@ -716,7 +718,7 @@ PROPOSALS = """\
 How the goals are met, and what is left:
 
 - *Round trips per verified cover.* Every row is read (invariant 2), so with Thrift1 the floor
-  is the generation read plus open, one page and close. The cover knows how many rows each
+  is one read of the catalog rows plus open, one page and close. The cover knows how many rows each
   group of runs holds, and asks for that many plus one in one page (capped at 100,000 rows:
   `catalog/rows/runs.group_page`): 4 round trips for a month and for ten years. The page is
   held whole in the Thrift server's heap (256 MB for the server started here). Independent of
