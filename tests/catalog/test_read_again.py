@@ -10,7 +10,6 @@ code with the catalog. The store is the Thrift1 double, or the real HBase when t
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable
 
 import pytest
@@ -20,17 +19,22 @@ from hypothesis import strategies as st
 from airflow_partitions.catalog import Catalog, forget_kept
 from airflow_partitions.catalog.covers import verified
 from airflow_partitions.catalog.rows import runs
-from airflow_partitions.catalog.rows.layout import CatalogRows, storage_row, timeline_column
+from airflow_partitions.catalog.rows.layout import CatalogRows
 from airflow_partitions.periods import UpdatePeriod
 from tests.catalog.test_answer_basis import (
+    CHANGING_WRITES,
     FIRST_DAYS,
     FIRST_HOURS,
+    WRITES,
+    asked_beside_a_producer,
     day,
     elsewhere,
     expected,
+    follow_the_model,
     history,
     hour,
     missing_hours,
+    take_out_of_the_timeline,
 )
 from tests.hypothesis_budget import examples
 
@@ -86,16 +90,7 @@ def test_writes_out_of_the_range_are_read_again_not_worked_out(
         other.close()
 
 
-@pytest.mark.parametrize(("what", "lo", "hi", "after"), [
-    ("an hour inside the range", 24, 48, lambda c: c.drop("f_hourly", "HOURLY",
-                                                          [{"dt": hour(30 + 1)}])),
-    ("a day inside the range", 24, 72, lambda c: c.drop("f_daily", "DAILY", [{"dt": day(1)}])),
-    ("the latest end moving into the range", 118, 124,
-     lambda c: c.register("f_hourly", "HOURLY", [{"dt": hour(120)}])),
-    ("a daily partition straddling the end", 30, 60,
-     lambda c: c.register("f_daily", "DAILY", [{"dt": day(2)}])),
-    ("a hole filled", 24, 48, lambda c: c.register("f_hourly", "HOURLY", [{"dt": hour(30)}])),
-])
+@pytest.mark.parametrize(("what", "lo", "hi", "after"), CHANGING_WRITES)
 def test_writes_that_may_change_the_answer_work_it_out_again(
         catalog: Catalog, computed: list[object], monkeypatch: pytest.MonkeyPatch, what: str,
         lo: int, hi: int, after: Callable[[Catalog], object]) -> None:
@@ -142,16 +137,7 @@ def test_a_timeline_rewritten_inside_the_range_without_a_row_is_worked_out_again
     history(catalog, "f")
     lo, hi = 48, 72
     assert ask(catalog, lo, hi)[0] == []
-    row, cell = storage_row("f_hourly"), timeline_column(UpdatePeriod.HOURLY, "dt")
-    cells = catalog.rows.catalog.get(row)
-    rewritten = cells[cell].replace(b'holes0":"', b'holes0":"' + hour(50).encode() + b",")
-    assert rewritten != cells[cell]
-    other = elsewhere(catalog)
-    try:
-        other.rows.catalog.put(row, {cell: rewritten})
-        other.rows.bump_generation("f")
-    finally:
-        other.close()
+    take_out_of_the_timeline(catalog, 50)
     computed.clear()
     assert ask(catalog, lo, hi)[0] == [50]
     assert computed
@@ -175,8 +161,7 @@ def test_a_storage_added_is_worked_out_again(catalog: Catalog) -> None:
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(window=st.sampled_from([(24, 48), (30, 60), (100, 130), (-5, 10), (40, 41)]),
        ops=st.lists(st.tuples(
-           st.sampled_from(["add_hour", "drop_hour", "add_day", "drop_day", "other_fact",
-                            "ask"]),
+           st.sampled_from([*WRITES, "ask"]),
            st.integers(-12, 140), st.booleans()), max_size=10))
 def test_after_any_writes_the_answer_is_the_models(
         catalog: Catalog, window: tuple[int, int], ops: list[tuple[str, int, bool]]) -> None:
@@ -187,63 +172,15 @@ def test_after_any_writes_the_answer_is_the_models(
     if "g_hourly" not in {s.name for s in catalog.rows.list_storage_defs()}:
         catalog.create_fact("g")
         catalog.create_storage("g", "g_hourly", ["HOURLY"])
-    hours, days = set(FIRST_HOURS), set(FIRST_DAYS)
-    other = elsewhere(catalog)
-    lo, hi = window
-    assert missing_hours(catalog, lo, hi, fact) == expected(hours, days, lo, hi)
-    try:
-        for op, n, by_other in [*ops, ("ask", 0, False)]:
-            writer = other if by_other else catalog
-            d = n // 24
-            if op == "add_hour":
-                writer.register(f"{fact}_hourly", "HOURLY", [{"dt": hour(n)}])
-                hours.add(n)
-            elif op == "drop_hour":
-                writer.drop(f"{fact}_hourly", "HOURLY", [{"dt": hour(n)}])
-                hours.discard(n)
-            elif op == "add_day":
-                writer.register(f"{fact}_daily", "DAILY", [{"dt": day(d)}])
-                days.add(d)
-            elif op == "drop_day":
-                writer.drop(f"{fact}_daily", "DAILY", [{"dt": day(d)}])
-                days.discard(d)
-            elif op == "other_fact":
-                writer.register("g_hourly", "HOURLY", [{"dt": hour(n)}])
-            else:
-                assert missing_hours(catalog, lo, hi, fact) == expected(hours, days, lo, hi)
-    finally:
-        other.close()
-
-
-def _append_hours(url: str, data_root: str, n: int, start: object) -> None:
-    writer = Catalog(url, data_root=data_root)
-    start.wait()  # type: ignore[attr-defined]
-    for k in range(n):
-        writer.register("f_hourly", "HOURLY", [{"dt": hour(120 + k)}])
-    writer.close()
+    follow_the_model(catalog, fact, window, ops)
 
 
 def test_a_sensor_beside_a_producer_in_another_process(catalog: Catalog) -> None:
     """A producer process appends hours after the end while this one asks one day again and
     again: every answer is the model's, and answers are read again rather than worked out."""
     history(catalog, "f")
-    lo, hi = 48, 72
-    ask(catalog, lo, hi)
-    ctx = multiprocessing.get_context("spawn")
-    start = ctx.Barrier(2)
-    producer = ctx.Process(target=_append_hours,
-                           args=(catalog.kv.url, catalog.data_root, 30, start))
-    producer.start()
-    start.wait()
-    read_again = asked = 0
-    while producer.is_alive() or asked < 3:
-        found, ops = ask(catalog, lo, hi)
-        assert found == []
-        asked += 1
-        read_again += ops == READ_AGAIN
-    producer.join(timeout=120)
-    assert producer.exitcode == 0
-    assert ask(catalog, lo, hi) == ([], READ_AGAIN) and read_again >= 1
+    seen = asked_beside_a_producer(catalog, 48, 72, 30)
+    assert ask(catalog, 48, 72) == ([], READ_AGAIN) and READ_AGAIN in seen
 
 
 def test_rows_the_memo_no_longer_holds_are_checked_not_read_twice(
