@@ -17,10 +17,14 @@ answer and brings the catalog rows written, as they are now. The answer stands w
 
 Then the rows the answer was checked against are the rows now, and every timeline says
 inside the range what it said: the cover worked out again is this one, checked against the
-same rows (invariant 2 of docs/design.md holds as for the change stamp's memo). Anything else
-takes the full path: a store or feed that cannot tell (HBase, a feed trimmed or rebuilt), a
-fact with declared dimensions or a StoreAll timeline, a ``fresh_only`` or ``where`` request,
-a timeline cell changed in any other way.
+same rows (invariant 2 of docs/design.md holds as for the change stamp's memo). HBase keeps
+no feed: there :meth:`AnswerBasis.read_now` reads the fact's and its storages' catalog rows
+(one round trip), :meth:`AnswerBasis.holds` applies the second rule to them, and the caller
+reads the answer's partition rows again in place of the first
+(:func:`~airflow_partitions.catalog.covers.verified.verified_cover`). Anything else takes the
+full path: a feed that cannot tell (trimmed or rebuilt), a fact with declared dimensions or a
+StoreAll timeline, a ``fresh_only`` or ``where`` request, a timeline cell changed in any
+other way.
 
 Cost: one statement; per catalog row of the fact written since, a decode of its cells and a
 comparison; per changed timeline cell a match of its bytes against the cell's bytes but its
