@@ -46,15 +46,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import happybase
 from peers import FACT, FIRST_HOUR, HOURLY, plan_dataset, register
+from peers_child import HBaseFloor
 
 from airflow_partitions.catalog import Catalog, TimelineCache, forget_kept
 from airflow_partitions.kv import KVTable
-from airflow_partitions.periods import UpdatePeriod
 
 #: The ways each question is asked: as the catalog asks it, with the rows of the day read by a
 #: scan (HBase only: SQLite always scans), the same rows read through bare happybase with
@@ -113,7 +111,11 @@ class History:
         self.answer = self.ask()
         #: The store round trips of the last call, by mode.
         self.round_trips: dict[str, int] = {}
-        self.bare = BareReads(self.catalog, self.start) if url.startswith("hbase") else None
+        self.bare: HBaseFloor | None = None
+        if url.startswith("hbase"):
+            self.bare = HBaseFloor(self.catalog, HOURLY)
+            if len(self.bare.catalog_keys) != 3 or self.bare.missing(self.start, self.end):
+                raise SystemExit("the bare reads do not find the fact's rows and the day's")
 
     def ask(self) -> list[tuple[dt.datetime, dt.datetime]]:
         cover = self.catalog.cover(FACT, self.start, self.end)
@@ -130,7 +132,7 @@ class History:
         if mode == "bare reads":
             assert self.bare is not None
             t0 = time.process_time()
-            self.bare.read()
+            self.bare.missing(self.start, self.end)
             self.round_trips[mode] = 2
             return time.process_time() - t0
         self.catalog.stats.reset()
@@ -141,34 +143,6 @@ class History:
         if answer != self.answer:
             raise SystemExit(f"{self.years} years: the answer changed ({answer})")
         return spent
-
-
-class BareReads:
-    """What the question reads on HBase, through happybase with nothing checked: the fact's
-    and its storages' catalog rows in one call, then the day's 24 partition rows in one:
-    the floor any verified answer pays on this store."""
-
-    def __init__(self, catalog: Catalog, start: dt.datetime) -> None:
-        kv: Any = catalog.rows.kv
-        self.connection = happybase.Connection(kv.config.host, kv.config.port)
-        self.catalog_table = self.connection.table(kv.full_name(catalog.rows.catalog.name))
-        self.partitions_table = self.connection.table(
-            kv.full_name(catalog.rows.partitions.name))
-        # The store holds this one fact: its row and its storages' rows are all there is.
-        self.catalog_keys = [key for key, _ in self.catalog_table.scan(columns=[b"m:def"])]
-        sdef = catalog.get_storage(HOURLY)
-        self.day_keys = [catalog.rows.partition_key(
-            sdef, UpdatePeriod.HOURLY, ((start + dt.timedelta(hours=h)).strftime("%Y-%m-%d-%H"),))
-            for h in range(24)]
-        #: The cells a verified cover reads of each partition row.
-        self.columns = [b"p:loc", b"p:ver", b"p:v.dt", b"p:state"]
-        day = self.partitions_table.rows(self.day_keys, columns=self.columns)
-        if len(self.catalog_keys) != 3 or [len(cells) for _, cells in day] != [4] * 24:
-            raise SystemExit("the bare reads do not find the fact's rows and the day's")
-
-    def read(self) -> None:
-        self.catalog_table.rows(self.catalog_keys, columns=[b"m", b"t"])
-        self.partitions_table.rows(self.day_keys, columns=self.columns)
 
 
 @contextmanager

@@ -202,43 +202,53 @@ def setup_sqlite_keys(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Quer
     return query, version
 
 
-def setup_hbase_keys(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]:
-    """HBase's own floor for a question: what our answer reads there, through happybase with
-    nothing checked. The fact's and its storages' catalog rows in one call, then the range's
-    hour rows (the four cells a verified cover reads of each) in one call; the hours without
-    a row are missing. Each range's row keys are worked out once, before the timed calls."""
-    import happybase
+class HBaseFloor:
+    """What our answer reads on HBase, through happybase with nothing checked: the fact's and
+    its storages' catalog rows in one call, then a range's hour rows (the four cells a verified
+    cover reads of each) in one call. ``catalog``'s store holds this one fact. Each range's
+    row keys are worked out once, on its first read."""
 
-    from airflow_partitions.catalog import Catalog
-    from airflow_partitions.periods import UpdatePeriod
+    #: The cells a verified cover reads of each partition row.
+    COLUMNS = [b"p:loc", b"p:ver", b"p:v.dt", b"p:state"]
 
-    ds = {**ds, "catalog_url": options["catalog_url"]}
-    catalog = Catalog(ds["catalog_url"], data_root=ds["root"])
-    kv: Any = catalog.rows.kv
-    connection = happybase.Connection(kv.config.host, kv.config.port)
-    catalog_table = connection.table(kv.full_name(catalog.rows.catalog.name))
-    partitions = connection.table(kv.full_name(catalog.rows.partitions.name))
-    catalog_keys = [key for key, _ in catalog_table.scan(columns=[b"m:def"])]
-    sdef = catalog.get_storage(ds["hourly_storage"])
-    columns = [b"p:loc", b"p:ver", b"p:v.dt", b"p:state"]
-    keys: dict[tuple[dt.datetime, dt.datetime], dict[bytes, str]] = {}
+    def __init__(self, catalog: Any, hourly_storage: str) -> None:
+        import happybase
 
-    def query(start: dt.datetime, end: dt.datetime) -> list[str]:
-        hours = keys.get((start, end))
+        kv: Any = catalog.rows.kv
+        connection = happybase.Connection(kv.config.host, kv.config.port)
+        self.catalog_table = connection.table(kv.full_name(catalog.rows.catalog.name))
+        self.partitions = connection.table(kv.full_name(catalog.rows.partitions.name))
+        self.catalog_keys = [key for key, _ in self.catalog_table.scan(columns=[b"m:def"])]
+        self.rows, self.sdef = catalog.rows, catalog.get_storage(hourly_storage)
+        self.keys: dict[tuple[dt.datetime, dt.datetime], dict[bytes, str]] = {}
+
+    def missing(self, start: dt.datetime, end: dt.datetime) -> list[str]:
+        """The hours of ``[start, end)`` without a row, after both reads."""
+        from airflow_partitions.periods import UpdatePeriod
+
+        hours = self.keys.get((start, end))
         if hours is None:
             texts = [(start + i * HOUR).strftime(KEY_FORMAT)
                      for i in range(int((end - start) / HOUR))]
-            hours = keys[(start, end)] = {
-                catalog.rows.partition_key(sdef, UpdatePeriod.HOURLY, (t,)): t for t in texts}
-        catalog_table.rows(catalog_keys, columns=[b"m", b"t"])
-        present = {key for key, _ in partitions.rows(list(hours), columns=columns)}
+            hours = self.keys[(start, end)] = {
+                self.rows.partition_key(self.sdef, UpdatePeriod.HOURLY, (t,)): t for t in texts}
+        self.catalog_table.rows(self.catalog_keys, columns=[b"m", b"t"])
+        present = {key for key, _ in self.partitions.rows(list(hours), columns=self.COLUMNS)}
         return [text for key, text in hours.items() if key not in present]
 
+
+def setup_hbase_keys(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]:
+    """HBase's own floor for a question (:class:`HBaseFloor`): the hours without a row are
+    missing."""
+    from airflow_partitions.catalog import Catalog
+
+    ds = {**ds, "catalog_url": options["catalog_url"]}
+    floor = HBaseFloor(Catalog(ds["catalog_url"], data_root=ds["root"]), ds["hourly_storage"])
     version = f"happybase {metadata.version('happybase')}"
     if options.get("register"):
         writer = CatalogWriter(ds)
-        return WithHooks(query, writer.register_next, writer.close), version
-    return query, version
+        return WithHooks(floor.missing, writer.register_next, writer.close), version
+    return floor.missing, version
 
 
 def setup_watch(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]:
