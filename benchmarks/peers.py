@@ -87,6 +87,8 @@ DEFAULT_WORKDIR = REPO / "benchmarks" / ".peers" / "data"
 FACT, HOURLY, DAILY = "events", "events_raw", "events_daily"
 DAY = dt.timedelta(days=1)
 FIRST_HOUR = dt.datetime(2015, 1, 1, tzinfo=dt.UTC)
+#: The datasets' seed unless ``--seed`` says otherwise.
+DEFAULT_SEED = 2015
 #: Bump when the layout on disk changes, so old datasets are rebuilt.
 LAYOUT_VERSION = 2
 
@@ -1178,7 +1180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", type=float,
                         help="seconds of timed calls per range and process "
                         "(default 1, --quick 0.2)")
-    parser.add_argument("--seed", type=int, default=2015)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR,
                         help="where the datasets are built and kept")
     parser.add_argument("--write", type=Path, help="write the markdown fragment to this path")

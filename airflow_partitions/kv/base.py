@@ -340,7 +340,8 @@ class KVStore(ABC):
         way, which reports it).
 
         Why: an answer resting on rows of two tables is proven still true by one round trip
-        (``catalog/covers/answer_basis.py``). Cost on SQLite: one statement. HBase keeps no
+        (``catalog/covers/answer_basis.py``). Cost on SQLite: one SELECT and the schema version
+        read after it, without BEGIN or COMMIT. HBase keeps no
         feed: ``None``.
         """
         return None

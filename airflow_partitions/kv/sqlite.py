@@ -162,20 +162,22 @@ class SQLiteStore(KVStore):
 
     def changed_rows(self, since: Sequence[tuple[str, Hashable]], *,
                      with_rows: Iterable[str] = ()) -> list[FeedChanges] | None:
-        """:meth:`KVStore.changed_rows`: one SELECT over the tables' feeds
-        (:func:`.sqlite_feed.changes_of_tables`), each blob decoded; a blob that fails its
-        checks makes the answer None (the usual read reports it)."""
-        rows_of = frozenset(with_rows)
-        wanted = [(name, position, name in rows_of) for name, position in since]
-        for name, _, _ in wanted:
-            self.ensure_layout(name)
+        """:meth:`KVStore.changed_rows`: one SELECT over the tables' feeds and the schema
+        version after it (:func:`.sqlite_feed.changes_of_tables`), each blob decoded; a blob
+        that fails its checks makes the answer None (the usual read reports it)."""
+        rows_of = with_rows if isinstance(with_rows, frozenset) else frozenset(with_rows)
+        tables = tuple((name, name in rows_of) for name, _ in since)
+        positions = [position for _, position in since]
+        for name, _ in tables:
+            if name not in self._blob_tables:
+                self.ensure_layout(name)
         found = self.run("changed_rows", "reading the change feeds",
-                         lambda conn: changes_of_tables(conn, wanted), write=False,
+                         lambda conn: changes_of_tables(conn, tables, positions), write=False,
                          one_statement=True)
         if found is None:
             return None
         out = []
-        for (_, _, rows_wanted), (position, keys, blobs) in zip(wanted, found, strict=True):
+        for (_, rows_wanted), (position, keys, blobs) in zip(tables, found, strict=True):
             rows: dict[bytes, Cells] | None = None
             if rows_wanted:
                 try:
@@ -290,15 +292,21 @@ class SQLiteStore(KVStore):
     ) -> T:
         """One round trip: ``body`` inside one transaction, retried while the file is locked.
 
-        ``one_statement``: ``body`` runs a single SELECT to its end, which SQLite already
-        reads from one snapshot, so it runs without BEGIN and COMMIT (an idle sensor's
-        generation read: two statements of three saved).
+        ``one_statement``: ``body`` needs no snapshot wider than each statement's own: a
+        single SELECT run to its end, or reads whose order makes them safe apart (a feed, then
+        the schema version: :mod:`.sqlite_feed`). It runs without BEGIN and COMMIT (an idle
+        sensor's generation read: two statements of three saved), its first attempt inline.
         """
         with self._lock:
             try:
                 if one_statement and not write:
                     conn = self._connection()
-                    result = self._retry_busy(doing, lambda: body(conn))
+                    try:  # the first attempt inline: retries are for a locked file only
+                        result = body(conn)
+                    except sqlite3.Error as exc:
+                        if not (isinstance(exc, sqlite3.OperationalError) and _is_busy(exc)):
+                            raise self._translate(exc, doing) from exc
+                        result = self._retry_busy(doing, lambda: body(conn))
                 else:
                     result = self._transaction(doing, body, write=write)
             except KVError as exc:

@@ -9,7 +9,8 @@ rows, as on HBase (which keeps no feed).
 Layout: ``kv_<name>~feed(seq INTEGER PRIMARY KEY AUTOINCREMENT, row BLOB)`` and three
 triggers on ``kv_<name>``. A position is ``(schema version, last sequence number)``. Cost: a
 write adds one feed row per row it writes (a bulk register about 4% more time) and one
-indexed DELETE per transaction (the trim); a read of the feed is one read transaction.
+indexed DELETE per transaction (the trim); a read of the feed is one SELECT, and the
+schema version read after it (:func:`_schema_version_after`).
 """
 
 # SQL text is built only from whitelisted, quoted table identifiers (``sql_table``) and fixed
@@ -112,8 +113,9 @@ def changes_since(conn: sqlite3.Connection, name: str, position: Hashable
     """The keys written since ``position`` and the position after them, or None when the
     schema changed, the sequence went back (another file), or the entries after ``position``
     are not all there (trimmed: fewer than the sequence numbers say) or are more than
-    :data:`FEED_KEEP`. One SELECT (one snapshot, no BEGIN and COMMIT): the schema version,
-    the sequence, and the keys after ``position`` up to it, by their primary key."""
+    :data:`FEED_KEEP`. One SELECT (one snapshot, no BEGIN and COMMIT): the sequence and the
+    keys after ``position`` up to it, by their primary key; then the schema version
+    (:func:`_schema_version_after`)."""
     checked = _as_position(position)
     if checked is None:
         return None
@@ -122,16 +124,29 @@ def changes_since(conn: sqlite3.Connection, name: str, position: Hashable
     try:
         found = conn.execute(
             "WITH last AS (SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = ?), 0)"
-            " AS seq) SELECT (SELECT schema_version FROM pragma_schema_version()), last.seq,"
-            f" f.row FROM last LEFT JOIN {feed} f ON f.seq > ? AND f.seq <= last.seq"
-            " ORDER BY f.seq LIMIT ?", (sequence, after, FEED_KEEP + 1)).fetchall()
+            f" AS seq) SELECT last.seq, f.row FROM last LEFT JOIN {feed} f ON f.seq > ? AND"
+            " f.seq <= last.seq ORDER BY f.seq LIMIT ?", (sequence, after, FEED_KEEP + 1),
+        ).fetchall()
     except sqlite3.OperationalError as exc:  # the feed dropped behind the store's back
         if "no such table" in str(exc):
             return None
         raise
-    keys = [bytes(row) for _, _, row in found if row is not None]
-    last = _complete(version, after, int(found[0][0]), int(found[0][1]), len(keys))
+    keys = [bytes(row) for _, row in found if row is not None]
+    last = _complete(version, after, _schema_version_after(conn), int(found[0][0]), len(keys))
     return None if last is None else ((version, last), tuple(keys))
+
+
+def _schema_version_after(conn: sqlite3.Connection) -> int:
+    """The file's schema version, read after a feed was read, in a snapshot of its own.
+
+    Why after, and why alone: the version only grows, and every DDL moves it, so when it still
+    equals a position's version now, no trigger was dropped (or table made again) between
+    that position and the feed's snapshot, which is older. Read inside the feed's statement
+    (``pragma_schema_version()``), SQLite prepares a PRAGMA statement on each run, which cost
+    about a quarter of a feed read; this cached statement does not. Cost: one statement that
+    reads the header page, already in cache.
+    """
+    return int(conn.execute("PRAGMA schema_version").fetchone()[0])
 
 
 def _complete(version: int, after: int, found_version: int, last: int, count: int) -> int | None:
@@ -145,13 +160,13 @@ def _complete(version: int, after: int, found_version: int, last: int, count: in
 
 
 @functools.lru_cache(maxsize=64)
-def _changes_sql(tables: tuple[tuple[str, bool], ...]) -> str:
-    """The statement of :func:`changes_of_tables` for these (table, with rows) pairs: the
-    schema version, each feed's sequence, then each feed's entries after a bound parameter.
-    No LIMIT and no ORDER BY (each costs about a third more): every write trims its table's
-    feed to :data:`FEED_KEEP` entries in its own transaction, and the keys are a set."""
-    parts = ["SELECT -1, (SELECT schema_version FROM pragma_schema_version()), NULL, NULL"]
-    parts += [f"SELECT {-2 - i}, coalesce((SELECT seq FROM sqlite_sequence WHERE name = ?), 0),"
+def _changes_sql(tables: tuple[tuple[str, bool], ...]) -> tuple[str, tuple[str, ...]]:
+    """The statement of :func:`changes_of_tables` for these (table, with rows) pairs, and the
+    feeds' names in ``sqlite_sequence`` (its first parameters): each feed's sequence, then
+    each feed's entries after a bound parameter. No LIMIT and no ORDER BY (each costs about a
+    third more): every write trims its table's feed to :data:`FEED_KEEP` entries in its own
+    transaction, and the keys are a set."""
+    parts = [f"SELECT {-1 - i}, coalesce((SELECT seq FROM sqlite_sequence WHERE name = ?), 0),"
               " NULL, NULL" for i in range(len(tables))]
     for i, (name, with_rows) in enumerate(tables):
         feed = feed_names(name)[0]
@@ -160,7 +175,7 @@ def _changes_sql(tables: tuple[tuple[str, bool], ...]) -> str:
                          f"LEFT JOIN {sql_table(name)} c ON c.row = f.row WHERE f.seq > ?")
         else:
             parts.append(f"SELECT {i}, f.seq, f.row, NULL FROM {feed} f WHERE f.seq > ?")
-    return " UNION ALL ".join(parts)
+    return " UNION ALL ".join(parts), tuple(feed_names(name)[1] for name, _ in tables)
 
 
 def _as_position(position: Hashable) -> tuple[int, int] | None:
@@ -170,48 +185,53 @@ def _as_position(position: Hashable) -> tuple[int, int] | None:
     return None
 
 
-def changes_of_tables(conn: sqlite3.Connection, wanted: Sequence[tuple[str, Hashable, bool]]
+def changes_of_tables(conn: sqlite3.Connection, tables: tuple[tuple[str, bool], ...],
+                      positions: Sequence[Hashable]
                       ) -> list[tuple[tuple[int, int], list[bytes], list[bytes | None]]] | None:
-    """:func:`changes_since` of several tables in one SELECT (one snapshot), and for each
-    table whose flag is set the current blob of each key named (None: the row is gone).
+    """:func:`changes_since` of several tables (``(name, with rows)`` pairs, each read since
+    its position) in one SELECT (one snapshot), and for each table whose flag is set the
+    current blob of each key named (None: the row is gone); then the schema version
+    (:func:`_schema_version_after`).
 
     Why: a reader that keeps an answer resting on rows of two tables proves it still true
-    with one round trip (``catalog/covers/answer_basis.py``). None when any one feed cannot
-    tell (as :func:`changes_since`). Cost: one statement; the feeds' entries since the
-    positions by their primary key, each joined to its row by the row's primary key. The
-    keys of a table come in no promised order, and a key may repeat.
+    with one round trip (``catalog/covers/answer_basis.py``), after each write elsewhere: a
+    sensor's question on a busy catalog. So this stays two cached statements and one pass
+    over the rows. None when any one feed cannot tell (as :func:`changes_since`). Cost: the
+    feeds' entries since the positions by their primary key, each joined to its row by the
+    row's primary key, and the schema version. The keys of a table come in no promised order, and a
+    key may repeat.
     """
-    positions = [_as_position(p) for _, p, _ in wanted]
-    if not wanted or any(p is None for p in positions):
+    if not tables or len(positions) != len(tables):
         return None
-    params: list[object] = [feed_names(name)[1] for name, _, _ in wanted]
-    params += [position[1] for position in positions if position is not None]
+    sql, sequences = _changes_sql(tables)
+    checked: list[tuple[int, int]] = []
+    for position in positions:
+        as_position = _as_position(position)
+        if as_position is None:
+            return None
+        checked.append(as_position)
     try:
-        found = conn.execute(_changes_sql(tuple((name, rows) for name, _, rows in wanted)),
-                             params).fetchall()
+        found = conn.execute(sql, (*sequences, *(after for _, after in checked))).fetchall()
     except sqlite3.OperationalError as exc:  # a feed dropped behind the store's back
         if "no such table" in str(exc):
             return None
         raise
-    schema = 0
-    lasts: dict[int, int] = {}
-    keys: list[list[bytes]] = [[] for _ in wanted]
-    blobs: list[list[bytes | None]] = [[] for _ in wanted]
-    for part, seq, row, blob in found:
-        if part == -1:
-            schema = int(seq)
-        elif part < -1:
-            lasts[-2 - part] = int(seq)
+    lasts = [0] * len(tables)
+    keys: list[list[bytes]] = [[] for _ in tables]
+    blobs: list[list[bytes | None]] = [[] for _ in tables]
+    for part, seq, row, blob in found:  # sqlite3 hands a BLOB back as bytes
+        if part >= 0:
+            keys[part].append(row)
+            blobs[part].append(blob)
         else:
-            keys[part].append(bytes(row))
-            blobs[part].append(None if blob is None else bytes(blob))
+            lasts[-1 - part] = seq
+    schema = _schema_version_after(conn)
     out = []
-    for i, position in enumerate(positions):
-        assert position is not None
-        last = _complete(position[0], position[1], schema, lasts[i], len(keys[i]))
+    for i, (version, since) in enumerate(checked):
+        last = _complete(version, since, schema, lasts[i], len(keys[i]))
         if last is None:
             return None
-        out.append(((position[0], last), keys[i], blobs[i]))
+        out.append(((version, last), keys[i], blobs[i]))
     return out
 
 

@@ -170,7 +170,7 @@ class SQLiteTable(KVTable):
         return self._read("feed_position", partial(feed_position, name=self.name), True)
 
     def changes_since(self, position: Hashable) -> tuple[Hashable, tuple[bytes, ...]] | None:
-        """:func:`.sqlite_feed.changes_since` of the table: one SELECT."""
+        """:func:`.sqlite_feed.changes_since` of the table: one SELECT, then the schema version."""
         body = partial(changes_since, name=self.name, position=position)
         return self._read("changes_since", body, one_statement=True)
 

@@ -100,7 +100,7 @@ class UpdatePeriod(enum.Enum):
     @property
     def spec(self) -> PeriodSpec:
         """Every fact of this period: length, nesting, unit words, Lens's spelling."""
-        return SPECS[self.value]
+        return SPECS[self._value_]  # the member's value without Enum's descriptor call
 
     @property
     def approx_seconds(self) -> int:
@@ -313,7 +313,7 @@ class UpdatePeriod(enum.Enum):
                 year, rest = iso_year + 400 * cycles, f"-W{week:02d}"
             text = f"{year:04d}{rest}"
         else:
-            fast = fast_value(self.value, ordinal, zone_)
+            fast = fast_value(self._value_, ordinal, zone_)
             if fast is not None:
                 return fast
             local, cycles = self._local_start(ordinal, zone_)
@@ -337,7 +337,7 @@ class UpdatePeriod(enum.Enum):
     def parse_ordinal(self, value: str, tz: TzLike | None = None) -> int:
         """The ordinal of the partition named by ``value``; strict, typed errors."""
         zone_ = zone(tz)
-        fast = fast_ordinal(self.value, value, zone_)  # same answers, no error wording
+        fast = fast_ordinal(self._value_, value, zone_)  # same answers, no error wording
         return fast if fast is not None else self.strict_ordinal(value, zone_)
 
     def strict_ordinal(self, value: str, tz: TzLike | None = None) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 
 from airflow_partitions.kv import InvalidArgument, KVTable, encode_cells, open_store
 from airflow_partitions.kv.sqlite import SQLiteStore
-from airflow_partitions.kv.sqlite_feed import FEED_KEEP, feed_names
+from airflow_partitions.kv.sqlite_feed import (
+    FEED_KEEP,
+    changes_of_tables,
+    changes_since,
+    feed_names,
+)
 from airflow_partitions.kv.sqlite_table import sql_table
 from tests.hypothesis_budget import examples
 
@@ -303,3 +308,54 @@ def test_hbase_and_the_base_class_list_no_changed_rows() -> None:
     from airflow_partitions.kv import KVStore
 
     assert KVStore.changed_rows(None, [("t", (1, 2))]) is None  # type: ignore[arg-type]
+
+
+
+class Fetched:
+    """Rows already fetched, answering as the cursor they came from."""
+
+    def __init__(self, rows: list[tuple[object, ...]]) -> None:
+        self.rows = rows
+
+    def fetchall(self) -> list[tuple[object, ...]]:
+        return self.rows
+
+    def fetchone(self) -> tuple[object, ...] | None:
+        return self.rows[0] if self.rows else None
+
+
+class DDLBetweenStatements:
+    """Stands in for a connection: once its first statement has run to its end, another
+    connection drops the feed's insert trigger and writes a row the feed then misses."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self.store, self.conn, self.first = store, sqlite3.connect(store.path), True
+
+    def execute(self, statement: str, params: Sequence[object] = ()) -> Fetched:
+        rows = self.conn.execute(statement, params).fetchall()
+        if self.first:
+            self.first = False
+            raw(self.store, f'DROP TRIGGER "{feed_names("t")[2][0]}"')
+            raw(self.store, "INSERT INTO {t} (row, cells) VALUES (?, ?)", b"unseen",
+                encode_cells({CELL: b"1"}))
+        return Fetched(rows)
+
+
+@pytest.mark.parametrize("read", ["changes_since", "changes_of_tables"])
+def test_the_schema_version_is_read_after_the_feed(store: SQLiteStore, read: str) -> None:
+    """A trigger dropped, and a row written unseen by the feed, between the feed's SELECT and
+    the schema version: the feed cannot vouch for the interval (None), never "nothing
+    written". Read before the SELECT, the version would still match and the write be lost."""
+    t = store.table("t")
+    t.put(b"k1", {CELL: b"1"})
+    since = t.feed_position()
+    conn = DDLBetweenStatements(store)
+    try:
+        if read == "changes_since":
+            found: object = changes_since(conn, "t", since)  # type: ignore[arg-type]
+        else:
+            found = changes_of_tables(conn, (("t", True),), [since])  # type: ignore[arg-type]
+    finally:
+        conn.conn.close()
+    assert found is None
+    assert t.get(b"unseen") == {CELL: b"1"}  # the write the feed missed is there

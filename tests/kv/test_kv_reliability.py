@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from airflow_partitions.kv import KVStore, StoreUnavailable, open_store
+from airflow_partitions.kv import KVStore, StoreDamaged, StoreUnavailable, open_store
 from airflow_partitions.kv.sqlite import SQLiteStore
 
 
@@ -83,3 +83,47 @@ def test_sqlite_lock_held_too_long_is_store_unavailable(tmp_path: Path) -> None:
         holder.close()
     store.table("t").put(b"r", {b"cf:a": b"1"})
     assert store.stats.events["busy_retry"] >= 1
+
+
+
+class FailsFirst:
+    """Stands in for the store's connection: the next ``execute`` raises ``error`` (SQLite's
+    own error for a locked or a damaged file, which a WAL reader cannot be made to meet on
+    demand), every other call goes to the connection."""
+
+    def __init__(self, conn: sqlite3.Connection, error: sqlite3.Error) -> None:
+        self.conn, self.error, self.calls = conn, error, 0
+
+    def execute(self, *args: object) -> sqlite3.Cursor:
+        self.calls += 1
+        if self.calls == 1:
+            raise self.error
+        return self.conn.execute(*args)  # type: ignore[arg-type]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.conn, name)
+
+
+@pytest.mark.parametrize(("error", "outcome"), [
+    (sqlite3.OperationalError("database is locked"), None),
+    (sqlite3.DatabaseError("file is not a database"), StoreDamaged),
+    (sqlite3.OperationalError("disk I/O error"), StoreUnavailable),
+])
+def test_sqlite_one_statement_read_first_attempt(tmp_path: Path, error: sqlite3.Error,
+                                                 outcome: type[Exception] | None) -> None:
+    """A one-statement read runs its first attempt inline: a locked file goes on to the
+    retries (and answers), any other error is translated as every read's is."""
+    store = SQLiteStore(tmp_path / "first.db")
+    store.create_table("t")
+    store.table("t").put(b"r", {b"cf:a": b"1"})
+    conn = store._connection()
+    store._conn = FailsFirst(conn, error)  # type: ignore[assignment]
+    try:
+        if outcome is None:
+            assert store.table("t").get(b"r") == {b"cf:a": b"1"}
+        else:
+            with pytest.raises(outcome):
+                store.table("t").get(b"r")
+    finally:
+        store._conn = conn
+        store.close()

@@ -4,7 +4,7 @@ Why: a sensor asks one small range again and again while producers register othe
 of the same fact. Every registration moves the store's change stamp; working the answer out
 again means reloading the fact's written rows, computing the cover and checking its rows
 (about half a millisecond, most of it Python). On SQLite both catalog tables keep a change feed
-(:mod:`airflow_partitions.kv.sqlite_feed`), so one statement lists what was written since the
+(:mod:`airflow_partitions.kv.sqlite_feed`), so one read lists what was written since the
 answer and brings the catalog rows written, as they are now. The answer stands when:
 
 * no partition row that could take part in it was written: no key of the fact's storages,
@@ -26,11 +26,12 @@ full path: a feed that cannot tell (trimmed or rebuilt), a fact with declared di
 StoreAll timeline, a ``fresh_only`` or ``where`` request, a timeline cell changed in any
 other way.
 
-Cost: one statement; per catalog row of the fact written since, a decode of its cells and a
-comparison; per changed timeline cell a match of its bytes against the cell's bytes but its
-ends (:mod:`~airflow_partitions.catalog.rows.timeline_ends`) and a parse of each end that
-moved, or when they do not match a JSON parse and two value parses; per changed partition
-key, a comparison with each of the fact's key spans.
+Cost: one read (a SELECT, and the schema version after it); per catalog row of the fact
+written since, a decode of its cells and a comparison; per changed timeline cell a match of
+its bytes against the cell's bytes but its ends
+(:mod:`~airflow_partitions.catalog.rows.timeline_ends`) and a parse of each end that moved,
+or when they do not match a JSON parse and two value parses; per changed partition key, a
+comparison with each of the fact's key spans.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections.abc import Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from airflow_partitions.catalog.rows.layout import (
@@ -117,6 +118,7 @@ class AnswerBasis:
 
     positions: tuple[Hashable, Hashable]
     fact_row: bytes
+    #: The fact row's cells as the answer read them, but the generation (which writes move).
     fact_cells: Cells
     #: Per storage row: its cells as the answer read them (families ``m`` and ``t``).
     storage_cells: dict[bytes, Cells]
@@ -174,8 +176,8 @@ class AnswerBasis:
                         timelines[(row, cell)] = found
                     # A cell never stored (an empty timeline), or another RangeSet kind
                     # (Ranges): any write to its cell takes the full path.
-        return cls(positions, fact_row(state.definition.name), state.cells, storage_cells,
-                   timelines, tuple(spans))
+        return cls(positions, fact_row(state.definition.name), _without(state.cells, GEN),
+                   storage_cells, timelines, tuple(spans))
 
     def recheck(self, rows: CatalogRows) -> AnswerBasis | tuple[Hashable, Hashable] | None:
         """This basis moved on to now when the answer still stands; else the feeds' current
@@ -194,7 +196,8 @@ class AnswerBasis:
         for row, cells in (catalog.rows or {}).items():  # asked with rows: never None
             if not self._same(row, cells):
                 return now
-        return replace(self, positions=now)
+        return AnswerBasis(now, self.fact_row, self.fact_cells, self.storage_cells,
+                           self.timelines, self.spans)
 
     def read_now(self, rows: CatalogRows) -> dict[bytes, Cells] | None:
         """The fact's row and its storages' rows as they are now (families ``m`` and ``t``),
@@ -217,7 +220,7 @@ class AnswerBasis:
     def _same(self, row: bytes, cells: Cells) -> bool:
         """Whether the catalog row ``row``, now holding ``cells``, leaves the answer true."""
         if row == self.fact_row:
-            return _without(cells, GEN) == _without(self.fact_cells, GEN)
+            return _without(cells, GEN) == self.fact_cells
         before = self.storage_cells.get(row)
         if before is None or cells == before:
             return True  # another fact's row, a storage not in this fact, or unchanged

@@ -110,7 +110,7 @@ def verified_cover(
     A store that proves it unchanged since this request was last answered (SQLite's change
     stamp, :meth:`KVStore.change_stamp`: one ``pread`` of the WAL-index header) gets that
     answer again: its rows are the rows checked then, byte for byte. When the stamp moved,
-    SQLite's change feeds may still prove it true in one statement: no row it rests on was
+    SQLite's change feeds may still prove it true in one read: no row it rests on was
     written, and no timeline changed inside its range (:mod:`.covers.answer_basis`). HBase
     can prove neither, so it reads the rows.
     """
@@ -124,14 +124,14 @@ def verified_cover(
     basis: AnswerBasis | str | None = None
     since: tuple[Hashable, Hashable] | None = None
     if kept is not None:
-        if kept[0] == stamp:
-            return kept[1]
-        basis = kept[2]
+        if kept.stamp == stamp:
+            return kept.answer
+        basis = kept.basis
         if isinstance(basis, AnswerBasis):
             checked = basis.recheck(catalog.rows)
             if isinstance(checked, AnswerBasis):  # the writes since left it true
-                _ANSWERED.remember(key, (stamp, kept[1], checked))
-                return kept[1]
+                kept.stamp, kept.basis = stamp, checked
+                return kept.answer
             since = checked
     if since is None and basis is not UNPROVABLE and may_prove(request):
         since = feed_positions(catalog.rows)
@@ -145,7 +145,7 @@ def verified_cover(
         if state is not None and column is not None:
             found = AnswerBasis.of(catalog.rows, since, state, request, column,
                                    answer.cover) or UNPROVABLE
-    _ANSWERED.remember(key, (stamp, answer, found))
+    _ANSWERED.remember(key, _Answered(stamp, answer, found))
     return answer
 
 
@@ -286,13 +286,22 @@ _COMPUTED: LatestMemo[_RequestKey, tuple[FactState, _Computed]] = LatestMemo()
 #: there, so compared by identity), the checked rows it was located with, the answer.
 _VERIFIED: LatestMemo[_RequestKey, tuple[Cover, tuple[RunRows, ...], VerifiedCover]] = (
     LatestMemo())
-#: The answer last given to a request on a store, with the store's change stamp before it
-#: was computed or last proven (:func:`verified_cover`) and what it rests on: its
-#: :class:`.answer_basis.AnswerBasis`, :data:`UNPROVABLE`, or None (the feeds could not tell:
-#: positions are read again at its next computation).
+@dataclass(slots=True)
+class _Answered:
+    """The answer last given to a request on a store, with the store's change stamp before it
+    was computed or last proven (:func:`verified_cover`) and what it rests on: its
+    :class:`.answer_basis.AnswerBasis`, :data:`UNPROVABLE`, or None (the feeds could not
+    tell: positions are read again at its next computation). Mutable: a proof moves the
+    stamp and the basis in place, without hashing the request again to store them."""
+
+    stamp: Hashable
+    answer: VerifiedCover
+    basis: AnswerBasis | str | None
+
+
 _AnswerKey = tuple[CoverRequest, object, object, str]
-_ANSWERED: LatestMemo[_AnswerKey, tuple[Hashable, VerifiedCover, AnswerBasis | str | None]] = (
-    LatestMemo())
+#: Per request and store, the :class:`_Answered` last.
+_ANSWERED: LatestMemo[_AnswerKey, _Answered] = LatestMemo()
 
 
 @dataclass(frozen=True)

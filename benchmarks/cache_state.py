@@ -1,0 +1,148 @@
+"""A day right after another process's registration, under three states of the CPU's caches.
+
+Why: ``make bench-peers`` times this question after a ``gc.collect()`` (so no collection lands in
+a timed call), and there a loop of 24 ``os.path.exists`` calls is a little ahead of our proven
+answer. The collection walks the whole heap, which pushes most of the caller's code and data
+out of the CPU's caches; an answer worked in Python (a change stamp, the feeds' statement, a
+few catalog cells checked) then reads them back from memory, where the loop spends its time in
+the kernel's ``stat``. So the cost of each depends on what ran just before it, and this
+measures the three cases a sensor meets:
+
+* *warm*: nothing between the other process's registration and the question (a tight poll);
+* *after gc.collect()*: what ``make bench-peers`` does before each timed call;
+* *caches flushed*: 8 MiB written first, more than this machine's per-core cache, so no line
+  of the question's code or data is left close to the core (a poke after seconds of other
+  work).
+
+Per state and tool, a fresh process on the peers' 1-year dataset (built by
+``benchmarks/peers.py`` under ``benchmarks/.peers/data`` when missing): before each timed call,
+untimed, another process registers the next hour after the data's end (the peers' writer) or
+the loop's writer creates its directory; then the day of the data's middle hole is asked, and
+every answer is checked against the dataset's truth. CPU time (``time.process_time``), the
+median of ``--calls`` calls per process, then the median over ``--rounds`` interleaved rounds.
+
+    python benchmarks/cache_state.py [--rounds 3] [--calls 300] [--write FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import peers_child
+
+#: The cache states, in the order reported.
+STATES = ("warm", "after gc.collect()", "caches flushed")
+#: The tools (``peers_child.setup_<name>``) and what the report calls them.
+TOOLS = {
+    "ours": "us, the fact's cover",
+    "exists": "`os.path.exists` loop",
+    "sqlite_keys": "one SELECT of the day's keys (SQLite's floor)",
+}
+#: Bytes written to flush the caches: above the L2 of the machines this runs on (1-2 MiB a
+#: core) and a quarter of their shared L3.
+FLUSH_BYTES = 8 << 20
+
+
+def child(spec: dict[str, Any]) -> float:
+    """The median CPU seconds of ``spec["calls"]`` questions by one tool in one cache state
+    (this process), each answer checked against ``spec["want"]``."""
+    tool, state = str(spec["tool"]), str(spec["state"])
+    ds = json.loads(Path(str(spec["manifest"])).read_text())
+    start, end = (peers_child.parse_hour(str(spec[k])) for k in ("start", "end"))
+    query, _ = getattr(peers_child, f"setup_{tool}")(ds, {"register": True, "fact": True})
+    flush = bytearray(FLUSH_BYTES) if state == "caches flushed" else None
+    times = []
+    try:
+        query(start, end)  # warm-up: decodes, statements, memos
+        for i in range(int(spec["calls"])):
+            query.before()
+            if state == "after gc.collect()":
+                gc.collect()
+            elif flush is not None:
+                flush[:] = bytes(FLUSH_BYTES) if i % 2 else b"\x01" * FLUSH_BYTES
+            t0 = time.process_time()
+            answer = query(start, end)
+            times.append(time.process_time() - t0)
+            if answer != spec["want"]:
+                raise SystemExit(f"{tool}: {answer} where the data says {spec['want']}")
+    finally:
+        query.close()
+    return statistics.median(times)
+
+
+def measure(manifest: Path, rounds: int, calls: int) -> dict[str, dict[str, list[float]]]:
+    """Per state and tool, one median per round; tools and states interleaved per round."""
+    import peers  # the datasets (here: a child loads only its manifest, as the peers' do)
+
+    dataset = peers.years_dataset(1, json.loads(manifest.read_text())["params"]["seed"])
+    case = peers.day_case(dataset)
+    found: dict[str, dict[str, list[float]]] = {s: {t: [] for t in TOOLS} for s in STATES}
+    for r in range(rounds):
+        for state in STATES:
+            for tool in TOOLS:
+                spec = {"tool": tool, "state": state, "manifest": str(manifest), "calls": calls,
+                        "start": case.start.strftime(peers_child.KEY_FORMAT),
+                        "end": case.end.strftime(peers_child.KEY_FORMAT),
+                        "want": peers.expected_missing(dataset, case.start, case.end,
+                                                       mixed=tool == "ours")}
+                out = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)],
+                                     check=True, capture_output=True, text=True).stdout
+                found[state][tool].append(float(out.strip().splitlines()[-1]))
+        print(f"round {r + 1}/{rounds} done", file=sys.stderr, flush=True)
+    return found
+
+
+def report(found: dict[str, dict[str, list[float]]], rounds: int, calls: int,
+           argv: list[str]) -> str:
+    """The markdown table: CPU ms per call, and the loop ÷ us (above 1: we are ahead)."""
+    lines = [
+        "### A day right after one registration, by cache state (CPU ms per call)",
+        "",
+        f"`python benchmarks/cache_state.py {' '.join(argv)}`".replace(" `", "`"),
+        f"({rounds} rounds of {calls} calls per process, 1 year of history).",
+        "",
+        "| cache state before the call | " + " | ".join(TOOLS.values())
+        + " | loop ÷ us |",
+        "| --- |" + " ---: |" * (len(TOOLS) + 1),
+    ]
+    for state in STATES:
+        ms = {t: statistics.median(found[state][t]) * 1000 for t in TOOLS}
+        lines.append(f"| {state} | " + " | ".join(f"{ms[t]:.3f}" for t in TOOLS)
+                     + f" | {ms['exists'] / ms['ours']:.2f}x |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--child"]:
+        print(child(json.loads(argv[1])))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    parser.add_argument("--calls", type=int, default=300,
+                        help="timed calls per process (default 300)")
+    parser.add_argument("--write", type=Path, help="write the markdown table to this path")
+    args = parser.parse_args(argv)
+    if args.rounds < 1 or args.calls < 1:
+        parser.error("--rounds and --calls must be at least 1")
+    import peers
+
+    manifest = peers.materialise(peers.years_dataset(1, peers.DEFAULT_SEED),
+                                 peers.DEFAULT_WORKDIR)
+    text = report(measure(manifest, args.rounds, args.calls), args.rounds, args.calls, argv)
+    print(text)
+    if args.write:
+        args.write.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
