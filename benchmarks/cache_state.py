@@ -29,6 +29,9 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
+import platform
+import shlex
 import statistics
 import subprocess
 import sys
@@ -105,10 +108,16 @@ def report(found: dict[str, dict[str, list[float]]], rounds: int, calls: int,
            argv: list[str]) -> str:
     """The markdown table: CPU ms per call, and the loop ÷ us (above 1: we are ahead)."""
     lines = [
-        "### A day right after one registration, by cache state (CPU ms per call)",
+        "## A day right after one registration, by cache state (`benchmarks/cache_state.py`)",
         "",
-        f"`python benchmarks/cache_state.py {' '.join(argv)}`".replace(" `", "`"),
-        f"({rounds} rounds of {calls} calls per process, 1 year of history).",
+        f"Command: `{shlex.join(['python', 'benchmarks/cache_state.py', *argv])}`",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; load average {os.getloadavg()[0]:.1f} at the end. "
+        f"CPU ms per call: per cache state and tool, the median of {calls} calls in a fresh "
+        f"process, then the median of {rounds} interleaved rounds; the peers' 1-year dataset, "
+        "the day of its middle hole, each call right after another process's registration of "
+        "the next hour, every answer checked. *Loop ÷ us* above 1: we are ahead.",
         "",
         "| cache state before the call | " + " | ".join(TOOLS.values())
         + " | loop ÷ us |",

@@ -13,7 +13,7 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 ORDER = ["timelines", "kv", "catalog", "catalog_scale", "sparse_history", "cover", "slices",
          "slice_timelines", "slice_domains", "filters", "pruning", "plan", "spark_read",
-         "ui_view", "poke", "peers", "verify_memo", "after_write", "hbase_real",
+         "ui_view", "poke", "peers", "verify_memo", "after_write", "cache_state", "hbase_real",
          "hbase_distributed",
          "coverage_assets"]
 HEADER = """# Benchmarks
