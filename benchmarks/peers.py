@@ -1039,9 +1039,14 @@ def render_questions(jobs: list[Job], rounds: Rounds, regions: RegionsDataset | 
             lines += ["", "SQLite's floor (one indexed SELECT of the day's keys on a plain "
                       "connection, right after the same registration, nothing checked) costs "
                       + ", ".join(ratio(f / e) for f, e in floors if f and e)
-                      + " the `os.path.exists` loop: after another process's commit SQLite "
-                      "reads its pages again, and that alone costs about what the loop's "
-                      "stat calls do; any answer read from the file pays it."]
+                      + " the `os.path.exists` loop. Every timed call here starts after a "
+                      "`gc.collect()`, which walks the whole heap and pushes most of a call's "
+                      "code and data out of the CPU's caches. Our answer runs more Python "
+                      "than either (the change stamp, the feeds' read, the catalog cells "
+                      "checked) and reads it back from memory, where the loop's time is in "
+                      "the kernel's `stat`: with the caches warm the same answer is ahead of "
+                      "the loop, with them flushed further behind (`benchmarks/cache_state.py`"
+                      ", in [benchmarks.md](benchmarks.md))."]
         if any(med("registration", "hbase", n) for n in names):
             lines += hbase_registration(names, med, cell)
         lines.append("")
