@@ -1,18 +1,18 @@
-"""A day right after another process's registration, under three states of the CPU's caches.
+"""A day right after another process's registration, asked in three states of the asking process.
 
 Why: ``make bench-peers`` times this question after a ``gc.collect()`` (so no collection lands in
 a timed call), and there a loop of 24 ``os.path.exists`` calls is a little ahead of our proven
-answer. The collection walks the whole heap, which pushes most of the caller's code and data
-out of the CPU's caches; an answer worked in Python (a change stamp, the feeds' statement, a
-few catalog cells checked) then reads them back from memory, where the loop spends its time in
-the kernel's ``stat``. So the cost of each depends on what ran just before it, and this
-measures the three cases a sensor meets:
+answer. The collection walks the whole heap; afterwards a call that runs much Python over many
+objects (ours: a change stamp, the feeds' read, a few catalog cells checked) finds less of its
+code and data near the CPU. valgrind's cachegrind counts about seven thousand last-level misses
+a call for ours there, under one thousand for the loop, whose time is in the kernel's ``stat``.
+So which is ahead depends on what ran just before, and this measures three cases a sensor
+meets:
 
 * *warm*: nothing between the other process's registration and the question (a tight poll);
 * *after gc.collect()*: what ``make bench-peers`` does before each timed call;
-* *caches flushed*: 8 MiB written first, more than this machine's per-core cache, so no line
-  of the question's code or data is left close to the core (a poke after seconds of other
-  work).
+* *after other work*: 8 MiB of fresh memory mapped, written and unmapped first (a poke after
+  other work in the same process).
 
 Per state and tool, a fresh process on the peers' 1-year dataset (built by
 ``benchmarks/peers.py`` under ``benchmarks/.peers/data`` when missing): before each timed call,
@@ -44,18 +44,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers_child
 
 #: The cache states, in the order reported.
-STATES = ("warm", "after gc.collect()", "caches flushed")
+STATES = ("warm", "after gc.collect()", "after other work")
 #: The tools (``peers_child.setup_<name>``) and what the report calls them.
 TOOLS = {
     "ours": "us, the fact's cover",
     "exists": "`os.path.exists` loop",
     "sqlite_keys": "one SELECT of the day's keys (SQLite's floor)",
 }
-#: Bytes written to flush the caches: above the L2 of the machines this runs on (1-2 MiB a
-#: core) and a quarter of their shared L3.
-FLUSH_BYTES = 8 << 20
-#: What is written, in turns (64 KiB, below glibc's threshold for a fresh mapping).
-FLUSH_BLOCKS = (b"\x00" * (64 << 10), b"\x01" * (64 << 10))
+#: The fresh memory :func:`other_work` maps and writes: eight times the per-core cache of the
+#: machines this runs on, a quarter of their shared one.
+OTHER_WORK_BYTES = 8 << 20
+#: What it writes, in turns (64 KiB, below glibc's threshold for a fresh mapping).
+OTHER_WORK_BLOCKS = (b"\x00" * (64 << 10), b"\x01" * (64 << 10))
 
 
 def child(spec: dict[str, Any]) -> float:
@@ -65,7 +65,6 @@ def child(spec: dict[str, Any]) -> float:
     ds = json.loads(Path(str(spec["manifest"])).read_text())
     start, end = (peers_child.parse_hour(str(spec[k])) for k in ("start", "end"))
     query, _ = getattr(peers_child, f"setup_{tool}")(ds, {"register": True, "fact": True})
-    flush = mmap.mmap(-1, FLUSH_BYTES) if state == "caches flushed" else None
     times = []
     try:
         query(start, end)  # warm-up: decodes, statements, memos
@@ -73,8 +72,8 @@ def child(spec: dict[str, Any]) -> float:
             query.before()
             if state == "after gc.collect()":
                 gc.collect()
-            elif flush is not None:
-                write_through(flush, FLUSH_BLOCKS[i % 2])
+            elif state == "after other work":
+                other_work(OTHER_WORK_BLOCKS[i % 2])
             t0 = time.process_time()
             answer = query(start, end)
             times.append(time.process_time() - t0)
@@ -82,20 +81,19 @@ def child(spec: dict[str, Any]) -> float:
                 raise SystemExit(f"{tool}: {answer} where the data says {spec['want']}")
     finally:
         query.close()
-        if flush is not None:
-            flush.close()
     return statistics.median(times)
 
 
-def write_through(buffer: mmap.mmap, block: bytes) -> None:
-    """Write ``block`` over the whole of ``buffer``, block by block.
+def other_work(block: bytes) -> None:
+    """8 MiB of fresh memory mapped, written with ``block`` and unmapped: the memory churn of
+    other work between two questions.
 
     An mmap and small blocks, not a bytearray and one 8 MiB copy: a freed allocation that
     large raises glibc's threshold for serving allocations from fresh pages, which changed
     how much later allocations in the same process grow its resident memory."""
-    buffer.seek(0)
-    for _ in range(len(buffer) // len(block)):
-        buffer.write(block)
+    with mmap.mmap(-1, OTHER_WORK_BYTES) as fresh:
+        for _ in range(OTHER_WORK_BYTES // len(block)):
+            fresh.write(block)
 
 
 def measure(manifest: Path, rounds: int, calls: int) -> dict[str, dict[str, list[float]]]:
