@@ -1040,13 +1040,13 @@ def render_questions(jobs: list[Job], rounds: Rounds, regions: RegionsDataset | 
                       "connection, right after the same registration, nothing checked) costs "
                       + ", ".join(ratio(f / e) for f, e in floors if f and e)
                       + " the `os.path.exists` loop. Every timed call here starts after a "
-                      "`gc.collect()`, which walks the whole heap and pushes most of a call's "
-                      "code and data out of the CPU's caches. Our answer runs more Python "
+                      "`gc.collect()`, which walks the whole heap, after which a call finds "
+                      "less of its code and data near the CPU. Our answer runs more Python "
                       "than either (the change stamp, the feeds' read, the catalog cells "
-                      "checked) and reads it back from memory, where the loop's time is in "
-                      "the kernel's `stat`: with the caches warm the same answer is ahead of "
-                      "the loop, with them flushed further behind (`benchmarks/cache_state.py`"
-                      ", in [benchmarks.md](benchmarks.md))."]
+                      "checked) and pays for that most, where the loop's time is in the "
+                      "kernel's `stat`: with the caches warm the same answer is ahead of the "
+                      "loop, after other work further behind (`benchmarks/cache_state.py`, in "
+                      "[benchmarks.md](benchmarks.md))."]
         if any(med("registration", "hbase", n) for n in names):
             lines += hbase_registration(names, med, cell)
         lines.append("")

@@ -341,8 +341,7 @@ class KVStore(ABC):
 
         Why: an answer resting on rows of two tables is proven still true by one round trip
         (``catalog/covers/answer_basis.py``). Cost on SQLite: one SELECT and the schema version
-        read after it, without BEGIN or COMMIT. HBase keeps no
-        feed: ``None``.
+        read after it, without BEGIN or COMMIT. HBase keeps no feed: ``None``.
         """
         return None
 

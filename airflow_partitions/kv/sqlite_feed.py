@@ -141,10 +141,10 @@ def _schema_version_after(conn: sqlite3.Connection) -> int:
 
     Why after, and why alone: the version only grows, and every DDL moves it, so when it still
     equals a position's version now, no trigger was dropped (or table made again) between
-    that position and the feed's snapshot, which is older. Read inside the feed's statement
-    (``pragma_schema_version()``), SQLite prepares a PRAGMA statement on each run, which cost
-    about a quarter of a feed read; this cached statement does not. Cost: one statement that
-    reads the header page, already in cache.
+    that position and the feed's snapshot, which this read follows. Read inside the feed's
+    statement (``pragma_schema_version()``), SQLite prepares a PRAGMA statement on each run,
+    which cost about a quarter of a feed read; this cached statement does not. Cost: one
+    statement that reads the header page, already in cache.
     """
     return int(conn.execute("PRAGMA schema_version").fetchone()[0])
 

@@ -286,6 +286,8 @@ _COMPUTED: LatestMemo[_RequestKey, tuple[FactState, _Computed]] = LatestMemo()
 #: there, so compared by identity), the checked rows it was located with, the answer.
 _VERIFIED: LatestMemo[_RequestKey, tuple[Cover, tuple[RunRows, ...], VerifiedCover]] = (
     LatestMemo())
+
+
 @dataclass(slots=True)
 class _Answered:
     """The answer last given to a request on a store, with the store's change stamp before it
