@@ -128,12 +128,12 @@ def report(found: dict[str, dict[str, list[float]]], rounds: int, calls: int,
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}; load average {os.getloadavg()[0]:.1f} at the end. "
-        f"CPU ms per call: per cache state and tool, the median of {calls} calls in a fresh "
+        f"CPU ms per call: per state and tool, the median of {calls} calls in a fresh "
         f"process, then the median of {rounds} interleaved rounds; the peers' 1-year dataset, "
         "the day of its middle hole, each call right after another process's registration of "
         "the next hour, every answer checked. *Loop ÷ us* above 1: we are ahead.",
         "",
-        "| cache state before the call | " + " | ".join(TOOLS.values())
+        "| state of the process before the call | " + " | ".join(TOOLS.values())
         + " | loop ÷ us |",
         "| --- |" + " ---: |" * (len(TOOLS) + 1),
     ]
