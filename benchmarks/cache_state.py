@@ -43,7 +43,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers_child
 
-#: The cache states, in the order reported.
+#: The states of the asking process before each question, in the order reported.
 STATES = ("warm", "after gc.collect()", "after other work")
 #: The tools (``peers_child.setup_<name>``) and what the report calls them.
 TOOLS = {
@@ -59,9 +59,13 @@ OTHER_WORK_BLOCKS = (b"\x00" * (64 << 10), b"\x01" * (64 << 10))
 
 
 def child(spec: dict[str, Any]) -> float:
-    """The median CPU seconds of ``spec["calls"]`` questions by one tool in one cache state
-    (this process), each answer checked against ``spec["want"]``."""
+    """The median CPU seconds of ``spec["calls"]`` questions by one tool in one state (this
+    process), each answer checked against ``spec["want"]``."""
     tool, state = str(spec["tool"]), str(spec["state"])
+    if tool not in TOOLS:
+        raise SystemExit(f"unknown tool {tool!r}; expected one of {', '.join(TOOLS)}")
+    if state not in STATES:
+        raise SystemExit(f"unknown state {state!r}; expected one of {', '.join(STATES)}")
     ds = json.loads(Path(str(spec["manifest"])).read_text())
     start, end = (peers_child.parse_hour(str(spec[k])) for k in ("start", "end"))
     query, _ = getattr(peers_child, f"setup_{tool}")(ds, {"register": True, "fact": True})

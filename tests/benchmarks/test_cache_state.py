@@ -37,10 +37,12 @@ def test_each_child_answers_the_day_right(tmp_path: Path, tool: str, state: str)
     assert cache_state.child(spec) > 0
 
 
-def test_a_wrong_answer_stops_the_child(tmp_path: Path) -> None:
+def test_a_wrong_answer_or_an_unknown_state_stops_the_child(tmp_path: Path) -> None:
     spec = tiny_spec(tmp_path, "ours", "warm")
     with pytest.raises(SystemExit, match="where the data says"):
         cache_state.child({**spec, "want": []})
+    with pytest.raises(SystemExit, match="unknown state 'cold'"):
+        cache_state.child({**spec, "state": "cold"})
 
 
 def test_the_report_divides_the_loop_by_us() -> None:
