@@ -310,7 +310,6 @@ def test_hbase_and_the_base_class_list_no_changed_rows() -> None:
     assert KVStore.changed_rows(None, [("t", (1, 2))]) is None  # type: ignore[arg-type]
 
 
-
 class Fetched:
     """Rows already fetched, answering as the cursor they came from."""
 

@@ -85,7 +85,6 @@ def test_sqlite_lock_held_too_long_is_store_unavailable(tmp_path: Path) -> None:
     assert store.stats.events["busy_retry"] >= 1
 
 
-
 class FailsFirst:
     """Stands in for the store's connection: the next ``execute`` raises ``error`` (SQLite's
     own error for a locked or a damaged file, which a WAL reader cannot be made to meet on
@@ -117,10 +116,12 @@ def test_sqlite_one_statement_read_first_attempt(tmp_path: Path, error: sqlite3.
     store.create_table("t")
     store.table("t").put(b"r", {b"cf:a": b"1"})
     conn = store._connection()
-    store._conn = FailsFirst(conn, error)  # type: ignore[assignment]
+    failing = FailsFirst(conn, error)
+    store._conn = failing  # type: ignore[assignment]
     try:
         if outcome is None:
             assert store.table("t").get(b"r") == {b"cf:a": b"1"}
+            assert failing.calls == 2  # the inline attempt, then the retry loop's first
         else:
             with pytest.raises(outcome):
                 store.table("t").get(b"r")
