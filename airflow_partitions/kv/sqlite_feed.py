@@ -198,8 +198,8 @@ def changes_of_tables(conn: sqlite3.Connection, tables: tuple[tuple[str, bool], 
     sensor's question on a busy catalog. So this stays two cached statements and one pass
     over the rows. None when any one feed cannot tell (as :func:`changes_since`). Cost: the
     feeds' entries since the positions by their primary key, each joined to its row by the
-    row's primary key, and the schema version. The keys of a table come in no promised order, and a
-    key may repeat.
+    row's primary key, and the schema version. The keys of a table come in no promised
+    order, and a key may repeat.
     """
     if not tables or len(positions) != len(tables):
         return None
