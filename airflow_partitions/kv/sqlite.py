@@ -165,12 +165,11 @@ class SQLiteStore(KVStore):
         """:meth:`KVStore.changed_rows`: one SELECT over the tables' feeds and the schema
         version after it (:func:`.sqlite_feed.changes_of_tables`), each blob decoded; a blob
         that fails its checks makes the answer None (the usual read reports it)."""
-        rows_of = with_rows if isinstance(with_rows, frozenset) else frozenset(with_rows)
+        rows_of = frozenset(with_rows)
         tables = tuple((name, name in rows_of) for name, _ in since)
         positions = [position for _, position in since]
         for name, _ in tables:
-            if name not in self._blob_tables:
-                self.ensure_layout(name)
+            self.ensure_layout(name)
         found = self.run("changed_rows", "reading the change feeds",
                          lambda conn: changes_of_tables(conn, tables, positions), write=False,
                          one_statement=True)
@@ -295,18 +294,13 @@ class SQLiteStore(KVStore):
         ``one_statement``: ``body`` needs no snapshot wider than each statement's own: a
         single SELECT run to its end, or reads whose order makes them safe apart (a feed, then
         the schema version: :mod:`.sqlite_feed`). It runs without BEGIN and COMMIT (an idle
-        sensor's generation read: two statements of three saved), its first attempt inline.
+        sensor's generation read: two statements of three saved).
         """
         with self._lock:
             try:
                 if one_statement and not write:
                     conn = self._connection()
-                    try:  # the first attempt inline: retries are for a locked file only
-                        result = body(conn)
-                    except sqlite3.Error as exc:
-                        if not (isinstance(exc, sqlite3.OperationalError) and _is_busy(exc)):
-                            raise self._translate(exc, doing) from exc
-                        result = self._retry_busy(doing, lambda: body(conn))
+                    result = self._retry_busy(doing, lambda: body(conn))
                 else:
                     result = self._transaction(doing, body, write=write)
             except KVError as exc:

@@ -108,10 +108,10 @@ class FailsFirst:
     (sqlite3.DatabaseError("file is not a database"), StoreDamaged),
     (sqlite3.OperationalError("disk I/O error"), StoreUnavailable),
 ])
-def test_sqlite_one_statement_read_first_attempt(tmp_path: Path, error: sqlite3.Error,
-                                                 outcome: type[Exception] | None) -> None:
-    """A one-statement read runs its first attempt inline: a locked file goes on to the
-    retries (and answers), any other error is translated as every read's is."""
+def test_sqlite_one_statement_read_errors(tmp_path: Path, error: sqlite3.Error,
+                                          outcome: type[Exception] | None) -> None:
+    """A one-statement read that meets a locked file retries (and answers); any other error
+    is translated as every read's is."""
     store = SQLiteStore(tmp_path / "first.db")
     store.create_table("t")
     store.table("t").put(b"r", {b"cf:a": b"1"})
@@ -121,7 +121,7 @@ def test_sqlite_one_statement_read_first_attempt(tmp_path: Path, error: sqlite3.
     try:
         if outcome is None:
             assert store.table("t").get(b"r") == {b"cf:a": b"1"}
-            assert failing.calls == 2  # the inline attempt, then the retry loop's first
+            assert failing.calls == 2  # the locked attempt, then the retry
         else:
             with pytest.raises(outcome):
                 store.table("t").get(b"r")
