@@ -79,8 +79,9 @@ def child(spec: dict[str, Any]) -> float:
             elif state == "after other work":
                 other_work(OTHER_WORK_BLOCKS[i % 2])
             t0 = time.process_time()
-            answer = query(start, end)
+            raw = query(start, end)
             times.append(time.process_time() - t0)
+            answer = peers_child.answered(query, raw, start, end)
             if answer != spec["want"]:
                 raise SystemExit(f"{tool}: {answer} where the data says {spec['want']}")
     finally:

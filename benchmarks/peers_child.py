@@ -15,7 +15,8 @@ task instances), then answers again until it has at least ``min_repeats`` timing
 time is the median of those calls. With ``memory`` one more call runs under ``tracemalloc``
 (the peak growth of Python allocations during a warm call; SQLite's own memory is not in it).
 Every answer is a sorted list of ``YYYY-MM-DD-HH`` strings (``YYYY-MM-DD-HH region=r007``
-with a region dimension), checked by the parent. Each timed call records wall and CPU time
+with a region dimension), checked by the parent; a tool whose own answer is something else (a
+cover, Luigi's datetimes, Dagster's keys) is read into it after the timer (:class:`ReadLater`). Each timed call records wall and CPU time
 (``time.process_time``: this process only, so a writer process's work is not in it).
 
 Options of the spec for the questions the parent asks beside the ranges:
@@ -59,10 +60,11 @@ Query = Callable[[dt.datetime, dt.datetime], list[str]]
 
 
 class ReadLater:
-    """A query whose call returns the tool's own answer (a cover, a bool) and whose ``read``
-    turns it into the missing hours after the timer stopped: for the hook call and
-    ``FileSensor.poke``, whose own work is a few microseconds, the harness's reading of the
-    answer is not the tool's cost."""
+    """A query whose call returns the tool's own answer (a cover, Luigi's missing datetimes,
+    Dagster's keys, a bool) and whose ``read`` turns it into the missing hours after the timer
+    stopped: the harness's reading of an answer into its ``YYYY-MM-DD-HH`` strings is not the
+    tool's cost. A tool whose own work builds those strings (the ``os.path.exists`` loop
+    formats each hour to name its directory) answers with them directly."""
 
     def __init__(self, call: Callable[[dt.datetime, dt.datetime], Any],
                  read: Callable[[Any, dt.datetime, dt.datetime], list[str]]) -> None:
@@ -73,8 +75,10 @@ class ReadLater:
 
 
 def answered(query: Query, raw: Any, start: dt.datetime, end: dt.datetime) -> list[str]:
-    """The missing hours from what ``query`` returned (read now when it reads later)."""
-    return query.read(raw, start, end) if isinstance(query, ReadLater) else raw
+    """The missing hours from what ``query`` returned: read now when it has a ``read``
+    (:class:`ReadLater`, :class:`OursQuery`, or either with hooks)."""
+    read = getattr(query, "read", None)
+    return raw if read is None else read(raw, start, end)
 
 
 def parse_hour(text: str) -> dt.datetime:
@@ -300,13 +304,16 @@ def setup_luigi(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str
 
     range_cls = RangeHourly if options.get("glob") else RangeHourlyBase
 
-    def query(start: dt.datetime, end: dt.datetime) -> list[str]:
+    def call(start: dt.datetime, end: dt.datetime) -> Any:
         naive_start, naive_end = (x.astimezone(dt.UTC).replace(tzinfo=None) for x in (start, end))
         task = range_cls(of=Hour, start=naive_start, stop=naive_end)
-        missing = task.missing_datetimes(task.finite_datetimes(naive_start, naive_end))
+        return task.missing_datetimes(task.finite_datetimes(naive_start, naive_end))
+
+    def read(missing: Any, _start: dt.datetime, _end: dt.datetime) -> list[str]:
         return [d.strftime(KEY_FORMAT) for d in sorted(missing)]
 
-    return with_dir_writer(query, ds, options), f"luigi {metadata.version('luigi')}"
+    return (with_dir_writer(ReadLater(call, read), ds, options),
+            f"luigi {metadata.version('luigi')}")
 
 
 def setup_dagster(ds: dict[str, Any], _options: dict[str, Any]) -> tuple[Query, str]:
@@ -321,14 +328,17 @@ def setup_dagster(ds: dict[str, Any], _options: dict[str, Any]) -> tuple[Query, 
     )
     present = Path(ds["present_keys"]).read_text().split()
 
-    def query(start: dt.datetime, end: dt.datetime) -> list[str]:
+    def call(start: dt.datetime, end: dt.datetime) -> Any:
         materialized = pdef.empty_subset().with_partition_keys(present)
         wanted = pdef.empty_subset().with_partition_key_range(
             pdef, dagster.PartitionKeyRange(start.strftime(DAGSTER_FORMAT),
                                             (end - HOUR).strftime(DAGSTER_FORMAT)))
-        return sorted(k[:13] for k in (wanted - materialized).get_partition_keys())
+        return (wanted - materialized).get_partition_keys()
 
-    return query, f"dagster {metadata.version('dagster')}"
+    def read(keys: Any, _start: dt.datetime, _end: dt.datetime) -> list[str]:
+        return sorted(k[:13] for k in keys)
+
+    return ReadLater(call, read), f"dagster {metadata.version('dagster')}"
 
 
 def setup_ours(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]:
@@ -356,7 +366,8 @@ def setup_ours(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]
 
 
 class OursQuery:
-    """One ``Catalog.cover`` per call. ``before`` (untimed, before each timed call), when
+    """One ``Catalog.cover`` per call, its missing hours read after the timer (:meth:`read`).
+    ``before`` (untimed, before each timed call), when
     set: a write to another table of the same SQLite file, so the store's change stamp moves
     and the verified cover reads its rows again, as after any registration elsewhere."""
 
@@ -375,11 +386,14 @@ class OursQuery:
         self.writes += 1
         self.catalog.kv.table("peers_scratch").put(b"w", {b"cf:n": str(self.writes).encode()})
 
-    def __call__(self, start: dt.datetime, end: dt.datetime) -> list[str]:
+    def __call__(self, start: dt.datetime, end: dt.datetime) -> Any:
         if not self.verify:  # the computation itself, every time: not the answer kept for
             self.forget_all()  # the request (a warm verified call reuses what its read proves)
-        cover = self.catalog.cover(self.fact, start, end, storages=self.storages,
-                                   verify=self.verify)
+        return self.catalog.cover(self.fact, start, end, storages=self.storages,
+                                  verify=self.verify)
+
+    def read(self, cover: Any, _start: dt.datetime, _end: dt.datetime) -> list[str]:
+        """The cover's missing hours (or slices), read after the timer (:class:`ReadLater`)."""
         if self.sliced:
             return missing_slices(cover)
         return hours_of((m.start, m.end) for m in cover.missing)
@@ -483,6 +497,7 @@ class WithHooks:
     def __init__(self, query: Query, before: Callable[[], None] | None,
                  close: Callable[[], None] | None) -> None:
         self.query, self.before, self.close = query, before, close
+        self.read = getattr(query, "read", None)  # a query that reads later still does
 
     def __call__(self, start: dt.datetime, end: dt.datetime) -> list[str]:
         return self.query(start, end)

@@ -252,6 +252,27 @@ def test_the_docs_hook_example_is_found_split_and_read() -> None:
         peers_child.answer_of(3, START, hour)
 
 
+def test_a_tool_s_own_answer_is_read_after_the_timed_calls() -> None:
+    """A cover, Luigi's datetimes or Dagster's keys are read into hour strings once, after the
+    timed calls, also through the hooks a writer adds; a plain answer is taken as it is."""
+    events: list[str] = []
+
+    def call(start: dt.datetime, end: dt.datetime) -> list[str]:
+        events.append("call")
+        return [start.strftime(peers.KEY_FORMAT)]
+
+    def read(raw: list[str], start: dt.datetime, end: dt.datetime) -> list[str]:
+        events.append("read")
+        return [f"{raw[0]} read"]
+
+    hooked = peers_child.WithHooks(peers_child.ReadLater(call, read), None, None)
+    assert peers_child.timed_call(hooked, START, END, 1)[2] == ["2015-03-01-00 read"]
+    assert events == ["call", "read"]
+    assert peers_child.timed_call(hooked, START, END, 3)[2] == ["2015-03-01-00 read"]
+    assert events[2:] == ["call", "call", "call", "read"]
+    assert peers_child.timed_call(call, START, END, 1)[2] == ["2015-03-01-00"]
+
+
 def test_a_first_question_reports_its_memory() -> None:
     def query(start: dt.datetime, end: dt.datetime) -> list[str]:
         keep.append(bytearray(b"x") * (8 * 2**20))  # written, so resident
