@@ -30,7 +30,7 @@ _RECENT: dict[tuple[object, ...], CoverRequest] = {}
 _RECENT_MAX: Final = 256
 #: Input types whose equal values make equal requests: a list is not hashable, and another
 #: type's equality could say equal where :meth:`CoverRequest.of` reads them apart.
-_PLAIN: Final = (str, bool, int, type(None))
+_PLAIN: Final = frozenset((str, bool, int, type(None)))
 
 
 def forget_requests() -> None:
@@ -49,12 +49,13 @@ def _loose_key(*values: object) -> tuple[object, ...] | None:
     validated afresh."""
     key: list[object] = []
     for value in values:
-        if isinstance(value, dt.datetime):
+        kind = type(value)
+        if kind in _PLAIN:  # first: most of a request's inputs are names, flags and None
+            key.append((kind, value))
+        elif isinstance(value, dt.datetime):
             if value.tzinfo is None:
                 return None
-            key += (value, type(value), value.tzinfo, value.fold)
-        elif type(value) in _PLAIN:
-            key.append((type(value), value))
+            key += (value, kind, value.tzinfo, value.fold)
         elif isinstance(value, tuple | list) and all(type(v) is str for v in value):
             key.append((tuple, tuple(value)))  # its names as they are now
         else:

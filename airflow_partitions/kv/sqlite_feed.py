@@ -179,8 +179,8 @@ def _changes_sql(tables: tuple[tuple[str, bool], ...]) -> tuple[str, tuple[str, 
 
 
 def _as_position(position: Hashable) -> tuple[int, int] | None:
-    if isinstance(position, tuple) and len(position) == 2 \
-            and all(type(p) is int for p in position):
+    if type(position) is tuple and len(position) == 2 \
+            and type(position[0]) is int and type(position[1]) is int:
         return position[0], position[1]
     return None
 

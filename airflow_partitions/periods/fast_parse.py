@@ -52,10 +52,13 @@ def fast_ordinal(period: str, value: str, tz: dt.tzinfo) -> int | None:
         days = _days(value[:10])
         if days is None:
             return None
-        hms = [int(g) for g in match.groups()[3:]] + [0, 0]
-        if hms[0] > 23 or hms[1] > 59 or hms[2] > 59:
+        fields = match.groups()  # the date's three, then the hour, minute and second printed
+        hour = int(fields[3])
+        minute = int(fields[4]) if len(fields) > 4 else 0
+        second = int(fields[5]) if len(fields) > 5 else 0
+        if hour > 23 or minute > 59 or second > 59:
             return None
-        return (days * 86400 + hms[0] * 3600 + hms[1] * 60 + hms[2]) // fixed[1]
+        return (days * 86400 + hour * 3600 + minute * 60 + second) // fixed[1]
     return _calendar_ordinal(period, value)
 
 

@@ -71,10 +71,10 @@ class EndsTemplate:
         version = raw[second_stop + len(tail):-1]
         if not version.isdigit() or (version[:1] == b"0" and len(version) > 1):
             return None
-        texts = (raw[start:stop], raw[second:second_stop])
-        if any(b"\\" in t or not t.isascii() for t in texts):
+        lead, trail = raw[start:stop], raw[second:second_stop]  # in the cell's order
+        if b"\\" in lead or b"\\" in trail or not (lead.isascii() and trail.isascii()):
             return None
-        one, two = texts[0].decode(), texts[1].decode()
+        one, two = lead.decode(), trail.decode()
         if not (one.isprintable() and two.isprintable()):
             return None  # a control character: JSON would refuse the cell
         return (one, two) if self.first_leads else (two, one)
