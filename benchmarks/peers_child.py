@@ -15,9 +15,10 @@ task instances), then answers again until it has at least ``min_repeats`` timing
 time is the median of those calls. With ``memory`` one more call runs under ``tracemalloc``
 (the peak growth of Python allocations during a warm call; SQLite's own memory is not in it).
 Every answer is a sorted list of ``YYYY-MM-DD-HH`` strings (``YYYY-MM-DD-HH region=r007``
-with a region dimension), checked by the parent; a tool whose own answer is something else (a
-cover, Luigi's datetimes, Dagster's keys) is read into it after the timer (:class:`ReadLater`). Each timed call records wall and CPU time
-(``time.process_time``: this process only, so a writer process's work is not in it).
+with a region dimension), checked by the parent; a tool whose own answer is something else
+(a cover, Luigi's datetimes, Dagster's keys) is read into it after the timer
+(:class:`ReadLater`). Each timed call records wall and CPU time (``time.process_time``: this
+process only, so a writer process's work is not in it).
 
 Options of the spec for the questions the parent asks beside the ranges:
 

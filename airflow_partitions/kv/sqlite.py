@@ -166,10 +166,11 @@ class SQLiteStore(KVStore):
         version after it (:func:`.sqlite_feed.changes_of_tables`), each blob decoded; a blob
         that fails its checks makes the answer None (the usual read reports it)."""
         rows_of = frozenset(with_rows)
-        tables = tuple((name, name in rows_of) for name, _ in since)
+        tables = tuple([(name, name in rows_of) for name, _ in since])
         positions = [position for _, position in since]
         for name, _ in tables:
-            self.ensure_layout(name)
+            if name not in self._blob_tables:  # (ensure_layout's own check, without a call)
+                self.ensure_layout(name)
         found = self.run("changed_rows", "reading the change feeds",
                          lambda conn: changes_of_tables(conn, tables, positions), write=False,
                          one_statement=True)
@@ -251,13 +252,14 @@ class SQLiteStore(KVStore):
             self.merge_error = exc
             raise
 
-    def _retry_busy(self, doing: str, attempt: Callable[[], T]) -> T:
-        """Run ``attempt``, retrying with jittered back-off while the database is locked."""
+    def _retry_busy(self, doing: str, attempt: Callable[..., T], *args: object) -> T:
+        """Run ``attempt(*args)``, retrying with jittered back-off while the database is
+        locked."""
         deadline = time.monotonic() + self._lock_timeout_s
         delay = 0.002
         while True:
             try:
-                return attempt()
+                return attempt(*args)
             except sqlite3.OperationalError as exc:
                 if not _is_busy(exc):
                     raise self._translate(exc, doing) from exc
@@ -300,7 +302,7 @@ class SQLiteStore(KVStore):
             try:
                 if one_statement and not write:
                     conn = self._connection()
-                    result = self._retry_busy(doing, lambda: body(conn))
+                    result = self._retry_busy(doing, body, conn)
                 else:
                     result = self._transaction(doing, body, write=write)
             except KVError as exc:

@@ -205,13 +205,15 @@ def changes_of_tables(conn: sqlite3.Connection, tables: tuple[tuple[str, bool], 
         return None
     sql, sequences = _changes_sql(tables)
     checked: list[tuple[int, int]] = []
+    params: list[object] = [*sequences]
     for position in positions:
         as_position = _as_position(position)
         if as_position is None:
             return None
         checked.append(as_position)
+        params.append(as_position[1])
     try:
-        found = conn.execute(sql, (*sequences, *(after for _, after in checked))).fetchall()
+        found = conn.execute(sql, params).fetchall()
     except sqlite3.OperationalError as exc:  # a feed dropped behind the store's back
         if "no such table" in str(exc):
             return None

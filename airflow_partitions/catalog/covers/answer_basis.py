@@ -114,9 +114,10 @@ class TimelineBasis:
 
 @dataclass(frozen=True)
 class AnswerBasis:
-    """The feed positions an answer was worked out from, and what of the catalog it read."""
+    """What of the catalog an answer read: the rows and key spans a later write must leave
+    alone for the answer to stand. Where the feeds stood is kept beside it by the caller
+    (it moves with every proof; this does not)."""
 
-    positions: tuple[Hashable, Hashable]
     fact_row: bytes
     #: The fact row's cells as the answer read them, but the generation (which writes move).
     fact_cells: Cells
@@ -128,10 +129,10 @@ class AnswerBasis:
     spans: tuple[tuple[bytes, bytes | None], ...]
 
     @classmethod
-    def of(cls, rows: CatalogRows, positions: tuple[Hashable, Hashable], state: FactState,
-           request: CoverRequest, column: str, cover: Cover) -> AnswerBasis | None:
-        """The basis of an answer computed from ``state`` after the feeds stood at
-        ``positions``; None when the answer is not one this module can prove again."""
+    def of(cls, rows: CatalogRows, state: FactState, request: CoverRequest, column: str,
+           cover: Cover) -> AnswerBasis | None:
+        """The basis of an answer computed from ``state``; None when the answer is not one
+        this module can prove again."""
         if not may_prove(request):
             return None
         start = min(request.start, cover.start)
@@ -176,15 +177,16 @@ class AnswerBasis:
                         timelines[(row, cell)] = found
                     # A cell never stored (an empty timeline), or another RangeSet kind
                     # (Ranges): any write to its cell takes the full path.
-        return cls(positions, fact_row(state.definition.name), _without(state.cells, GEN),
-                   storage_cells, timelines, tuple(spans))
+        return cls(fact_row(state.definition.name), _without(state.cells, GEN), storage_cells,
+                   timelines, tuple(spans))
 
-    def recheck(self, rows: CatalogRows) -> AnswerBasis | tuple[Hashable, Hashable] | None:
-        """This basis moved on to now when the answer still stands; else the feeds' current
-        positions (to work the answer out from), or None when the feeds cannot tell."""
+    def recheck(self, rows: CatalogRows, since: tuple[Hashable, Hashable]
+                ) -> tuple[bool, tuple[Hashable, Hashable]] | None:
+        """Whether the answer still stands after every write the feeds list since ``since``
+        (the catalog's and the partitions' positions), with the positions now (to prove from
+        next, or to work the answer out from); None when the feeds cannot tell."""
         found = rows.kv.changed_rows(
-            [(CATALOG_TABLE, self.positions[0]), (PARTITIONS_TABLE, self.positions[1])],
-            with_rows=[CATALOG_TABLE])
+            ((CATALOG_TABLE, since[0]), (PARTITIONS_TABLE, since[1])), with_rows=_WITH_ROWS)
         if found is None:
             return None
         catalog, partitions = found
@@ -192,12 +194,11 @@ class AnswerBasis:
         for key in partitions.keys:
             for low, high in self.spans:
                 if low <= key and (high is None or key < high):
-                    return now
+                    return False, now
         for row, cells in (catalog.rows or {}).items():  # asked with rows: never None
             if not self._same(row, cells):
-                return now
-        return AnswerBasis(now, self.fact_row, self.fact_cells, self.storage_cells,
-                           self.timelines, self.spans)
+                return False, now
+        return True, now
 
     def read_now(self, rows: CatalogRows) -> dict[bytes, Cells] | None:
         """The fact's row and its storages' rows as they are now (families ``m`` and ``t``),
@@ -224,21 +225,32 @@ class AnswerBasis:
         before = self.storage_cells.get(row)
         if before is None or cells == before:
             return True  # another fact's row, a storage not in this fact, or unchanged
-        names = {n for n in cells if n[:2] in (b"m:", b"t:")} | before.keys()
-        for name in names:
-            now = cells.get(name)
-            if now == before.get(name):
-                continue
-            timeline = self.timelines.get((row, name))
-            if timeline is None or not timeline.same_in_range(now):
+        for name, now in cells.items():  # a cell changed or added in the families read
+            if name[:2] in _READ and now != before.get(name) \
+                    and not self._moved_out(row, name, now):
+                return False
+        for name in before:  # a cell deleted
+            if name not in cells and not self._moved_out(row, name, None):
                 return False
         return True
+
+    def _moved_out(self, row: bytes, name: bytes, now: bytes | None) -> bool:
+        """Whether the cell ``name`` of ``row``, now ``now``, is an EndsAndHoles timeline the
+        answer came from whose ends only moved outwards without reaching the range."""
+        timeline = self.timelines.get((row, name))
+        return timeline is not None and timeline.same_in_range(now)
 
 
 def may_prove(request: CoverRequest) -> bool:
     """Whether an answer to ``request`` can have a basis at all: a ``fresh_only`` request also
     rests on lineage, and a ``where`` on declared dimensions, which a basis does not follow."""
     return not request.fresh_only and request.where is None
+
+
+#: The catalog table, whose changed rows a recheck reads with their keys.
+_WITH_ROWS = (CATALOG_TABLE,)
+#: The column families of a storage row an answer reads (``m``: definition, ``t``: timelines).
+_READ = (b"m:", b"t:")
 
 
 def _without(cells: Cells, name: bytes) -> Cells:

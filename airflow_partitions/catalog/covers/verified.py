@@ -127,12 +127,13 @@ def verified_cover(
         if kept.stamp == stamp:
             return kept.answer
         basis = kept.basis
-        if isinstance(basis, AnswerBasis):
-            checked = basis.recheck(catalog.rows)
-            if isinstance(checked, AnswerBasis):  # the writes since left it true
-                kept.stamp, kept.basis = stamp, checked
-                return kept.answer
-            since = checked
+        if isinstance(basis, AnswerBasis) and kept.since is not None:
+            checked = basis.recheck(catalog.rows, kept.since)
+            if checked is not None:
+                stands, since = checked
+                if stands:  # the writes since left it true
+                    kept.stamp, kept.since = stamp, since
+                    return kept.answer
     if since is None and basis is not UNPROVABLE and may_prove(request):
         since = feed_positions(catalog.rows)
     answer, state, column = _verified_cover(catalog, request, verify=True)
@@ -143,9 +144,9 @@ def verified_cover(
     if since is not None:
         found = UNPROVABLE
         if state is not None and column is not None:
-            found = AnswerBasis.of(catalog.rows, since, state, request, column,
+            found = AnswerBasis.of(catalog.rows, state, request, column,
                                    answer.cover) or UNPROVABLE
-    _ANSWERED.remember(key, _Answered(stamp, answer, found))
+    _ANSWERED.remember(key, _Answered(stamp, answer, found, since))
     return answer
 
 
@@ -174,7 +175,7 @@ def _read_again(catalog: CatalogCore, request: CoverRequest, key: _AnswerKey) ->
     answer, state, column = _verified_cover(catalog, request, verify=True, catalog_read=now,
                                             rows_read=rows_read)
     basis = None if state is None or column is None else AnswerBasis.of(
-        catalog.rows, (None, None), state, request, column, answer.cover)  # no feeds
+        catalog.rows, state, request, column, answer.cover)
     if basis is None or state is None or column is None:
         _READ_AGAIN.pop(key, None)
     else:
@@ -293,12 +294,15 @@ class _Answered:
     """The answer last given to a request on a store, with the store's change stamp before it
     was computed or last proven (:func:`verified_cover`) and what it rests on: its
     :class:`.answer_basis.AnswerBasis`, :data:`UNPROVABLE`, or None (the feeds could not
-    tell: positions are read again at its next computation). Mutable: a proof moves the
-    stamp and the basis in place, without hashing the request again to store them."""
+    tell: positions are read again at its next computation), and where both feeds stood
+    then. Mutable: a proof moves the stamp and the positions in place, without hashing the
+    request again to store them."""
 
     stamp: Hashable
     answer: VerifiedCover
     basis: AnswerBasis | str | None
+    #: The catalog's and the partitions' feed positions the basis was last proven at.
+    since: tuple[Hashable, Hashable] | None
 
 
 _AnswerKey = tuple[CoverRequest, object, object, str]
