@@ -937,7 +937,9 @@ before choosing a tool:
 Every figure is CPU time (`time.process_time`, this process only: the writer's work is not
 in it), the median of the timed calls of a process, then the median over the rounds, every
 tool in a fresh process per round, the tools interleaved; every answer checked against the
-truth computed from the planned data.
+truth computed from the planned data. Each call is timed to the tool's own answer: our cover,
+Luigi's missing datetimes and Dagster's keys are read into the missing hours after the timer
+(the loop's answer is its list: formatting each hour is how it names the directory).
 """
 
 

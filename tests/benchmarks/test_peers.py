@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import mmap
 import os
 import sys
 from pathlib import Path
@@ -275,10 +276,16 @@ def test_a_tool_s_own_answer_is_read_after_the_timed_calls() -> None:
 
 def test_a_first_question_reports_its_memory() -> None:
     def query(start: dt.datetime, end: dt.datetime) -> list[str]:
-        keep.append(bytearray(b"x") * (8 * 2**20))  # written, so resident
+        # Fresh pages, written, so resident whatever the heap already holds: a large
+        # allocation freed earlier in this process can serve a bytearray from resident memory.
+        fresh = mmap.mmap(-1, 8 * 2**20)
+        for _ in range(128):
+            fresh.write(b"x" * 2**16)
+        keep.append(fresh)
+        keep.append(bytearray(8 * 2**20))  # what tracemalloc sees (it does not trace mmap)
         return ["x"]
 
-    keep: list[bytearray] = []
+    keep: list[object] = []
     out = peers_child.first_memory(query, START, END, traced=False)
     assert out["missing"] == ["x"] and out["rss_growth_bytes"] >= 7 * 2**20
     assert out["rss_peak_growth_bytes"] is None or out["rss_peak_growth_bytes"] >= 7 * 2**20
