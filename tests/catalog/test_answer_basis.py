@@ -278,6 +278,26 @@ def test_a_timeline_rewritten_inside_the_range_without_a_row_is_worked_out_again
     assert found == [50]
 
 
+def test_a_storage_cell_taken_away_is_worked_out_again(catalog: Catalog) -> None:
+    """A value cell of a family the answer does not read (``v:``, a StoreAll timeline's)
+    written into the storage row leaves the answer kept; the row's hourly timeline cell
+    deleted does not: the answer is worked out again and equals a fresh catalog's."""
+    lo, hi = 48, 72
+    assert ask(catalog, lo, hi)[0] == []
+    row = storage_row("f_hourly")
+    other = elsewhere(catalog)
+    try:
+        other.rows.catalog.put(row, {b"v:HOURLY.dt:note": b""})
+        assert ask(catalog, lo, hi) == ([], KEPT)
+        other.rows.catalog.delete(row, [timeline_column(UpdatePeriod.HOURLY, "dt")])
+        other.rows.bump_generation("f")
+        found, ops = ask(catalog, lo, hi)
+        assert ops != KEPT
+        assert found == missing_hours(elsewhere(catalog), lo, hi) != []
+    finally:
+        other.close()
+
+
 def test_a_definition_changed_or_a_storage_added_is_worked_out_again(
         catalog: Catalog) -> None:
     lo, hi = 64, 80  # no whole day: hour 77 is missing

@@ -225,8 +225,8 @@ class AnswerBasis:
         before = self.storage_cells.get(row)
         if before is None or cells == before:
             return True  # another fact's row, a storage not in this fact, or unchanged
-        for name, now in cells.items():  # a cell changed or added in the families read
-            if name[:2] in _READ and now != before.get(name) \
+        for name, now in cells.items():  # a cell changed, or added in the families read
+            if now != before.get(name) and (name in before or name[:2] in _READ) \
                     and not self._moved_out(row, name, now):
                 return False
         for name in before:  # a cell deleted
