@@ -169,8 +169,7 @@ class SQLiteStore(KVStore):
         tables = tuple([(name, name in rows_of) for name, _ in since])
         positions = [position for _, position in since]
         for name, _ in tables:
-            if name not in self._blob_tables:  # (ensure_layout's own check, without a call)
-                self.ensure_layout(name)
+            self.ensure_layout(name)
         found = self.run("changed_rows", "reading the change feeds",
                          lambda conn: changes_of_tables(conn, tables, positions), write=False,
                          one_statement=True)
