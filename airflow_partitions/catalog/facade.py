@@ -442,7 +442,7 @@ class Catalog:
         request = CoverRequest.of(
             fact, start, end, time_column=time_column, periods=periods, storages=storages,
             align=align, fresh_only=require_flag("fresh_only", fresh_only), where=where)
-        return self.cover_with_partitions(request, verify=verify).cover
+        return verified_cover(self, request, verify=verify).cover
 
     def stale(
         self, fact: str, start: dt.datetime | str | None = None,

@@ -31,6 +31,8 @@ _RECENT_MAX: Final = 256
 #: Input types whose equal values make equal requests: a list is not hashable, and another
 #: type's equality could say equal where :meth:`CoverRequest.of` reads them apart.
 _PLAIN: Final = frozenset((str, bool, int, type(None)))
+#: The datetime types a request's bounds usually come as (any other is keyed value by value).
+_TIMES: Final = frozenset((dt.datetime, pendulum.DateTime))
 
 
 def forget_requests() -> None:
@@ -39,16 +41,24 @@ def forget_requests() -> None:
     _RECENT.clear()
 
 
-def _loose_key(*values: object) -> tuple[object, ...] | None:
+def _loose_key(start: object, end: object, *rest: object) -> tuple[object, ...] | None:
     """A key equal only for inputs :meth:`CoverRequest.of` turns into equal requests, or None.
 
     Aware datetimes that are the same instant compare equal in any zone and type, so each
     datetime's type, zone and fold are part of the key; strings, flags and None stand for
     themselves, and a list or tuple of strings for the names it holds when asked. Anything
     else (a naive datetime that must be refused, a set, a generator) has no key and is
-    validated afresh."""
+    validated afresh. Cost: a sensor's usual question (aware bounds, the rest names, flags
+    and None) is keyed by the rest's types and values at once; other input value by value."""
+    kinds = tuple(map(type, rest))
+    if type(start) in _TIMES and type(end) in _TIMES and _PLAIN.issuperset(kinds):
+        first: dt.datetime = start  # type: ignore[assignment]  # its type was just checked
+        last: dt.datetime = end  # type: ignore[assignment]
+        if first.tzinfo is not None and last.tzinfo is not None:
+            return (_TIMES, kinds, rest, first, type(first), first.tzinfo, first.fold,
+                    last, type(last), last.tzinfo, last.fold)
     key: list[object] = []
-    for value in values:
+    for value in (start, end, *rest):
         kind = type(value)
         if kind in _PLAIN:  # first: most of a request's inputs are names, flags and None
             key.append((kind, value))
@@ -225,7 +235,7 @@ class CoverRequest:
         >>> r.periods
         ('DAILY', 'HOURLY')
         """
-        key = _loose_key(fact, start, end, time_column, periods, storages, align, allow_empty,
+        key = _loose_key(start, end, fact, time_column, periods, storages, align, allow_empty,
                          fresh_only, where)
         if key is not None:
             key = (cls, *key)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import ClassVar, NamedTuple, TypeAlias
 
@@ -333,7 +333,7 @@ class KVStore(ABC):
         return None
 
     def changed_rows(self, since: Sequence[tuple[str, Hashable]], *,
-                     with_rows: Iterable[str] = ()) -> list[FeedChanges] | None:
+                     with_rows: Collection[str] = ()) -> list[FeedChanges] | None:
         """:meth:`KVTable.changes_since` of several tables from one snapshot, with the current
         cells of the rows named for the tables in ``with_rows``; ``None`` when any table
         cannot tell (as ``changes_since``) or a row named does not decode (read it the usual

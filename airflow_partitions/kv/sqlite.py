@@ -22,7 +22,7 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -161,17 +161,16 @@ class SQLiteStore(KVStore):
             return (self._conn_number, found, conn.total_changes, self._writes)
 
     def changed_rows(self, since: Sequence[tuple[str, Hashable]], *,
-                     with_rows: Iterable[str] = ()) -> list[FeedChanges] | None:
+                     with_rows: Collection[str] = ()) -> list[FeedChanges] | None:
         """:meth:`KVStore.changed_rows`: one SELECT over the tables' feeds and the schema
         version after it (:func:`.sqlite_feed.changes_of_tables`), each blob decoded; a blob
         that fails its checks makes the answer None (the usual read reports it)."""
-        rows_of = frozenset(with_rows)
-        tables = tuple([(name, name in rows_of) for name, _ in since])
-        positions = [position for _, position in since]
+        tables = tuple([(name, name in with_rows) for name, _ in since])
         for name, _ in tables:
-            self.ensure_layout(name)
-        found = self.run("changed_rows", "reading the change feeds",
-                         lambda conn: changes_of_tables(conn, tables, positions), write=False,
+            if name not in self._blob_tables:
+                self.ensure_layout(name)
+        found = self.run("changed_rows", "reading the change feeds", changes_of_tables,
+                         tables, [position for _, position in since], write=False,
                          one_statement=True)
         if found is None:
             return None
@@ -179,9 +178,10 @@ class SQLiteStore(KVStore):
         for (_, rows_wanted), (position, keys, blobs) in zip(tables, found, strict=True):
             rows: dict[bytes, Cells] | None = None
             if rows_wanted:
+                rows = {}
                 try:
-                    rows = {k: {} if b is None else decode_cells(b)
-                            for k, b in zip(keys, blobs, strict=True)}
+                    for key, blob in zip(keys, blobs, strict=True):
+                        rows[key] = {} if blob is None else decode_cells(blob)
                 except CorruptCell:  # damaged or corrupt (DamagedCells too): proves nothing
                     return None
             out.append(FeedChanges(position, tuple(keys), rows))
@@ -284,13 +284,14 @@ class SQLiteStore(KVStore):
         self,
         op: str,
         doing: str,
-        body: Callable[[sqlite3.Connection], T],
-        *,
+        body: Callable[..., T],
+        *args: object,
         write: bool,
         table: str | None = None,
         one_statement: bool = False,
     ) -> T:
-        """One round trip: ``body`` inside one transaction, retried while the file is locked.
+        """One round trip: ``body(connection, *args)`` inside one transaction, retried while
+        the file is locked.
 
         ``one_statement``: ``body`` needs no snapshot wider than each statement's own: a
         single SELECT run to its end, or reads whose order makes them safe apart (a feed, then
@@ -301,9 +302,9 @@ class SQLiteStore(KVStore):
             try:
                 if one_statement and not write:
                     conn = self._connection()
-                    result = self._retry_busy(doing, body, conn)
+                    result = self._retry_busy(doing, body, conn, *args)
                 else:
-                    result = self._transaction(doing, body, write=write)
+                    result = self._transaction(doing, body, *args, write=write)
             except KVError as exc:
                 if table is not None and "no such table" in str(exc):
                     raise TableNotFound(table, self.url) from exc
@@ -312,9 +313,10 @@ class SQLiteStore(KVStore):
             return result
 
     def _transaction(
-        self, doing: str, body: Callable[[sqlite3.Connection], T], *, write: bool
+        self, doing: str, body: Callable[..., T], *args: object, write: bool
     ) -> T:
-        """``body`` in one transaction, retried while locked; the caller holds ``_lock``."""
+        """``body(connection, *args)`` in one transaction, retried while locked; the caller
+        holds ``_lock``."""
         conn = self._connection()
         if write:
             self._writes += 1
@@ -322,7 +324,7 @@ class SQLiteStore(KVStore):
         def attempt() -> T:
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
-                result = body(conn)
+                result = body(conn, *args)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:

@@ -15,7 +15,12 @@ Each period's facts (its length, nesting, unit words, Lens's spelling) are one e
 tables from it, so a new period changes only this folder.
 """
 
-from airflow_partitions.periods.fast_parse import fast_ordinal, fast_ordinals, fast_value_bytes
+from airflow_partitions.periods.fast_parse import (
+    fast_ordinal,
+    fast_ordinal_near,
+    fast_ordinals,
+    fast_value_bytes,
+)
 from airflow_partitions.periods.nesting import STRADDLING, nested_chain, straddles
 from airflow_partitions.periods.partition import TimePartitionRange, ordinal_values
 from airflow_partitions.periods.specs import PeriodSpec
@@ -31,6 +36,7 @@ __all__ = [
     "TzLike",
     "UpdatePeriod",
     "fast_ordinal",
+    "fast_ordinal_near",
     "fast_ordinals",
     "fast_value_bytes",
     "nested_chain",

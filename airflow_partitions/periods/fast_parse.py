@@ -49,7 +49,8 @@ def fast_ordinal(period: str, value: str, tz: dt.tzinfo) -> int | None:
         match = fixed[0].fullmatch(value)
         if match is None:
             return None
-        days = _days(value[:10])
+        day = value[:10]
+        days = _DAY_MEMO[day] if day in _DAY_MEMO else _days(day)
         if days is None:
             return None
         fields = match.groups()  # the date's three, then the hour, minute and second printed
@@ -60,6 +61,32 @@ def fast_ordinal(period: str, value: str, tz: dt.tzinfo) -> int | None:
             return None
         return (days * 86400 + hour * 3600 + minute * 60 + second) // fixed[1]
     return _calendar_ordinal(period, value)
+
+
+def fast_ordinal_near(period: str, value: str, known: str, ordinal: int) -> int | None:
+    """The ordinal of ``value`` when it is ``known``, the UTC value of ``ordinal``, with only
+    its last clock field changed (the next hour of a day, as a producer appends); else None,
+    and :func:`fast_ordinal` decides. The caller vouches for ``known`` and ``ordinal``.
+
+    Why: a reader proving an answer after each registration elsewhere parses the timeline's
+    new ``latest``, which mostly differs from the one it knew in its hour: two slices and two
+    integers instead of a pattern match and a date. Cost: O(1).
+
+    >>> fast_ordinal_near("HOURLY", "2015-01-01-07", "2015-01-01-05", 394469)
+    394471
+    >>> fast_ordinal_near("HOURLY", "2015-01-02-00", "2015-01-01-05", 394469) is None
+    True
+    >>> fast_ordinal_near("HOURLY", "2015-01-01-24", "2015-01-01-05", 394469) is None
+    True
+    """
+    fixed = _FIXED.get(period)
+    if fixed is None or type(value) is not str or len(value) != len(known) \
+            or value[:-2] != known[:-2]:
+        return None
+    field = value[-2:]
+    if not (field.isascii() and field.isdigit()) or int(field) > (23 if fixed[2] == 1 else 59):
+        return None
+    return ordinal + int(field) - int(known[-2:])
 
 
 #: ``YYYY-MM-DD`` -> days since the epoch, or None for an invalid date. Why: a bulk register

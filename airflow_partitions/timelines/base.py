@@ -13,10 +13,13 @@ from typing import ClassVar, Self
 
 from airflow_partitions.errors import CorruptTimeline, MixedPeriods
 from airflow_partitions.periods import (
+    UTC,
     TimePartition,
     TimePartitionRange,
     TzLike,
     UpdatePeriod,
+    fast_ordinal,
+    fast_ordinal_near,
     zone,
     zone_name,
 )
@@ -93,6 +96,9 @@ class PartitionTimeline(abc.ABC):
         self.period = UpdatePeriod.of(period)
         self.column = column
         self.tz = zone_name(zone(tz)) or "UTC"
+        # What parse hands the fast parser: the period's name and the zone, resolved once
+        # (UTC as the constant it knows without asking the zone its name).
+        self._parse_as = (self.period.name, UTC if self.tz == "UTC" else zone(self.tz))
 
     # -- ordinal-level operations the implementations provide -----------------------------------
 
@@ -240,11 +246,26 @@ class PartitionTimeline(abc.ABC):
         return self.period.format_ordinal(ordinal, self.tz)
 
     def parse(self, value: str, key: str) -> int:
-        """Parse a stored value, reporting which property held a bad one."""
+        """Parse a stored value, reporting which property held a bad one. Cost: the fast
+        parser's (:func:`~airflow_partitions.periods.fast_ordinal`) for a usual value; the
+        strict parser decides the others."""
+        found = fast_ordinal(self._parse_as[0], value, self._parse_as[1])
+        if found is not None:
+            return found
         try:
             return self.period.parse_ordinal(value, self.tz)
         except ValueError as exc:
             raise CorruptProperty(key, f"property {key!r} holds a bad value: {exc}") from None
+
+    def parse_near(self, value: str, known: str, ordinal: int, key: str) -> int:
+        """:meth:`parse` of ``value``, which may be ``known`` (this timeline's text of
+        ``ordinal``) with its last field changed: then, in UTC, read from it
+        (:func:`~airflow_partitions.periods.fast_ordinal_near`), else parsed."""
+        if self._parse_as[1] is UTC:
+            found = fast_ordinal_near(self._parse_as[0], value, known, ordinal)
+            if found is not None:
+                return found
+        return self.parse(value, key)
 
     def to_properties(self) -> dict[str, str]:
         """Lens-compatible properties with full key names, including ``storage.class``."""

@@ -179,15 +179,17 @@ class EndsAndHolesTimeline(RangeSetTimeline):
         an end lies inside. A bad value raises ``CorruptTimeline``.
 
         ``stored``: this timeline's own ends as its cell holds them; a text equal to its own
-        is this timeline's end, not parsed again. Cost: at most two parses.
+        is this timeline's end, not parsed again. Cost: at most two parses (a reader proving
+        an answer after each registration elsewhere calls this: it reads its ends in place).
         """
-        old_first, old_latest = self.first_ordinal(), self.latest_ordinal()
         first, latest = first.strip(), latest.strip()
-        if not first or not latest or old_first is None or old_latest is None:
+        if not first or not latest or not self._begins:
             return None
-        first_key, latest_key = self.end_keys()
-        lo = old_first if first == stored[0] else self.parse(first, first_key)
-        hi = old_latest if latest == stored[1] else self.parse(latest, latest_key)
+        old_first, old_latest = self._begins[0], self._ends[-1] - 1
+        lo = old_first if first == stored[0] else self.parse_near(first, stored[0], old_first,
+                                                                  "first")
+        hi = old_latest if latest == stored[1] else self.parse_near(latest, stored[1],
+                                                                    old_latest, "latest")
         if lo > old_first or hi < old_latest:
             return None
         return lo, hi

@@ -233,3 +233,37 @@ def test_a_registration_elsewhere_is_proven_without_decoding_the_timeline(
     finally:
         other.close()
         catalog.close()
+
+
+HOUR0 = UpdatePeriod.HOURLY.parse_ordinal("2015-01-01-00", "UTC")
+
+
+@settings(max_examples=examples(600), deadline=None)
+@given(length=st.integers(1, 60), hole=st.integers(0, 59), window=st.integers(-5, 70),
+       moved=st.integers(-30, 30))
+def test_an_hourly_latest_moved_is_judged_as_decoding_it_would(
+        length: int, hole: int, window: int, moved: int) -> None:
+    """Property: an hourly timeline's ``latest`` moved by some hours (within its day, read
+    against the latest it had, or into another day, parsed): the kept answer's check says
+    what it says for the same JSON spelled otherwise (decoded and parsed in full), and lets
+    the answer stand only when the hours in its range are the same."""
+    ranges = ([(HOUR0, HOUR0 + hole), (HOUR0 + hole + 1, HOUR0 + length)]
+              if 0 < hole < length - 1 else [(HOUR0, HOUR0 + length)])
+    timeline = EndsAndHolesTimeline("HOURLY")
+    timeline.replace_ranges(ranges)
+    first_key, latest_key = timeline.end_keys()
+    cell = TimelineCell.decode(encode_timeline_cell(3, KIND, timeline.to_properties()))
+    basis = TimelineBasis(timeline, cell.kind, timeline.properties_but_ends(cell.properties),
+                          HOUR0 + window, HOUR0 + window,
+                          (cell.properties[first_key], cell.properties[latest_key]))
+    latest = max(HOUR0 + length - 1 + moved, HOUR0)
+    after = dict(cell.properties)
+    after[latest_key] = UpdatePeriod.HOURLY.format_ordinal(latest, "UTC")
+    raw = encode_timeline_cell(4, KIND, after)
+    verdict = basis.same_in_range(raw)
+    assert basis.template is not None and basis.template.ends(raw) is not None
+    assert verdict == basis.same_in_range(_respelled(raw))
+    if verdict:
+        hours = timeline.copy()
+        hours.replace_ranges([*ranges[:-1], (ranges[-1][0], latest + 1)])
+        assert hours.exists_ordinal(HOUR0 + window) == timeline.exists_ordinal(HOUR0 + window)

@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 
 from airflow_partitions.errors import InvalidInput
 from airflow_partitions.periods import UpdatePeriod
-from airflow_partitions.periods.fast_parse import fast_ordinal, fast_ordinals, fast_value
+from airflow_partitions.periods.fast_parse import (
+    fast_ordinal,
+    fast_ordinal_near,
+    fast_ordinals,
+    fast_value,
+)
 from airflow_partitions.periods.zones import zone
 from tests.hypothesis_budget import examples
 
@@ -136,3 +141,46 @@ def test_the_fast_formatter_leaves_other_zones_and_calendar_periods_alone() -> N
     assert fast_value("HOURLY", 24, zone("Europe/Berlin")) is None
     assert fast_value("DAILY", 1, zone("UTC")) is None
     assert fast_value("HOURLY", 24, zone("UTC")) == "1970-01-02-00"
+
+
+FIXED = [UpdatePeriod.HOURLY, UpdatePeriod.MINUTELY, UpdatePeriod.SECONDLY]
+
+
+@settings(max_examples=examples(1500), deadline=None)
+@given(period=st.sampled_from(FIXED), ordinal=st.integers(-10**6, 10**6),
+       step=st.integers(-200, 200),
+       field=st.sampled_from(["23", "24", "59", "60", "99", "00", "7", "٣٣"])
+       | st.text(alphabet="0123456789٣a -+:", min_size=0, max_size=3),
+       how=st.sampled_from(["ordinal", "last field", "any"]), any_text=values())
+def test_the_near_path_equals_the_strict_parser(period: UpdatePeriod, ordinal: int, step: int,
+                                               field: str, how: str, any_text: str) -> None:
+    """Property: read against a known UTC value, a value is the strict parser's ordinal or
+    left to it (None): another ordinal's value, the known one with its last field replaced
+    by any text, or any near-valid text."""
+    base = 1_500_000_000 // period.approx_seconds
+    known = period.format_ordinal(base + ordinal, "UTC")
+    if how == "ordinal":
+        value = period.format_ordinal(base + ordinal + step, "UTC")
+    elif how == "last field":
+        value = known[:-2] + field
+    else:
+        value = any_text
+    near = fast_ordinal_near(period.value, value, known, base + ordinal)
+    if near is not None:
+        assert near == strict(period, value, "UTC")
+    if how == "ordinal" and value[:-2] == known[:-2]:
+        assert near == base + ordinal + step  # the same day (or hour): read in place
+
+
+@pytest.mark.parametrize("period", FIXED)
+@pytest.mark.parametrize("field", ["00", "09", "23", "24", "59", "60", "99", "7", "٣٣", "1a"])
+def test_the_near_path_reads_its_last_field_in_range_only(period: UpdatePeriod,
+                                                         field: str) -> None:
+    """The known value with its last field replaced: read in place when the strict parser
+    takes it, never a number the strict parser refuses."""
+    known = period.format_ordinal(1_500_000_000 // period.approx_seconds, "UTC")
+    ordinal = period.strict_ordinal(known, "UTC")
+    value = known[:-2] + field
+    expected = strict(period, value, "UTC")
+    near = fast_ordinal_near(period.value, value, known, ordinal)
+    assert near == (expected if isinstance(expected, int) else None)

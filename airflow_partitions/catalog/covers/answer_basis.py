@@ -39,7 +39,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from airflow_partitions.catalog.rows.layout import (
@@ -77,6 +77,13 @@ class TimelineBasis:
     last: int
     #: ``first`` and ``latest`` as the cell held them.
     stored_ends: tuple[str, str]
+    #: The timeline's first and latest ordinals (None: empty), read once.
+    old_first: int | None = field(init=False)
+    old_latest: int | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "old_first", self.timeline.first_ordinal())
+        object.__setattr__(self, "old_latest", self.timeline.latest_ordinal())
 
     @functools.cached_property
     def template(self) -> EndsTemplate | None:
@@ -103,7 +110,7 @@ class TimelineBasis:
                 ends = self.timeline.ends_moved_to(self.rest, cell.properties)
         except CorruptTimeline:
             return False
-        old_first, old_latest = self.timeline.first_ordinal(), self.timeline.latest_ordinal()
+        old_first, old_latest = self.old_first, self.old_latest
         if ends is None or old_first is None or old_latest is None:
             return False
         lo, hi = ends
@@ -177,8 +184,10 @@ class AnswerBasis:
                         timelines[(row, cell)] = found
                     # A cell never stored (an empty timeline), or another RangeSet kind
                     # (Ranges): any write to its cell takes the full path.
-        return cls(fact_row(state.definition.name), _without(state.cells, GEN), storage_cells,
-                   timelines, tuple(spans))
+        fact_cells = dict(state.cells)
+        fact_cells.pop(GEN, None)
+        return cls(fact_row(state.definition.name), fact_cells, storage_cells, timelines,
+                   tuple(spans))
 
     def recheck(self, rows: CatalogRows, since: tuple[Hashable, Hashable]
                 ) -> tuple[bool, tuple[Hashable, Hashable]] | None:
@@ -221,24 +230,26 @@ class AnswerBasis:
     def _same(self, row: bytes, cells: Cells) -> bool:
         """Whether the catalog row ``row``, now holding ``cells``, leaves the answer true."""
         if row == self.fact_row:
-            return _without(cells, GEN) == self.fact_cells
+            rest = dict(cells)
+            rest.pop(GEN, None)
+            return rest == self.fact_cells
         before = self.storage_cells.get(row)
         if before is None or cells == before:
             return True  # another fact's row, a storage not in this fact, or unchanged
-        for name, now in cells.items():  # a cell changed, or added in the families read
-            if now != before.get(name) and (name in before or name[:2] in _READ) \
-                    and not self._moved_out(row, name, now):
-                return False
-        for name in before:  # a cell deleted
-            if name not in cells and not self._moved_out(row, name, None):
-                return False
+        # A cell changed, or added in the families read, or deleted, must be an EndsAndHoles
+        # timeline the answer came from whose ends only moved outwards, not into the range.
+        timelines = self.timelines
+        for name, now in cells.items():
+            if now != before.get(name) and (name in before or name[:2] in _READ):
+                timeline = timelines.get((row, name))
+                if timeline is None or not timeline.same_in_range(now):
+                    return False
+        for name in before:
+            if name not in cells:
+                timeline = timelines.get((row, name))
+                if timeline is None or not timeline.same_in_range(None):
+                    return False
         return True
-
-    def _moved_out(self, row: bytes, name: bytes, now: bytes | None) -> bool:
-        """Whether the cell ``name`` of ``row``, now ``now``, is an EndsAndHoles timeline the
-        answer came from whose ends only moved outwards without reaching the range."""
-        timeline = self.timelines.get((row, name))
-        return timeline is not None and timeline.same_in_range(now)
 
 
 def may_prove(request: CoverRequest) -> bool:
@@ -251,10 +262,6 @@ def may_prove(request: CoverRequest) -> bool:
 _WITH_ROWS = (CATALOG_TABLE,)
 #: The column families of a storage row an answer reads (``m``: definition, ``t``: timelines).
 _READ = (b"m:", b"t:")
-
-
-def _without(cells: Cells, name: bytes) -> Cells:
-    return {k: v for k, v in cells.items() if k != name}
 
 
 def _timeline_basis(timeline: EndsAndHolesTimeline, raw: bytes, first: int, last: int
