@@ -172,20 +172,22 @@ class EndsAndHolesTimeline(RangeSetTimeline):
         prefix = timeline_prefix(self.period.name, self.column)
         return prefix + "first", prefix + "latest"
 
-    def outward_ends(self, first: str, latest: str, stored: tuple[str, str] = ("", "")
-                     ) -> tuple[int, int] | None:
+    def outward_ends(self, first: str, latest: str, stored: tuple[str, str] = ("", ""),
+                     ends: tuple[int, int] | None = None) -> tuple[int, int] | None:
         """The ordinals of the texts ``first`` and ``latest`` (as stored) when both lie on or
-        outside this timeline's ends; None when either is empty, this timeline is empty, or
+        outside the ends compared with; None when either is empty, this timeline is empty, or
         an end lies inside. A bad value raises ``CorruptTimeline``.
 
-        ``stored``: this timeline's own ends as its cell holds them; a text equal to its own
-        is this timeline's end, not parsed again. Cost: at most two parses (a reader proving
-        an answer after each registration elsewhere calls this: it reads its ends in place).
+        The ends compared with are ``ends`` (ordinals of this period) or this timeline's own;
+        ``stored``: their texts as a cell holds them, which are not parsed again, and an end
+        moved within its last field (the next hour of a day) is read against its text
+        (:meth:`parse_near`). Cost: at most two parses (a reader proving an answer after each
+        registration elsewhere calls this).
         """
         first, latest = first.strip(), latest.strip()
         if not first or not latest or not self._begins:
             return None
-        old_first, old_latest = self._begins[0], self._ends[-1] - 1
+        old_first, old_latest = (self._begins[0], self._ends[-1] - 1) if ends is None else ends
         lo = old_first if first == stored[0] else self.parse_near(first, stored[0], old_first,
                                                                   "first")
         hi = old_latest if latest == stored[1] else self.parse_near(latest, stored[1],

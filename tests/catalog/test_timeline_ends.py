@@ -267,3 +267,33 @@ def test_an_hourly_latest_moved_is_judged_as_decoding_it_would(
         hours = timeline.copy()
         hours.replace_ranges([*ranges[:-1], (ranges[-1][0], latest + 1)])
         assert hours.exists_ordinal(HOUR0 + window) == timeline.exists_ordinal(HOUR0 + window)
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(length=st.integers(1, 40), window=st.integers(-5, 60),
+       steps=st.lists(st.integers(-3, 30), min_size=1, max_size=12))
+def test_a_producer_appending_hours_is_followed_one_registration_at_a_time(
+        length: int, window: int, steps: list[int]) -> None:
+    """Property: the cells a producer writes one after another, ``latest`` moved by each
+    step (mostly forwards, across midnight too, sometimes back): each check compares with the
+    ends the last one found, and lets the answer stand only when the hour asked is as it was
+    first; while ``latest`` only grows and the hour lies before it, every check lets it
+    stand."""
+    timeline = EndsAndHolesTimeline("HOURLY")
+    timeline.replace_ranges([(HOUR0, HOUR0 + length)])
+    first_key, latest_key = timeline.end_keys()
+    cell = TimelineCell.decode(encode_timeline_cell(3, KIND, timeline.to_properties()))
+    asked = HOUR0 + window
+    basis = TimelineBasis(timeline, cell.kind, timeline.properties_but_ends(cell.properties),
+                          asked, asked, (cell.properties[first_key], cell.properties[latest_key]))
+    latest, growing = HOUR0 + length - 1, True
+    for version, step in enumerate(steps, start=4):
+        latest, growing = max(latest + step, HOUR0), growing and step >= 0
+        after = dict(cell.properties)
+        after[latest_key] = UpdatePeriod.HOURLY.format_ordinal(latest, "UTC")
+        verdict = basis.same_in_range(encode_timeline_cell(version, KIND, after))
+        present_now = HOUR0 <= asked <= latest
+        if verdict:
+            assert present_now == timeline.exists_ordinal(asked)
+        if growing and asked < HOUR0 + length:
+            assert verdict

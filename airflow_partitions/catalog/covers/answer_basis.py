@@ -65,10 +65,11 @@ if TYPE_CHECKING:
 _TICK = dt.timedelta(microseconds=1)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class TimelineBasis:
     """One EndsAndHoles timeline an answer came from: its properties but the ends, and the
-    ordinals of its period the answer's range overlaps."""
+    ordinals of its period the answer's range overlaps. Mutable in one place: :attr:`seen`,
+    the ends the last proof found, which the next one compares with."""
 
     timeline: EndsAndHolesTimeline
     kind: str | None
@@ -77,13 +78,19 @@ class TimelineBasis:
     last: int
     #: ``first`` and ``latest`` as the cell held them.
     stored_ends: tuple[str, str]
-    #: The timeline's first and latest ordinals (None: empty), read once.
-    old_first: int | None = field(init=False)
-    old_latest: int | None = field(init=False)
+    #: The ends a cell was last found to have, as texts and ordinals: the stored ends and
+    #: the timeline's, until a proof finds them moved outwards without reaching the range
+    #: (then its content in the range is still the answer's). A producer appending hours
+    #: moves ``latest`` by one each time: read against the one before, it is an hour of the
+    #: same day (:func:`~airflow_partitions.periods.fast_ordinal_near`). None: empty.
+    seen: tuple[tuple[str, str], tuple[int, int]] | None = field(init=False)
+    #: The timeline's own first and latest ordinals (None: empty).
+    own_ends: tuple[int, int] | None = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "old_first", self.timeline.first_ordinal())
-        object.__setattr__(self, "old_latest", self.timeline.latest_ordinal())
+        first, latest = self.timeline.first_ordinal(), self.timeline.latest_ordinal()
+        self.own_ends = None if first is None or latest is None else (first, latest)
+        self.seen = None if self.own_ends is None else (self.stored_ends, self.own_ends)
 
     @functools.cached_property
     def template(self) -> EndsTemplate | None:
@@ -98,25 +105,32 @@ class TimelineBasis:
         partition added inside the range. Cost: at most two parses, after a match of the bytes
         against :attr:`template` or, when they do not match it, a JSON parse and a dict
         comparison."""
-        ends: tuple[int, int] | None = None
-        texts = None if raw is None or self.template is None else self.template.ends(raw)
+        seen, own = self.seen, self.own_ends
+        if seen is None or own is None or raw is None:
+            return False
+        texts = None if self.template is None else self.template.ends(raw)
         try:
             if texts is not None:
-                ends = self.timeline.outward_ends(texts[0], texts[1], self.stored_ends)
+                ends = self.timeline.outward_ends(texts[0], texts[1], *seen)
+                before = seen[1]
             else:
                 cell = TimelineCell.decode(raw)
                 if cell.kind != self.kind:
                     return False
                 ends = self.timeline.ends_moved_to(self.rest, cell.properties)
+                before = own
         except CorruptTimeline:
             return False
-        old_first, old_latest = self.old_first, self.old_latest
-        if ends is None or old_first is None or old_latest is None:
+        if ends is None:
             return False
-        lo, hi = ends
+        (lo, hi), (old_first, old_latest) = ends, before
         added_before = lo < old_first and lo <= self.last and old_first - 1 >= self.first
         added_after = hi > old_latest and old_latest + 1 <= self.last and hi >= self.first
-        return not (added_before or added_after)
+        if added_before or added_after:
+            return False
+        if texts is not None and ends != before:
+            self.seen = ((texts[0].strip(), texts[1].strip()), ends)
+        return True
 
 
 @dataclass(frozen=True)
