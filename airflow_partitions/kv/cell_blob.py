@@ -90,7 +90,6 @@ class _Directory:
 
     columns: tuple[bytes, ...]
     pairs: tuple[tuple[int, bytes], ...]  # enumerate(columns), for the decoding loop
-    named: tuple[tuple[bytes, int], ...]  # (column, index): every cell, for ``_split``
     offsets: struct.Struct  # (n+1) offsets, unpacked from byte ``size`` on
     size: int  # D, the directory's length
     first: int  # where the values must start: D + (n+1) * width
@@ -145,9 +144,8 @@ def _parse_directory(key: bytes, tag: int, blob_size: int) -> _Directory:
         raise _corrupt("columns not sorted and distinct")
     fields = 2 * n + 2 if tag == CELL_SUMS else n + 1  # tag 5: offsets, sums, the head's sum
     offsets = struct.Struct(f">{fields}{code}")
-    return _Directory(columns, tuple(enumerate(columns)),
-                      tuple((c, i) for i, c in enumerate(columns)), offsets, size,
-                      size + fields * width, _TAIL[tag], tag == CELL_SUMS)
+    return _Directory(columns, tuple(enumerate(columns)), offsets, size, size + fields * width,
+                      _TAIL[tag], tag == CELL_SUMS)
 
 
 def _offsets(blob: bytes, directory: _Directory) -> tuple[int, ...]:
@@ -208,7 +206,7 @@ def decode_cells(blob: bytes) -> dict[bytes, bytes]:
     """All cells of a blob, columns in ascending order (DamagedCells names damaged ones)."""
     directory = _directory(blob)
     if directory.summed:
-        return _checked(blob, directory, directory.named)
+        return _checked(blob, directory, ((c, i) for i, c in directory.pairs))
     o = _offsets(blob, directory)
     return {c: blob[o[i] : o[i + 1]] for i, c in directory.pairs}
 
@@ -220,7 +218,7 @@ def cells_for_rewrite(blob: bytes) -> tuple[dict[bytes, bytes], dict[bytes, int]
     directory = _directory(blob)
     if not directory.summed:
         return decode_cells(blob), {}
-    good, bad = _split(blob, directory, directory.named)
+    good, bad = _split(blob, directory, ((c, i) for i, c in directory.pairs))
     if not bad:
         return good, {}
     fields = directory.offsets.unpack_from(blob, directory.size)
