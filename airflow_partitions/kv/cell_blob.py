@@ -206,7 +206,7 @@ def decode_cells(blob: bytes) -> dict[bytes, bytes]:
     """All cells of a blob, columns in ascending order (DamagedCells names damaged ones)."""
     directory = _directory(blob)
     if directory.summed:
-        return _checked(blob, directory, ((c, i) for i, c in directory.pairs))
+        return _checked(blob, directory, [(c, i) for i, c in directory.pairs])
     o = _offsets(blob, directory)
     return {c: blob[o[i] : o[i + 1]] for i, c in directory.pairs}
 

@@ -165,13 +165,15 @@ class SQLiteStore(KVStore):
         """:meth:`KVStore.changed_rows`: one SELECT over the tables' feeds and the schema
         version after it (:func:`.sqlite_feed.changes_of_tables`), each blob decoded; a blob
         that fails its checks makes the answer None (the usual read reports it)."""
-        tables = tuple([(name, name in with_rows) for name, _ in since])
-        for name, _ in tables:
+        named, positions = [], []
+        for name, position in since:
             if name not in self._blob_tables:
                 self.ensure_layout(name)
+            named.append((name, name in with_rows))
+            positions.append(position)
+        tables = tuple(named)
         found = self.run("changed_rows", "reading the change feeds", changes_of_tables,
-                         tables, [position for _, position in since], write=False,
-                         one_statement=True)
+                         tables, positions, write=False, one_statement=True)
         if found is None:
             return None
         out = []
