@@ -772,6 +772,24 @@ def ms(seconds: float) -> str:
             else f"{v:.3f}")
 
 
+def verdict(label: str, names: list[str], pairs: list[tuple[float, float]]) -> str:
+    """Where we stand against one peer over the histories: ``pairs`` are (peer, us) medians
+    per name, and above the peer's we are behind.
+
+    >>> verdict("the loop", ["1 year", "10 years"], [(0.11, 0.10), (0.10, 0.12)])
+    'ahead of the loop on 1 year and behind it on 10 years'
+    >>> verdict("Luigi", ["1 year", "10 years"], [(1.1, 0.1), (1.1, 0.1)])
+    'ahead of Luigi on every history'
+    """
+    ahead = [name for name, (peer, us) in zip(names, pairs, strict=True) if peer > us]
+    if len(ahead) == len(names):
+        return f"ahead of {label} on every history"
+    if not ahead:
+        return f"behind {label} on every history"
+    behind = [name for name in names if name not in ahead]
+    return f"ahead of {label} on {', '.join(ahead)} and behind it on {', '.join(behind)}"
+
+
 def ratio(x: float) -> str:
     return f"{x:,.0f}x" if x >= 100 else f"{x:.1f}x" if x >= 10 else f"{x:.2f}x"
 
@@ -965,10 +983,9 @@ def hbase_registration(names: list[str], med: Callable[..., float | None],
                         ("luigi", "Luigi `RangeHourlyBase`")):
         pairs = [(med("registration", peer, n), med("registration", "hbase", n)) for n in names]
         if all(p and u for p, u in pairs):
-            ahead = all(p > u for p, u in pairs)  # type: ignore[operator]
-            verdicts.append(f"{'ahead of' if ahead else 'behind'} {label}")
+            verdicts.append(verdict(label, names, pairs))
     if verdicts:
-        lines += ["", "On HBase, on every history, we are " + " and ".join(verdicts) + ". "
+        lines += ["", "On HBase we are " + "; ".join(verdicts) + ". "
                   "Every answer there reads the catalog rows and the day's partition rows "
                   "(HBase keeps no change stamp or feed), so HBase's floor, those two reads "
                   "with nothing checked, is the least any verified answer costs on it."]
@@ -1031,10 +1048,9 @@ def render_questions(jobs: list[Job], rounds: Rounds, regions: RegionsDataset | 
             pairs = [(med("registration", peer, n), med("registration", "fact", n))
                      for n in names]
             if all(p and u for p, u in pairs):
-                ahead = all(p > u for p, u in pairs)
-                verdicts.append(f"{'ahead of' if ahead else 'behind'} {label}")
+                verdicts.append(verdict(label, names, pairs))
         if verdicts:
-            lines += ["", "On every history we are " + " and ".join(verdicts) + "."]
+            lines += ["", "We are " + "; ".join(verdicts) + "."]
         floors = [(med("registration", "sqlite", n), med("registration", "exists", n))
                   for n in names]
         if all(f and e for f, e in floors):

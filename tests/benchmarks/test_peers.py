@@ -300,3 +300,15 @@ def test_a_wrong_answer_to_a_question_stops_the_benchmark() -> None:
     peers.check_ask(job, ask, ["2015-03-01-00"])
     with pytest.raises(SystemExit, match="WRONG ANSWER"):
         peers.check_ask(job, ask, [])
+
+
+def test_the_verdict_names_each_history_it_holds_on() -> None:
+    """Ahead on one history and behind on another is said so, not as "behind on every
+    history"; a tie is not ahead."""
+    names = ["1 year", "10 years"]
+    assert peers.verdict("the loop", names, [(0.11, 0.10), (0.10, 0.12)]) == (
+        "ahead of the loop on 1 year and behind it on 10 years")
+    assert peers.verdict("the loop", names, [(0.10, 0.10), (0.10, 0.12)]) == (
+        "behind the loop on every history")
+    assert peers.verdict("Luigi", names, [(1.1, 0.1), (1.0, 0.1)]) == (
+        "ahead of Luigi on every history")
