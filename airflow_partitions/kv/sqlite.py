@@ -167,8 +167,7 @@ class SQLiteStore(KVStore):
         that fails its checks makes the answer None (the usual read reports it)."""
         named, positions = [], []
         for name, position in since:
-            if name not in self._blob_tables:
-                self.ensure_layout(name)
+            self.ensure_layout(name)
             named.append((name, name in with_rows))
             positions.append(position)
         tables = tuple(named)

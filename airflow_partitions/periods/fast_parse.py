@@ -49,8 +49,7 @@ def fast_ordinal(period: str, value: str, tz: dt.tzinfo) -> int | None:
         match = fixed[0].fullmatch(value)
         if match is None:
             return None
-        day = value[:10]
-        days = _DAY_MEMO[day] if day in _DAY_MEMO else _days(day)
+        days = _days(value[:10])
         if days is None:
             return None
         fields = match.groups()  # the date's three, then the hour, minute and second printed

@@ -253,7 +253,7 @@ class PartitionTimeline(abc.ABC):
         if found is not None:
             return found
         try:
-            return self.period.parse_ordinal(value, self.tz)
+            return self.period.strict_ordinal(value, self.tz)
         except ValueError as exc:
             raise CorruptProperty(key, f"property {key!r} holds a bad value: {exc}") from None
 

@@ -84,13 +84,10 @@ class TimelineBasis:
     #: moves ``latest`` by one each time: read against the one before, it is an hour of the
     #: same day (:func:`~airflow_partitions.periods.fast_ordinal_near`). None: empty.
     seen: tuple[tuple[str, str], tuple[int, int]] | None = field(init=False)
-    #: The timeline's own first and latest ordinals (None: empty).
-    own_ends: tuple[int, int] | None = field(init=False)
 
     def __post_init__(self) -> None:
-        first, latest = self.timeline.first_ordinal(), self.timeline.latest_ordinal()
-        self.own_ends = None if first is None or latest is None else (first, latest)
-        self.seen = None if self.own_ends is None else (self.stored_ends, self.own_ends)
+        own = _own_ends(self.timeline)
+        self.seen = None if own is None else (self.stored_ends, own)
 
     @functools.cached_property
     def template(self) -> EndsTemplate | None:
@@ -105,11 +102,12 @@ class TimelineBasis:
         partition added inside the range. Cost: at most two parses, after a match of the bytes
         against :attr:`template` or, when they do not match it, a JSON parse and a dict
         comparison."""
-        seen, own = self.seen, self.own_ends
-        if seen is None or own is None or raw is None:
+        seen = self.seen
+        if seen is None or raw is None:
             return False
         texts = None if self.template is None else self.template.ends(raw)
         try:
+            before: tuple[int, int] | None
             if texts is not None:
                 ends = self.timeline.outward_ends(texts[0], texts[1], *seen)
                 before = seen[1]
@@ -118,10 +116,10 @@ class TimelineBasis:
                 if cell.kind != self.kind:
                     return False
                 ends = self.timeline.ends_moved_to(self.rest, cell.properties)
-                before = own
+                before = _own_ends(self.timeline)  # the answer's own, as the cell is compared
         except CorruptTimeline:
             return False
-        if ends is None:
+        if ends is None or before is None:
             return False
         (lo, hi), (old_first, old_latest) = ends, before
         added_before = lo < old_first and lo <= self.last and old_first - 1 >= self.first
@@ -276,6 +274,12 @@ def may_prove(request: CoverRequest) -> bool:
 _WITH_ROWS = (CATALOG_TABLE,)
 #: The column families of a storage row an answer reads (``m``: definition, ``t``: timelines).
 _READ = (b"m:", b"t:")
+
+
+def _own_ends(timeline: EndsAndHolesTimeline) -> tuple[int, int] | None:
+    """The timeline's first and latest ordinals; None when it is empty."""
+    first, latest = timeline.first_ordinal(), timeline.latest_ordinal()
+    return None if first is None or latest is None else (first, latest)
 
 
 def _timeline_basis(timeline: EndsAndHolesTimeline, raw: bytes, first: int, last: int
