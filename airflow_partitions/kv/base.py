@@ -41,6 +41,44 @@ class FeedChanges(NamedTuple):
     rows: dict[bytes, Cells] | None
 
 
+class KeyedRead(NamedTuple):
+    """Rows read by key, as :meth:`KVTable.get_many` reads them: a table, the row keys, the
+    columns (family specs or whole cells)."""
+
+    table: str
+    keys: tuple[bytes, ...]
+    columns: tuple[bytes, ...]
+
+
+class ReadsAgain(ABC):
+    """Keyed reads asked again together, each answered as the rows now and whether they are,
+    byte for byte, the rows of the answer last kept (:meth:`KVStore.reads_again`).
+
+    Why: a sensor asks the same small range after every write; the rows its answer rests on
+    are usually unchanged, and proving that should not cost decoding them."""
+
+    @abstractmethod
+    def ask(self) -> list[AskedAgain] | None:
+        """Every read's answer now, in order; None when the store could not answer this way
+        (a busy or failed connection, an error reply): read the usual way, which reports it."""
+
+    @abstractmethod
+    def keep(self) -> None:
+        """Make the answers of the last :meth:`ask` the ones the next is compared with: call
+        it once what they hold is proven to be what the caller rests on."""
+
+
+class AskedAgain(ABC):
+    """One read's answer to :meth:`ReadsAgain.ask`."""
+
+    #: Whether the answer is, byte for byte, the answer last kept (:meth:`ReadsAgain.keep`).
+    same: bool
+
+    @abstractmethod
+    def rows(self) -> list[RowCells]:
+        """The rows found, in key order (a key without a row is left out)."""
+
+
 class StoreStats:
     """Counts round trips, so callers can assert costs ("an idle poke is one round trip").
 
@@ -342,6 +380,17 @@ class KVStore(ABC):
         Why: an answer resting on rows of two tables is proven still true by one round trip
         (``catalog/covers/answer_basis.py``). Cost on SQLite: one SELECT and the schema version
         read after it, without BEGIN or COMMIT. HBase keeps no feed: ``None``.
+        """
+        return None
+
+    def reads_again(self, reads: Sequence[KeyedRead]) -> ReadsAgain | None:
+        """The keyed ``reads``, to be asked again together (:class:`ReadsAgain`); None when the
+        store has no cheaper way than reading them one by one.
+
+        Why: on HBase an answer kept for a request rests on a few catalog rows and a day's
+        partition rows; asked again they are sent in one write and compared as the bytes
+        received (``kv/hbase_again.py``). SQLite proves its rows unchanged by its change stamp
+        and feeds instead: None.
         """
         return None
 

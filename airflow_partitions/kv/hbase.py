@@ -12,7 +12,8 @@ from __future__ import annotations
 import errno
 import os
 import socket
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import happybase  # noqa: F401 - importing happybase registers the Hbase_thrift module
@@ -25,7 +26,7 @@ from Hbase_thrift import IOError as HBaseIOError
 from thriftpy2.thrift import TApplicationException, TException
 from thriftpy2.transport import TTransportException
 
-from airflow_partitions.kv.base import KVStore
+from airflow_partitions.kv.base import KeyedRead, KVStore, ReadsAgain
 from airflow_partitions.kv.errors import (
     CorruptCell,
     InvalidArgument,
@@ -152,6 +153,21 @@ class HBaseStore(KVStore):
             sent.value = True
             self.stats.record(op)
             return request(conn.client)
+
+    @contextmanager
+    def lend_connection(self) -> Iterator[PooledConnection]:
+        """A pooled connection, checked for staleness, for a caller that speaks to the socket
+        itself (:mod:`.hbase_again`); ``PoolExhausted`` at once when every one is busy. An
+        exception out of the block closes it."""
+        with self._current_pool().connection(0) as conn:
+            yield conn
+
+    def reads_again(self, reads: Sequence[KeyedRead]) -> ReadsAgain | None:
+        if self.config.transport != "buffered" or self.config.protocol != "binary":
+            return None  # the one-write exchange speaks the server's defaults only
+        from airflow_partitions.kv.hbase_again import HBaseReadsAgain
+
+        return HBaseReadsAgain(self, reads)
 
     def _describe_transport_error(self, exc: BaseException, sent: bool, idempotent: bool) -> str:
         where = f"{self.config.host}:{self.config.port}"

@@ -56,7 +56,7 @@ from airflow_partitions.catalog.rows.timeline_ends import EndsTemplate
 from airflow_partitions.cover import Cover, CoverRequest
 from airflow_partitions.errors import CorruptTimeline
 from airflow_partitions.keys import encode_value, prefix_successor
-from airflow_partitions.kv import Cells, DamagedCells
+from airflow_partitions.kv import Cells, DamagedCells, KeyedRead, RowCells
 from airflow_partitions.timelines import EndsAndHolesTimeline, RangeSetTimeline
 
 if TYPE_CHECKING:
@@ -228,10 +228,20 @@ class AnswerBasis:
         change feed (HBase) the proof reads these, where SQLite's feeds bring those written."""
         keys = [self.fact_row, *self.storage_cells]
         try:
-            found = rows.catalog.get_many(keys, [b"m", b"t"])
+            found = rows.catalog.get_many(keys, _FAMILIES)
         except DamagedCells:
             return None
         return {row: found.get(row, {}) for row in keys}
+
+    def catalog_read(self, rows: CatalogRows) -> KeyedRead:
+        """What :meth:`read_now` reads, for a store that asks it together with other reads
+        (:meth:`~airflow_partitions.kv.KVStore.reads_again`)."""
+        return KeyedRead(rows.catalog.name, (self.fact_row, *self.storage_cells), _FAMILIES)
+
+    def now_of(self, found: list[RowCells]) -> dict[bytes, Cells]:
+        """:meth:`read_now`'s answer out of the rows :meth:`catalog_read` found."""
+        cells = dict(found)
+        return {row: cells.get(row, {}) for row in (self.fact_row, *self.storage_cells)}
 
     def holds(self, now: dict[bytes, Cells]) -> bool:
         """Whether the catalog rows :meth:`read_now` read leave the answer true; its caller
@@ -273,6 +283,7 @@ def may_prove(request: CoverRequest) -> bool:
 #: The catalog table, whose changed rows a recheck reads with their keys.
 _WITH_ROWS = (CATALOG_TABLE,)
 #: The column families of a storage row an answer reads (``m``: definition, ``t``: timelines).
+_FAMILIES = (b"m", b"t")
 _READ = (b"m:", b"t:")
 
 

@@ -33,7 +33,7 @@ from airflow_partitions.catalog.covers.unadvertise import (
     unadvertise_timelines,
 )
 from airflow_partitions.catalog.definitions.tables import Partition, StorageDef
-from airflow_partitions.catalog.rows.runs import RunRows, read_runs, run_locator
+from airflow_partitions.catalog.rows.runs import RunRows, keyed_reads, read_runs, run_locator
 from airflow_partitions.catalog.slices.completeness import (
     SliceCompleteness,
     complete_sources,
@@ -50,7 +50,7 @@ from airflow_partitions.cover import (
     compute_cover,
 )
 from airflow_partitions.errors import InvalidInput, PartitionsError
-from airflow_partitions.kv import MAX_ROWS, Cells, LatestMemo
+from airflow_partitions.kv import MAX_ROWS, Cells, KeyedRead, KVStore, LatestMemo, ReadsAgain
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
@@ -157,21 +157,24 @@ def _read_again(catalog: CatalogCore, request: CoverRequest, key: _AnswerKey) ->
     The last answer to the request is given again when the fact's catalog rows, read now,
     hold what it came from but for the generation and timeline ends moving outside the range
     (:meth:`AnswerBasis.holds`), and its partition rows, read now, are the rows it was checked
-    against (the rows' memo hands back the very objects): then the cover worked out again is
-    this one, over the same rows. Otherwise it is worked out from the catalog rows just read
-    (and checked against the partition rows just read, when it is the same cover), and kept
-    with a new basis: nothing is read twice. Cost: two round trips (the catalog rows, the
-    partition rows) where working the answer out again also decodes the changed timelines and
-    computes the cover before it reads the partition rows.
+    against: then the cover worked out again is this one, over the same rows. Both are asked
+    in one write where the store can (:meth:`KVStore.reads_again`: a reply equal byte for
+    byte to the one last proven is not decoded), else read one after the other (the rows'
+    memo hands back the very objects checked). Otherwise the answer is worked out from the
+    catalog rows just read (and checked against the partition rows just read, when it is the
+    same cover), and kept with a new basis: nothing is read twice. Cost: one exchange of two
+    requests, a comparison of the replies' bytes, and a check of the catalog rows that
+    changed; working the answer out again also decodes the changed timelines and computes
+    the cover before it reads the partition rows.
     """
     kept = _READ_AGAIN.get(key)
-    now = None if kept is None else kept.basis.read_now(catalog.rows)
+    now: dict[bytes, Cells] | None = None
     rows_read = None
-    if kept is not None and now is not None and kept.basis.holds(now):
-        runs = read_runs(catalog.rows, kept.defs, kept.runs_of, kept.column)
-        if _same(kept.answer._runs, runs):
-            return kept.answer
-        rows_read = (kept.runs_of, runs)  # checked below, not read again
+    if kept is not None:
+        found = _asked_again(catalog, kept)
+        if isinstance(found, VerifiedCover):
+            return found
+        now, rows_read = found
     answer, state, column = _verified_cover(catalog, request, verify=True, catalog_read=now,
                                             rows_read=rows_read)
     basis = None if state is None or column is None else AnswerBasis.of(
@@ -180,9 +183,51 @@ def _read_again(catalog: CatalogCore, request: CoverRequest, key: _AnswerKey) ->
         _READ_AGAIN.pop(key, None)
     else:
         defs = {name: s.definition for name, s in state.storages.items()}
-        _READ_AGAIN.remember(key, _ReadAgain(basis, defs, column, tuple(answer.cover.runs),
-                                                answer))
+        runs_of = tuple(answer.cover.runs)
+        keyed = keyed_reads(catalog.rows, defs, runs_of, column)
+        again = None if keyed is None else catalog.rows.kv.reads_again(
+            [basis.catalog_read(catalog.rows),
+             *(KeyedRead(catalog.rows.partitions.name, keys, columns)
+               for keys, columns in keyed)])
+        _READ_AGAIN.remember(key, _ReadAgain(basis, defs, column, runs_of, answer,
+                                             catalog.rows.kv, again, tuple(keyed or ())))
     return answer
+
+
+def _asked_again(catalog: CatalogCore, kept: _ReadAgain
+                 ) -> VerifiedCover | tuple[dict[bytes, Cells] | None,
+                                            tuple[tuple[CoverRun, ...], list[RunRows]] | None]:
+    """``kept``'s answer when the rows read now leave it true; else the catalog rows read
+    (None: not read, or damaged) and, when those hold it, the answer's runs with their rows
+    just read, for working the answer out without reading either again."""
+    rows = catalog.rows
+    basis = kept.basis
+    answers = None if kept.again is None or kept.store is not rows.kv else kept.again.ask()
+    if answers is None:  # read one after the other
+        now = basis.read_now(rows)
+        if now is None or not basis.holds(now):
+            return now, None
+        runs = read_runs(rows, kept.defs, kept.runs_of, kept.column)
+    else:
+        catalog_rows, *partition_rows = answers
+        now = None if catalog_rows.same else basis.now_of(catalog_rows.rows())
+        if now is not None and not basis.holds(now):
+            return now, None
+        if all(found.same for found in partition_rows):
+            if now is not None:
+                kept.again.keep()  # type: ignore[union-attr]  # answers came from it
+            return kept.answer
+        read = {keys: [(row, tuple(map(cells.get, columns))) for row, cells in found.rows()
+                       if cells]
+                for (keys, columns), found in zip(kept.keyed, partition_rows, strict=True)}
+        runs = read_runs(rows, kept.defs, kept.runs_of, kept.column, read=read)
+        if now is None:
+            now = basis.now_of(catalog_rows.rows())
+    if _same(kept.answer._runs, runs):
+        if answers is not None:
+            kept.again.keep()  # type: ignore[union-attr]  # answers came from it
+        return kept.answer
+    return now, (kept.runs_of, runs)
 
 
 def _verified_cover(
@@ -320,6 +365,14 @@ class _ReadAgain:
     #: The computed cover's runs, whose rows are read again.
     runs_of: tuple[CoverRun, ...]
     answer: VerifiedCover
+    #: The store ``again`` asks (another store of the same URL reads one after the other).
+    store: KVStore
+    #: The catalog rows the basis reads, then the runs' partition rows by key, asked again
+    #: together (:meth:`KVStore.reads_again`); None when the store reads them one after the
+    #: other, or a group of runs is scanned.
+    again: ReadsAgain | None
+    #: The keys and columns of each partition read in ``again``, in order.
+    keyed: tuple[tuple[tuple[bytes, ...], tuple[bytes, ...]], ...]
 
 
 #: The answer last given to a request on a store without a change stamp (HBase).

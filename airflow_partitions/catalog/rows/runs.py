@@ -19,7 +19,7 @@ adds, are read. HBase keeps no feed: there every call reads its rows.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
@@ -99,14 +99,18 @@ _TIMED: LatestMemo[tuple[str, UpdatePeriod, str], TimeRows] = LatestMemo(16)
 
 
 def read_runs(rows: CatalogRows, defs: Mapping[str, StorageDef], runs: Sequence[CoverRun],
-              column: str, *, merge: bool = True) -> list[RunRows]:
+              column: str, *, merge: bool = True,
+              read: Mapping[tuple[bytes, ...], list[tuple[bytes, RowValues]]] | None = None,
+              ) -> list[RunRows]:
     """The rows behind each of ``runs`` (in order), and which of their ordinals none backs.
 
     With ``merge``, runs of one storage and period that follow each other in ``runs`` are read
     by one scan: in a cover's time order nothing but missing ranges separates them, and the
     timelines hold no partition there, so the scan reads exactly the runs' rows (a day with
     one hole is one round trip, not two). Pass ``merge=False`` when the gaps may hold rows
-    the cover left out on purpose (a ``fresh_only`` cover skips stale partitions).
+    the cover left out on purpose (a ``fresh_only`` cover skips stale partitions). ``read``:
+    the rows of groups read by key (:func:`keyed_reads`) that the caller has read already,
+    by their keys, checked as if read here.
 
     Cost: one projected scan per group of runs (of their key range when ``column`` leads the
     storage's key, else of the period's rows; a short group by key where that saves round
@@ -118,6 +122,30 @@ def read_runs(rows: CatalogRows, defs: Mapping[str, StorageDef], runs: Sequence[
     bulk, and row by row only when the bulk check fails.
     """
     out: list[RunRows] = []
+    for group in _groups(runs, merge):
+        out += _read_group(rows, defs[group[0].storage], group, column, read)
+    return out
+
+
+def keyed_reads(rows: CatalogRows, defs: Mapping[str, StorageDef], runs: Sequence[CoverRun],
+                column: str) -> list[tuple[tuple[bytes, ...], tuple[bytes, ...]]] | None:
+    """The keys and columns :func:`read_runs` reads ``runs`` by (one pair per group, in
+    order), for a caller that asks them itself and hands the rows back (``read=``); None when
+    a group is scanned, or the store does not read by key."""
+    if not rows.partitions.keyed_reads_save_round_trips:
+        return None
+    out = []
+    for group in _groups(runs, True):
+        _low, _high, decoder, keys = _plan(rows, defs[group[0].storage], group, column)
+        if not keys:
+            return None
+        out.append((keys, decoder.columns))
+    return out
+
+
+def _groups(runs: Sequence[CoverRun], merge: bool) -> Iterator[Sequence[CoverRun]]:
+    """``runs`` in groups read together: with ``merge``, runs of one storage and period that
+    follow each other."""
     i = 0
     while i < len(runs):
         head = runs[i]
@@ -125,9 +153,8 @@ def read_runs(rows: CatalogRows, defs: Mapping[str, StorageDef], runs: Sequence[
         while (merge and j < len(runs) and runs[j].storage == head.storage
                and runs[j].period is head.period):
             j += 1
-        out += _read_group(rows, defs[head.storage], runs[i:j], column)
+        yield runs[i:j]
         i = j
-    return out
 
 
 def read_run(rows: CatalogRows, sdef: StorageDef, run: CoverRun, column: str) -> RunRows:
@@ -135,22 +162,31 @@ def read_run(rows: CatalogRows, sdef: StorageDef, run: CoverRun, column: str) ->
     return _read_group(rows, sdef, [run], column)[0]
 
 
-def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
-                column: str) -> list[RunRows]:
-    """One read (a scan, or by key: :func:`_keys_of`) for runs of one storage and period, in
-    time order; or none, or a few rows, when the change feed says what changed since they
-    were last read (:class:`TimeRows`)."""
-    period = group[0].period
-    key = (sdef.name, period, column, tuple(group))
+def _plan(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun], column: str
+          ) -> tuple[bytes, bytes | None, PartitionDecoder, tuple[bytes, ...] | None]:
+    """The group's key range, decoder and, on a store that reads by key, its row keys
+    (:func:`_keys_of`); worked out once per group and kept in ``_SCANS``."""
+    key = (sdef.name, group[0].period, column, tuple(group))
     plan = _SCANS.get(key)
     if plan is None or plan[0] is not rows or plan[1] != sdef:
         plan = (rows, sdef, *_scan_of(rows, sdef, group, column), None)
         _SCANS.remember(key, plan)
     low, high, decoder, keys = plan[2:]
-    by_key = rows.partitions.keyed_reads_save_round_trips
-    if by_key and keys is None:  # worked out once, and only for a store that reads by key
+    if keys is None and rows.partitions.keyed_reads_save_round_trips:
         keys = _keys_of(sdef, group, column, rows)
         _SCANS.remember(key, (*plan[:5], keys))
+    return low, high, decoder, keys
+
+
+def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
+                column: str, read: Mapping[tuple[bytes, ...], list[tuple[bytes, RowValues]]]
+                | None = None) -> list[RunRows]:
+    """One read (a scan, or by key: :func:`_keys_of`; none when ``read`` holds the keys'
+    rows) for runs of one storage and period, in time order; or none, or a few rows, when the
+    change feed says what changed since they were last read (:class:`TimeRows`)."""
+    period = group[0].period
+    key = (sdef.name, period, column, tuple(group))
+    low, high, decoder, keys = _plan(rows, sdef, group, column)
     reused = _unchanged(rows, sdef, key, low, high)
     if reused is not None:
         return reused
@@ -162,8 +198,8 @@ def _read_group(rows: CatalogRows, sdef: StorageDef, group: Sequence[CoverRun],
             _FED.remember(key, (rows, sdef, timed.position, tuple(got)))
             return got
     position = rows.partitions.feed_position()  # before the scan: a write after it is seen
-    scanned = None
-    if by_key and keys:
+    scanned = None if read is None or not keys else read.get(keys)
+    if scanned is None and keys:
         with contextlib.suppress(CorruptCell):  # a row that does not decode: the scan below
             scanned = rows.partitions.get_columns(keys, decoder.columns)  # reads on past it
     if scanned is None:
@@ -337,5 +373,5 @@ def _expected_values(period: UpdatePeriod, group: Sequence[CoverRun], tz: str
     return joined
 
 
-__all__ = ["PATCH_MAX", "RowValues", "RunRows", "changed_in", "keeps", "read_run", "read_runs",
-           "run_locator"]
+__all__ = ["PATCH_MAX", "RowValues", "RunRows", "changed_in", "keeps", "keyed_reads", "read_run",
+           "read_runs", "run_locator"]
