@@ -62,13 +62,10 @@ def read_rows_reply(data: bytes, at: int = 0) -> tuple[list[RowCells] | None, in
     Raises :class:`Incomplete` when ``data`` ends inside the reply, :class:`Unexpected` when
     the bytes do not read as one.
     """
-    try:
-        rows, end = _reply(data, at)
+    try:  # a string cut short slices short, but the struct's STOP byte after it is missing
+        return _reply(data, at)
     except (struct.error, IndexError):
         raise Incomplete from None
-    if end > len(data):  # a string ran past the end: its slice came back short
-        raise Incomplete
-    return rows, end
 
 
 def _reply(data: bytes, at: int) -> tuple[list[RowCells] | None, int]:

@@ -199,3 +199,43 @@ def test_rows_the_memo_no_longer_holds_are_checked_not_read_twice(
     computed.clear()
     assert ask(catalog, lo, hi) == ([], READ_AGAIN)
     assert computed  # worked out, from what was read
+
+
+def test_rows_unchanged_are_compared_as_bytes_not_checked_again(
+        catalog: Catalog, computed: list[object], monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a registration after the end, the catalog rows and the day's rows are asked in
+    one write: the day's reply is the bytes proven last time, so no row is checked again
+    (``read_runs`` is not called) and nothing is worked out."""
+    history(catalog, "f")
+    lo, hi = 40, 64
+    assert ask(catalog, lo, hi)[0] == []
+    assert ask(catalog, lo, hi) == ([], READ_AGAIN)  # the replies proven are kept
+    checked: list[object] = []
+    real = verified.read_runs
+    monkeypatch.setattr(verified, "read_runs",
+                        lambda *a, **k: checked.append(a) or real(*a, **k))
+    other = elsewhere(catalog)
+    try:
+        for i in range(3):
+            other.register("f_hourly", "HOURLY", [{"dt": hour(120 + i)}])
+            computed.clear()
+            assert ask(catalog, lo, hi) == ([], READ_AGAIN), i
+            assert computed == [] and checked == [], i
+    finally:
+        other.close()
+    assert catalog.stats.events["reads_again_failed"] == 0
+
+
+def test_without_the_one_write_exchange_the_rows_are_read_one_after_the_other(
+        catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store whose exchange cannot answer (a busy connection, a failed one) reads the
+    catalog rows, then the day's rows: the same answers, for the same two calls."""
+    from airflow_partitions.kv.hbase_again import HBaseReadsAgain
+
+    monkeypatch.setattr(HBaseReadsAgain, "ask", lambda self: None)
+    history(catalog, "f")
+    seen = asked_beside_a_producer(catalog, 48, 72, 10)
+    assert READ_AGAIN in seen
+    catalog.rows.partitions.delete(catalog.rows.partition_key(
+        catalog.get_storage("f_hourly"), UpdatePeriod.HOURLY, (hour(50),)))
+    assert ask(catalog, 48, 72)[0] == [50]
