@@ -202,8 +202,9 @@ def _asked_again(catalog: CatalogCore, kept: _ReadAgain
     just read, for working the answer out without reading either again."""
     rows = catalog.rows
     basis = kept.basis
-    answers = None if kept.again is None or kept.store is not rows.kv else kept.again.ask()
-    if answers is None:  # read one after the other
+    again = kept.again if kept.store is rows.kv else None
+    answers = None if again is None else again.ask()
+    if again is None or answers is None:  # read one after the other
         now = basis.read_now(rows)
         if now is None or not basis.holds(now):
             return now, None
@@ -215,7 +216,7 @@ def _asked_again(catalog: CatalogCore, kept: _ReadAgain
             return now, None
         if all(found.same for found in partition_rows):
             if now is not None:
-                kept.again.keep()  # type: ignore[union-attr]  # answers came from it
+                again.keep()
             return kept.answer
         read = {keys: [(row, tuple(map(cells.get, columns))) for row, cells in found.rows()
                        if cells]
@@ -223,11 +224,11 @@ def _asked_again(catalog: CatalogCore, kept: _ReadAgain
         runs = read_runs(rows, kept.defs, kept.runs_of, kept.column, read=read)
         if now is None:
             now = basis.now_of(catalog_rows.rows())
-    if _same(kept.answer._runs, runs):
-        if answers is not None:
-            kept.again.keep()  # type: ignore[union-attr]  # answers came from it
-        return kept.answer
-    return now, (kept.runs_of, runs)
+    if not _same(kept.answer._runs, runs):
+        return now, (kept.runs_of, runs)
+    if again is not None and answers is not None:
+        again.keep()
+    return kept.answer
 
 
 def _verified_cover(
