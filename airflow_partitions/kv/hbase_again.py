@@ -36,7 +36,7 @@ from thriftpy2.transport import TMemoryBuffer, TTransportException
 from airflow_partitions.kv.base import AskedAgain, KeyedRead, ReadsAgain, RowCells
 from airflow_partitions.kv.hbase_pool import PoolExhausted
 from airflow_partitions.kv.hbase_replies import Incomplete, Unexpected, read_rows_reply
-from airflow_partitions.kv.hbase_table import _read_columns, _read_keys
+from airflow_partitions.kv.hbase_table import read_columns, read_keys
 
 if TYPE_CHECKING:
     from airflow_partitions.kv.hbase import HBaseStore
@@ -161,8 +161,8 @@ def _request(table: bytes, keys: Sequence[bytes], columns: Sequence[bytes]) -> b
     """The bytes of one ``getRowsWithColumns`` call, as happybase's client writes them."""
     buffer = TMemoryBuffer()  # type: ignore[no-untyped-call]
     protocol = TBinaryProtocolFactory().get_protocol(buffer)  # type: ignore[no-untyped-call]
-    args = Hbase.getRowsWithColumns_args(tableName=table, rows=_read_keys(keys),
-                                         columns=_read_columns(columns), attributes={})
+    args = Hbase.getRowsWithColumns_args(tableName=table, rows=read_keys(keys),
+                                         columns=read_columns(columns), attributes={})
     protocol.write_message_begin("getRowsWithColumns", TMessageType.CALL, 0)
     args.write(protocol)
     protocol.write_message_end()

@@ -127,7 +127,7 @@ def _cells_of(result: Any) -> Cells:
 _BYTES_ONLY: frozenset[type] = frozenset({bytes})
 
 
-def _read_keys(rows: Iterable[bytes]) -> list[bytes]:
+def read_keys(rows: Iterable[bytes]) -> list[bytes]:
     """Distinct, checked row keys in byte order, less those HBase cannot hold. Exact ``bytes``
     that are all non-empty are checked in C; anything else goes through ``check_row`` for its
     message. O(n log n)."""
@@ -146,7 +146,7 @@ _READ_SPECS: dict[tuple[bytes, ...], list[bytes] | None] = {}
 _READ_SPECS_MAX = 1024
 
 
-def _read_columns(columns: Iterable[bytes] | None) -> list[bytes] | None:
+def read_columns(columns: Iterable[bytes] | None) -> list[bytes] | None:
     """:func:`hbase_columns` of ``check_column_specs(columns)``, looked up when the same
     columns were read before. Nobody changes the list returned."""
     if isinstance(columns, list | tuple):
@@ -181,7 +181,7 @@ class HBaseTable(KVTable):
     def get(self, row: bytes, columns: Iterable[bytes] | None = None) -> Cells:
         if len(check_row(row)) > MAX_ROW_LENGTH:
             return {}  # HBase cannot hold such a row
-        cols = _read_columns(columns)
+        cols = read_columns(columns)
         results = self._call(
             "get", lambda c: c.getRowWithColumns(self._full_name, row, cols, {}), idempotent=True
         )
@@ -190,8 +190,8 @@ class HBaseTable(KVTable):
     def get_many(
         self, rows: Iterable[bytes], columns: Iterable[bytes] | None = None
     ) -> dict[bytes, Cells]:
-        keys = _read_keys(rows)
-        cols = _read_columns(columns)
+        keys = read_keys(rows)
+        cols = read_columns(columns)
         if not keys:
             return {}
         results = self._call(
@@ -214,7 +214,7 @@ class HBaseTable(KVTable):
         """:meth:`KVTable.get_columns` built from the Thrift results as they come, without a
         dict of cells per row (a sensor's day of rows at every poke). One round trip."""
         wanted = self._projected(columns)
-        keys = _read_keys(rows)
+        keys = read_keys(rows)
         if not keys:
             return []
         asked = list(wanted)

@@ -228,11 +228,10 @@ def test_rows_unchanged_are_compared_as_bytes_not_checked_again(
 
 def test_without_the_one_write_exchange_the_rows_are_read_one_after_the_other(
         catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A store whose exchange cannot answer (a busy connection, a failed one) reads the
-    catalog rows, then the day's rows: the same answers, for the same two calls."""
-    from airflow_partitions.kv.hbase_again import HBaseReadsAgain
-
-    monkeypatch.setattr(HBaseReadsAgain, "ask", lambda self: None)
+    """A store without the exchange (or whose exchange cannot answer: a busy connection, a
+    failed one) reads the catalog rows, then the day's rows: the same answers, for the same
+    two calls."""
+    monkeypatch.setattr(type(catalog.kv), "reads_again", lambda self, reads: None)
     history(catalog, "f")
     seen = asked_beside_a_producer(catalog, 48, 72, 10)
     assert READ_AGAIN in seen

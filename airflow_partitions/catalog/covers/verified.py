@@ -28,12 +28,18 @@ from airflow_partitions.catalog.covers.answer_basis import (
 )
 from airflow_partitions.catalog.covers.fresh import fresh_sources
 from airflow_partitions.catalog.covers.per_slice import slice_round, uses_slices
+from airflow_partitions.catalog.covers.read_again import (
+    ReadAgain,
+    ReadNow,
+    RowsByKeys,
+    asked_again,
+)
 from airflow_partitions.catalog.covers.unadvertise import (
     settle_slice_timelines,
     unadvertise_timelines,
 )
 from airflow_partitions.catalog.definitions.tables import Partition, StorageDef
-from airflow_partitions.catalog.rows.runs import RunRows, keyed_reads, read_runs, run_locator
+from airflow_partitions.catalog.rows.runs import RunRows, read_runs, run_locator, same_runs
 from airflow_partitions.catalog.slices.completeness import (
     SliceCompleteness,
     complete_sources,
@@ -50,7 +56,7 @@ from airflow_partitions.cover import (
     compute_cover,
 )
 from airflow_partitions.errors import InvalidInput, PartitionsError
-from airflow_partitions.kv import MAX_ROWS, Cells, KeyedRead, KVStore, LatestMemo, ReadsAgain
+from airflow_partitions.kv import MAX_ROWS, Cells, LatestMemo
 from airflow_partitions.periods import UpdatePeriod
 
 if TYPE_CHECKING:
@@ -154,93 +160,46 @@ def _read_again(catalog: CatalogCore, request: CoverRequest, key: _AnswerKey) ->
     """:func:`verified_cover` on a store without a change stamp or feeds (HBase), whose every
     answer reads its partition rows again.
 
-    The last answer to the request is given again when the fact's catalog rows, read now,
-    hold what it came from but for the generation and timeline ends moving outside the range
-    (:meth:`AnswerBasis.holds`), and its partition rows, read now, are the rows it was checked
-    against: then the cover worked out again is this one, over the same rows. Both are asked
-    in one write where the store can (:meth:`KVStore.reads_again`: a reply equal byte for
-    byte to the one last proven is not decoded), else read one after the other (the rows'
-    memo hands back the very objects checked). Otherwise the answer is worked out from the
-    catalog rows just read (and checked against the partition rows just read, when it is the
-    same cover), and kept with a new basis: nothing is read twice. Cost: one exchange of two
-    requests, a comparison of the replies' bytes, and a check of the catalog rows that
-    changed; working the answer out again also decodes the changed timelines and computes
-    the cover before it reads the partition rows.
+    The last answer to the request is given again when what it rests on, read now, leaves it
+    true (:mod:`.covers.read_again`: one write on HBase, replies compared as bytes).
+    Otherwise it is worked out from the rows just read (the catalog rows, and the partition
+    rows when the cover reads the same keys), and kept with a new basis: nothing is read
+    twice. Cost: one exchange of two requests; working the answer out again also decodes the
+    changed timelines and computes the cover.
     """
     kept = _READ_AGAIN.get(key)
-    now: dict[bytes, Cells] | None = None
-    rows_read = None
+    read = ReadNow(None, None, None)
     if kept is not None:
-        found = _asked_again(catalog, kept)
-        if isinstance(found, VerifiedCover):
-            return found
-        now, rows_read = found
-    answer, state, column = _verified_cover(catalog, request, verify=True, catalog_read=now,
-                                            rows_read=rows_read)
+        found = asked_again(catalog.rows, kept)
+        if found is None:
+            return kept.answer
+        read = found
+    answer, state, column = _verified_cover(catalog, request, verify=True,
+                                            catalog_read=read.catalog, rows_read=read.runs,
+                                            rows=read.rows)
     basis = None if state is None or column is None else AnswerBasis.of(
         catalog.rows, state, request, column, answer.cover)
     if basis is None or state is None or column is None:
         _READ_AGAIN.pop(key, None)
     else:
-        defs = {name: s.definition for name, s in state.storages.items()}
-        runs_of = tuple(answer.cover.runs)
-        keyed = keyed_reads(catalog.rows, defs, runs_of, column)
-        again = None if keyed is None else catalog.rows.kv.reads_again(
-            [basis.catalog_read(catalog.rows),
-             *(KeyedRead(catalog.rows.partitions.name, keys, columns)
-               for keys, columns in keyed)])
-        _READ_AGAIN.remember(key, _ReadAgain(basis, defs, column, runs_of, answer,
-                                             catalog.rows.kv, again, tuple(keyed or ())))
+        _READ_AGAIN.remember(key, ReadAgain.of(catalog.rows, basis, state, column, answer,
+                                               tuple(answer.cover.runs), answer._runs))
     return answer
-
-
-def _asked_again(catalog: CatalogCore, kept: _ReadAgain
-                 ) -> VerifiedCover | tuple[dict[bytes, Cells] | None,
-                                            tuple[tuple[CoverRun, ...], list[RunRows]] | None]:
-    """``kept``'s answer when the rows read now leave it true; else the catalog rows read
-    (None: not read, or damaged) and, when those hold it, the answer's runs with their rows
-    just read, for working the answer out without reading either again."""
-    rows = catalog.rows
-    basis = kept.basis
-    again = kept.again if kept.store is rows.kv else None
-    answers = None if again is None else again.ask()
-    if again is None or answers is None:  # read one after the other
-        now = basis.read_now(rows)
-        if now is None or not basis.holds(now):
-            return now, None
-        runs = read_runs(rows, kept.defs, kept.runs_of, kept.column)
-    else:
-        catalog_rows, *partition_rows = answers
-        now = None if catalog_rows.same else basis.now_of(catalog_rows.rows())
-        if now is not None and not basis.holds(now):
-            return now, None
-        if all(found.same for found in partition_rows):
-            if now is not None:
-                again.keep()
-            return kept.answer
-        read = {keys: [(row, tuple(map(cells.get, columns))) for row, cells in found.rows()
-                       if cells]
-                for (keys, columns), found in zip(kept.keyed, partition_rows, strict=True)}
-        runs = read_runs(rows, kept.defs, kept.runs_of, kept.column, read=read)
-        if now is None:
-            now = basis.now_of(catalog_rows.rows())
-    if not _same(kept.answer._runs, runs):
-        return now, (kept.runs_of, runs)
-    if again is not None and answers is not None:
-        again.keep()
-    return kept.answer
 
 
 def _verified_cover(
     catalog: CatalogCore, request: CoverRequest, *, verify: bool,
     catalog_read: dict[bytes, Cells] | None = None,
     rows_read: tuple[tuple[CoverRun, ...], list[RunRows]] | None = None,
+    rows: RowsByKeys | None = None,
 ) -> tuple[VerifiedCover, FactState | None, str | None]:
     """:func:`verified_cover`, computed and checked; with the fact's state and the time column
     when the answer is a time-only cover computed from that state alone. ``catalog_read``: the
     fact's and storages' catalog rows just read (:meth:`AnswerBasis.read_now`), which the
     first round's state is loaded from instead of reading them again; ``rows_read``: runs and
-    their rows just read, which the first round checks when its cover has those runs."""
+    their rows just read, which the first round checks when its cover has those runs;
+    ``rows``: partition rows just read by key, which the first round checks instead of
+    reading the same keys again."""
     fact = request.require_fact()
     refresh = False
     sliced: VerifiedCover | None = None
@@ -280,10 +239,10 @@ def _verified_cover(
             runs = rows_read[1]
         else:
             runs = read_runs(catalog.rows, defs, cover.runs, column,
-                             merge=not request.fresh_only)
+                             merge=not request.fresh_only, read=rows if round_ == 0 else None)
         key = _request_key(request, column)
         kept = _VERIFIED.get(key)
-        if kept is not None and kept[0] is cover and sliced is None and _same(kept[1], runs):
+        if kept is not None and kept[0] is cover and sliced is None and same_runs(kept[1], runs):
             return kept[2], state, column  # the same cover over the same checked rows
         unbacked = [(rows.run, ordinal) for rows in runs for ordinal in rows.missing]
         incomplete = _incomplete(runs, defs, checks)
@@ -356,28 +315,8 @@ _AnswerKey = tuple[CoverRequest, object, object, str]
 _ANSWERED: LatestMemo[_AnswerKey, _Answered] = LatestMemo()
 
 
-@dataclass(frozen=True)
-class _ReadAgain:
-    """An answer on a store without a change stamp, and what reading it again takes."""
-
-    basis: AnswerBasis
-    defs: dict[str, StorageDef]
-    column: str
-    #: The computed cover's runs, whose rows are read again.
-    runs_of: tuple[CoverRun, ...]
-    answer: VerifiedCover
-    #: The store ``again`` asks (another store of the same URL reads one after the other).
-    store: KVStore
-    #: The catalog rows the basis reads, then the runs' partition rows by key, asked again
-    #: together (:meth:`KVStore.reads_again`); None when the store reads them one after the
-    #: other, or a group of runs is scanned.
-    again: ReadsAgain | None
-    #: The keys and columns of each partition read in ``again``, in order.
-    keyed: tuple[tuple[tuple[bytes, ...], tuple[bytes, ...]], ...]
-
-
 #: The answer last given to a request on a store without a change stamp (HBase).
-_READ_AGAIN: LatestMemo[_AnswerKey, _ReadAgain] = LatestMemo()
+_READ_AGAIN: LatestMemo[_AnswerKey, ReadAgain[VerifiedCover]] = LatestMemo()
 #: What :data:`_ANSWERED` keeps instead of a basis for an answer that this module cannot
 #: prove again (dimensions, StoreAll, a slice cover): its request reads no feed positions.
 UNPROVABLE: Final = "unprovable"
@@ -415,11 +354,6 @@ def _computed(catalog: CatalogCore, state: FactState, request: CoverRequest,
 def _request_key(request: CoverRequest, column: str) -> _RequestKey:
     """A request as a key: equal requests in other zones print other instants."""
     return request, request.start.tzinfo, request.end.tzinfo, column
-
-
-def _same(kept: Sequence[RunRows], runs: Sequence[RunRows]) -> bool:
-    """Whether ``runs`` are the very objects kept (the rows' memo handed them back)."""
-    return len(kept) == len(runs) and all(a is b for a, b in zip(kept, runs, strict=True))
 
 
 def _better(cover: Cover, checks: dict[tuple[str, UpdatePeriod], SliceCompleteness],

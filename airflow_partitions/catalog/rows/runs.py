@@ -143,6 +143,12 @@ def keyed_reads(rows: CatalogRows, defs: Mapping[str, StorageDef], runs: Sequenc
     return out
 
 
+def same_runs(kept: Sequence[RunRows], runs: Sequence[RunRows]) -> bool:
+    """Whether ``runs`` are the very objects ``kept`` (the rows' memo handed them back: rows
+    read again equal byte for byte)."""
+    return len(kept) == len(runs) and all(a is b for a, b in zip(kept, runs, strict=True))
+
+
 def _groups(runs: Sequence[CoverRun], merge: bool) -> Iterator[Sequence[CoverRun]]:
     """``runs`` in groups read together: with ``merge``, runs of one storage and period that
     follow each other."""
@@ -374,4 +380,4 @@ def _expected_values(period: UpdatePeriod, group: Sequence[CoverRun], tz: str
 
 
 __all__ = ["PATCH_MAX", "RowValues", "RunRows", "changed_in", "keeps", "keyed_reads", "read_run",
-           "read_runs", "run_locator"]
+           "read_runs", "run_locator", "same_runs"]
