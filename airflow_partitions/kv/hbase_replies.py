@@ -102,23 +102,8 @@ def _row_list(data: bytes, at: int) -> tuple[list[RowCells], int]:
         raise Unexpected(f"a list of type {etype} and size {count} where rows were expected")
     rows: list[RowCells] = []
     for _ in range(count):
-        row: bytes | None = None
         cells: dict[bytes, bytes] = {}
-        while True:
-            ftype = data[at]
-            if ftype == _STOP:
-                at += 1
-                break
-            (fid,) = _I16(data, at + 1)
-            at += 3
-            if fid == 1 and ftype == _STRING:
-                end = _string_end(data, at)
-                row = data[at + 4:end]
-                at = end
-            elif fid == 2 and ftype == _MAP:
-                at = _cells(data, at, cells)
-            else:  # sortedColumns, or a field added later
-                at = _skip(data, at, ftype, 1)
+        row, at = _struct(data, at, cells)
         if row is None:
             raise Unexpected("a row result without its row key")
         rows.append((row, cells))
@@ -135,25 +120,33 @@ def _cells(data: bytes, at: int, into: dict[bytes, bytes]) -> int:
     for _ in range(count):
         end = _string_end(data, at)
         name = data[at + 4:end]
-        at = end
-        value: bytes | None = None
-        while True:
-            ftype = data[at]
-            if ftype == _STOP:
-                at += 1
-                break
-            (fid,) = _I16(data, at + 1)
-            at += 3
-            if fid == 1 and ftype == _STRING:
-                end = _string_end(data, at)
-                value = data[at + 4:end]
-                at = end
-            else:  # the time stamp, or a field added later
-                at = _skip(data, at, ftype, 2)
+        value, at = _struct(data, end, None)
         if value is None:
             raise Unexpected("a cell without its value")
         into[name] = value
     return at
+
+
+def _struct(data: bytes, at: int, cells: dict[bytes, bytes] | None) -> tuple[bytes | None, int]:
+    """A struct whose field 1 is a string (a row result's key, a cell's value): that string
+    and the offset after the struct. With ``cells`` (a row result), its field 2, the map of
+    cells, is read into it; any other field (the time stamp, ``sortedColumns``, a field added
+    later) is skipped."""
+    first: bytes | None = None
+    while True:
+        ftype = data[at]
+        if ftype == _STOP:
+            return first, at + 1
+        (fid,) = _I16(data, at + 1)
+        at += 3
+        if fid == 1 and ftype == _STRING:
+            end = _string_end(data, at)
+            first = data[at + 4:end]
+            at = end
+        elif fid == 2 and ftype == _MAP and cells is not None:
+            at = _cells(data, at, cells)
+        else:
+            at = _skip(data, at, ftype, 1)
 
 
 def _string_end(data: bytes, at: int) -> int:
