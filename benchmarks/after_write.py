@@ -18,10 +18,11 @@ hourly partitions from 2015-01-01T00 UTC with 0.1% holes, daily rollups on half 
   decodes the cells of the history whole: what the question cost before readers kept their
   decodes, measured in the same run;
 * *by scan* (HBase): the same, with the day's partition rows read by a scan (a scanner's
-  open, one page and its close) instead of by key in one call (``catalog/rows/runs.py``):
-  the baseline the read by key is measured against;
-* *bare reads* (HBase): what the question reads, through happybase with nothing checked (the
-  catalog rows in one call, the day's partition rows in one): the store's own floor.
+  open, one page and its close) after the catalog rows, instead of both asked in one write
+  with the rows by key (``catalog/covers/read_again.py``): the baseline the read by key is
+  measured against;
+* *bare reads* (HBase): the same reads through happybase, one call after the other, with
+  nothing checked (the catalog rows in one call, the day's partition rows in one).
 
 The result is the ratio of the ten-year to the one-year cost (the goal: within 1.5x), and each
 case against its *decoded again* baseline.
@@ -172,6 +173,11 @@ def measure(kind: str, store_url: str | None, repeats: int) -> dict[str, object]
                   for mode in MODES[:3 if kind == "hbase" else 1]]
         for mode, count in [*blocks, ("decoded again", repeats)]:
             with reads_by_scan(type(histories[0].catalog.rows.partitions), mode == "by scan"):
+                forget_kept()  # the kept answers are asked as this mode reads (untimed)
+                for h in histories:
+                    h.catalog.cache.invalidate()
+                    h.ask()
+                    h.ask()
                 for i in range(count):
                     for h in histories if i % 2 else histories[::-1]:
                         times.setdefault((h.years, mode), []).append(h.timed(mode))
@@ -245,10 +251,12 @@ def report(results: list[dict[str, object]], repeats: int, argv: list[str]) -> s
     lines += ["", "*÷ one year* is the goal's ratio (within 1.5x): the question's cost does not "
               "follow the history. *By scan* (HBase) reads the day's 24 partition rows with a "
               "scanner (open, a page, close) instead of by key in one call; SQLite reads them "
-              "by a scan either way. *Bare reads* (HBase) are what the question reads, "
-              "through happybase with nothing checked: the fact's and its storages' catalog "
-              "rows in one call, then the day's 24 partition rows (4 cells each) in one: "
-              "the floor of any verified answer on this store. *Decoded again* is each "
+              "by a scan either way. The question on HBase asks the catalog rows and the "
+              "day's rows by key in one write, and decodes only the replies that changed "
+              "since the last proof. *Bare reads* (HBase) are the same reads through "
+              "happybase, one call after the other, with nothing checked: the fact's and "
+              "its storages' catalog rows in one call, then the day's 24 partition rows (4 "
+              "cells each) in one. *Decoded again* is each "
               "history's cells decoded whole before the call, as every reader did before "
               "keeping its decodes.", ""]
     return "\n".join(lines)
