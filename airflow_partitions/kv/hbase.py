@@ -165,7 +165,7 @@ class HBaseStore(KVStore):
     def reads_again(self, reads: Sequence[KeyedRead]) -> ReadsAgain | None:
         if self.config.transport != "buffered" or self.config.protocol != "binary":
             return None  # the one-write exchange speaks the server's defaults only
-        from airflow_partitions.kv.hbase_again import HBaseReadsAgain
+        from airflow_partitions.kv.hbase_again import HBaseReadsAgain  # it names this store
 
         return HBaseReadsAgain(self, reads)
 

@@ -1,7 +1,7 @@
 """Keyed reads asked again in one write, each reply matched against the bytes last kept.
 
 Why: on HBase a sensor's answer, asked again after a producer's registration, rests on the
-fact's catalog rows and the range's partition rows (``catalog/covers/verified.py``). Through
+fact's catalog rows and the range's partition rows (``catalog/covers/read_again.py``). Through
 happybase that is two calls whose Python (the client's request objects, a decoded object per
 row and cell) costs several times the wire. Here the requests' bytes are built once; each time
 they are sent together in one write on a pooled connection (the Thrift server answers them in
@@ -105,7 +105,7 @@ class HBaseReadsAgain(ReadsAgain):
                 if sock is None:
                     raise OutOfStep("the connection has no socket")
                 return exchange(sock, self._request, self._kept)
-        except (OSError, EOFError, TTransportException, Incomplete, Unexpected, OutOfStep,
+        except (OSError, EOFError, TTransportException, Unexpected, OutOfStep,
                 PoolExhausted) as exc:
             # The pool closed the connection; the usual read reconnects and says what is wrong.
             store.stats.note("reads_again_failed")
