@@ -63,9 +63,11 @@ class ReadsAgain(ABC):
         (a busy or failed connection, an error reply): read the usual way, which reports it."""
 
     @abstractmethod
-    def keep(self) -> None:
-        """Make the answers of the last :meth:`ask` the ones the next is compared with: call
-        it once what they hold is proven to be what the caller rests on."""
+    def keep(self, answers: Sequence[AskedAgain]) -> None:
+        """Make ``answers`` (of an :meth:`ask` of this object) the ones the next is compared
+        with: call it once what they hold is proven to be what the caller rests on. The
+        answers are named, not taken as the last asked: another thread's ask in between
+        must not be kept unproven."""
 
 
 class AskedAgain(ABC):

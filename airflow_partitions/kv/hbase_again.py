@@ -78,7 +78,6 @@ class HBaseReadsAgain(ReadsAgain):
         self._request = b"".join(_request(store.full_name(read.table), read.keys, read.columns)
                                  for read in reads)
         self._kept: list[bytes | None] = [None] * len(reads)
-        self._last: list[Answer] | None = None
         self._lock = threading.Lock()
 
     def ask(self) -> list[AskedAgain] | None:
@@ -86,15 +85,17 @@ class HBaseReadsAgain(ReadsAgain):
             return None
         try:
             answers = self._exchange()
-            self._last = answers
             return list(answers) if answers is not None else None
         finally:
             self._lock.release()
 
-    def keep(self) -> None:
+    def keep(self, answers: Sequence[AskedAgain]) -> None:
+        raws: list[bytes | None] = [answer.raw for answer in answers
+                                    if isinstance(answer, Answer)]
+        if len(raws) != self._count:
+            raise ValueError(f"keep() takes the {self._count} answers of one ask()")
         with self._lock:
-            if self._last is not None:
-                self._kept = [answer.raw for answer in self._last]
+            self._kept = raws
 
     def _exchange(self) -> list[Answer] | None:
         store = self._store

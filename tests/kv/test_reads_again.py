@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_partitions.kv import KeyedRead, KVStore, KVTable, open_store
+from airflow_partitions.kv import AskedAgain, KeyedRead, KVStore, KVTable, open_store
 from tests.hypothesis_budget import examples
 
 KEYS = tuple(b"r%d" % i for i in range(6))
@@ -53,19 +53,38 @@ def test_an_answer_is_the_same_until_a_row_it_read_changes(table: KVTable,
     assert store.stats.ops["get_many"] == 2 and store.stats.round_trips == 2  # two calls
     assert [a.rows() for a in first] == [as_get_many(table, r) for r in reads]
     assert [a.same for a in again.ask() or []] == [False, False]  # nothing kept yet
-    again.keep()
+    again.keep(first)
     assert [a.same for a in again.ask() or []] == [True, True]
     table.put(KEYS[4], {b"meta:m": b"y"})
     changed = again.ask()
     assert changed is not None and [a.same for a in changed] == [True, False]
     assert [a.rows() for a in changed] == [as_get_many(table, r) for r in reads]
     assert [a.same for a in again.ask() or []] == [True, False]  # still not what was kept
-    again.keep()
+    again.keep(changed)
     assert [a.same for a in again.ask() or []] == [True, True]
     table.delete(KEYS[0])
     gone = again.ask()
     assert gone is not None and [a.same for a in gone] == [False, True]
     assert gone[0].rows() == as_get_many(table, reads[0])
+
+
+def test_what_is_kept_is_the_answers_named_not_the_last_asked(table: KVTable,
+                                                              store: KVStore) -> None:
+    """Two threads share a kept answer: one proves its ask while the other asks after a
+    write. Keeping the first one's answers keeps their bytes, so the write still shows."""
+    table.put(b"a", {b"cf:v": b"1"})
+    again = store.reads_again([KeyedRead("t", (b"a",), (b"cf",))])
+    assert again is not None
+    proven = again.ask()
+    table.put(b"a", {b"cf:v": b"2"})
+    unproven = again.ask()
+    assert proven is not None and unproven is not None
+    again.keep(proven)
+    now = again.ask()
+    assert now is not None and not now[0].same
+    assert now[0].rows() == [(b"a", {b"cf:v": b"2"})]
+    with pytest.raises(ValueError, match="answers of one ask"):
+        again.keep([])
 
 
 @settings(max_examples=examples(60), deadline=None,
@@ -76,29 +95,30 @@ def test_an_answer_is_the_same_until_a_row_it_read_changes(table: KVTable,
 def test_same_only_when_the_rows_are_the_rows_kept(
         table: KVTable, store: KVStore, steps: list[tuple[str, int, bytes]]) -> None:
     """Property: after any puts and deletes, each answer is ``get_many``'s, and an answer
-    said to be the same holds the rows that were read when ``keep`` was last called."""
+    said to be the same holds the rows of the answers last kept (any earlier ask's)."""
     for key in KEYS:
         table.delete(key)
     read = KeyedRead("t", KEYS, (b"cf",))
     again = store.reads_again([read])
     assert again is not None
     kept: list[tuple[bytes, dict[bytes, bytes]]] | None = None
-    last: list[tuple[bytes, dict[bytes, bytes]]] | None = None
+    asked: list[list[AskedAgain]] = []
     for op, i, value in [*steps, ("ask", 0, b"")]:
         if op == "put":
             table.put(KEYS[i], {b"cf:v": value})
         elif op == "delete":
             table.delete(KEYS[i])
-        elif op == "keep":
-            again.keep()
-            kept = last
-        else:
+        elif op == "keep" and asked:  # any answers asked so far, not only the last
+            chosen = asked[i % len(asked)]
+            again.keep(chosen)
+            kept = chosen[0].rows()
+        elif op == "ask":
             answers = again.ask()
             assert answers is not None
-            last = answers[0].rows()
-            assert last == as_get_many(table, read)
+            asked.append(answers)
+            assert answers[0].rows() == as_get_many(table, read)
             if answers[0].same:
-                assert last == kept
+                assert answers[0].rows() == kept
 
 
 def test_an_error_reply_answers_none_and_the_connection_stays_in_step(
@@ -153,8 +173,10 @@ def test_a_stopped_server_answers_none_and_a_restarted_one_answers_again(
         double_store: tuple[Any, KVStore]) -> None:
     server, store = double_store
     again = store.reads_again([KeyedRead("t", (b"a",), (b"cf",))])
-    assert again is not None and again.ask() is not None
-    again.keep()
+    assert again is not None
+    first = again.ask()
+    assert first is not None
+    again.keep(first)
     server.restart()  # the pooled connection is dropped: noticed before it is used
     answers = again.ask()
     assert answers is not None and answers[0].same

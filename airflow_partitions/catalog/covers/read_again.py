@@ -107,7 +107,7 @@ def asked_again(rows: CatalogRows, kept: ReadAgain[Answer]) -> ReadNow | None:
         holds = now is None or basis.holds(now)
         if holds and all(found.same for found in partition_rows):
             if now is not None:
-                again.keep()
+                again.keep(answers)
             return None
         if now is None:
             now = basis.now_of(catalog_rows.rows())
@@ -118,7 +118,7 @@ def asked_again(rows: CatalogRows, kept: ReadAgain[Answer]) -> ReadNow | None:
     if not same_runs(kept.checked, runs):
         return ReadNow(now, (kept.runs_of, runs), None)
     if again is not None and answers is not None:
-        again.keep()
+        again.keep(answers)
     return None
 
 
