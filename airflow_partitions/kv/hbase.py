@@ -12,8 +12,8 @@ from __future__ import annotations
 import errno
 import os
 import socket
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 import happybase  # noqa: F401 - importing happybase registers the Hbase_thrift module
@@ -154,13 +154,11 @@ class HBaseStore(KVStore):
             self.stats.record(op)
             return request(conn.client)
 
-    @contextmanager
-    def lend_connection(self) -> Iterator[PooledConnection]:
+    def lend_connection(self) -> AbstractContextManager[PooledConnection]:
         """A pooled connection, checked for staleness, for a caller that speaks to the socket
         itself (:mod:`.hbase_again`); ``PoolExhausted`` at once when every one is busy. An
         exception out of the block closes it."""
-        with self._current_pool().connection(0) as conn:
-            yield conn
+        return self._current_pool().connection(0)
 
     def reads_again(self, reads: Sequence[KeyedRead]) -> ReadsAgain | None:
         if self.config.transport != "buffered" or self.config.protocol != "binary":

@@ -18,10 +18,10 @@ answer and brings the catalog rows written, as they are now. The answer stands w
 Then the rows the answer was checked against are the rows now, and every timeline says
 inside the range what it said: the cover worked out again is this one, checked against the
 same rows (invariant 2 of docs/design.md holds as for the change stamp's memo). HBase keeps
-no feed: there :meth:`AnswerBasis.read_now` reads the fact's and its storages' catalog rows
-(one round trip), :meth:`AnswerBasis.holds` applies the second rule to them, and the caller
-reads the answer's partition rows again in place of the first
-(:func:`~airflow_partitions.catalog.covers.verified.verified_cover`). Anything else takes the
+no feed: there the fact's and its storages' catalog rows (:meth:`AnswerBasis.catalog_read`)
+are read with the answer's partition rows, :meth:`AnswerBasis.holds` applies the second rule
+to them, and the partition rows read stand for the first
+(:mod:`~airflow_partitions.catalog.covers.read_again`). Anything else takes the
 full path: a feed that cannot tell (trimmed or rebuilt), a fact with declared dimensions or a
 StoreAll timeline, a ``fresh_only`` or ``where`` request, a timeline cell changed in any
 other way.
@@ -226,12 +226,12 @@ class AnswerBasis:
         every key asked present (``{}``: no such row); None when a cell is damaged (the full
         path reads them, and says which cell). One round trip: on a store that keeps no
         change feed (HBase) the proof reads these, where SQLite's feeds bring those written."""
-        keys = [self.fact_row, *self.storage_cells]
+        read = self.catalog_read(rows)
         try:
-            found = rows.catalog.get_many(keys, _FAMILIES)
+            found = rows.catalog.get_many(read.keys, read.columns)
         except DamagedCells:
             return None
-        return {row: found.get(row, {}) for row in keys}
+        return {row: found.get(row, {}) for row in read.keys}
 
     def catalog_read(self, rows: CatalogRows) -> KeyedRead:
         """What :meth:`read_now` reads, for a store that asks it together with other reads
