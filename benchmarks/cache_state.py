@@ -12,7 +12,10 @@ meets:
 * *warm*: nothing between the other process's registration and the question (a tight poll);
 * *after gc.collect()*: what ``make bench-peers`` does before each timed call;
 * *after other work*: 8 MiB of fresh memory mapped, written and unmapped first (a poke after
-  other work in the same process).
+  other work in the same process);
+* *after gc.collect(), Airflow's SDK imported*: as the second, in a process that imported
+  ``airflow.sdk`` first (a task's or a triggerer's process, where a sensor runs: some 150,000
+  objects more for the collection to walk), for every tool alike.
 
 Per state and tool, a fresh process on the peers' 1-year dataset (built by
 ``benchmarks/peers.py`` under ``benchmarks/.peers/data`` when missing): before each timed call,
@@ -43,8 +46,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers_child
 
+#: The state whose process imported Airflow's SDK before its tool.
+AIRFLOW_LOADED = "after gc.collect(), Airflow's SDK imported"
 #: The states of the asking process before each question, in the order reported.
-STATES = ("warm", "after gc.collect()", "after other work")
+STATES = ("warm", "after gc.collect()", "after other work", AIRFLOW_LOADED)
 #: The tools (``peers_child.setup_<name>``) and what the report calls them.
 TOOLS = {
     "ours": "us, the fact's cover",
@@ -66,7 +71,10 @@ def child(spec: dict[str, Any]) -> float:
         raise SystemExit(f"unknown tool {tool!r}; expected one of {', '.join(TOOLS)}")
     if state not in STATES:
         raise SystemExit(f"unknown state {state!r}; expected one of {', '.join(STATES)}")
-    ds = json.loads(Path(str(spec["manifest"])).read_text())
+    manifest = Path(str(spec["manifest"]))
+    ds = json.loads(manifest.read_text())
+    if state == AIRFLOW_LOADED:  # the peers' scratch AIRFLOW_HOME, beside the datasets
+        peers_child.airflow_env(ds, {"airflow_home": str(manifest.parent.parent / "airflow-home")})
     start, end = (peers_child.parse_hour(str(spec[k])) for k in ("start", "end"))
     query, _ = getattr(peers_child, f"setup_{tool}")(ds, {"register": True, "fact": True})
     times = []
@@ -74,7 +82,7 @@ def child(spec: dict[str, Any]) -> float:
         query(start, end)  # warm-up: decodes, statements, memos
         for i in range(int(spec["calls"])):
             query.before()
-            if state == "after gc.collect()":
+            if state in ("after gc.collect()", AIRFLOW_LOADED):
                 gc.collect()
             elif state == "after other work":
                 other_work(OTHER_WORK_BLOCKS[i % 2])

@@ -5,6 +5,8 @@ ratio is the loop's cost over ours."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -34,7 +36,16 @@ def tiny_spec(tmp_path: Path, tool: str, state: str) -> dict[str, object]:
 def test_each_child_answers_the_day_right(tmp_path: Path, tool: str, state: str) -> None:
     spec = tiny_spec(tmp_path, tool, state)
     assert spec["want"], "the day holds the middle hole"
-    assert cache_state.child(spec) > 0
+    if state != cache_state.AIRFLOW_LOADED:
+        assert cache_state.child(spec) > 0
+        return
+    # Airflow's environment and logging are set for the whole process: a child of its own,
+    # as the benchmark runs it.
+    out = subprocess.run([sys.executable, cache_state.__file__, "--child", json.dumps(spec)],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert float(out.stdout.strip().splitlines()[-1]) > 0
+    assert (tmp_path / "airflow-home").is_dir()  # the scratch home, not the user's
 
 
 def test_a_wrong_answer_or_an_unknown_state_stops_the_child(tmp_path: Path) -> None:
