@@ -1065,9 +1065,11 @@ def render_questions(jobs: list[Job], rounds: Rounds, regions: RegionsDataset | 
                       "less of its code and data near the CPU. Our answer runs more Python "
                       "than either (the change stamp, the feeds' read, the catalog cells "
                       "checked) and pays for that most, where the loop's time is in the "
-                      "kernel's `stat`: with the caches warm the same answer is ahead of the "
-                      "loop, after other work further behind (`benchmarks/cache_state.py`, in "
-                      "[benchmarks.md](benchmarks.md))."]
+                      "kernel's `stat`. How much depends on what the process holds and ran "
+                      "before (`benchmarks/cache_state.py`, in [benchmarks.md](benchmarks.md)): "
+                      "with the caches warm the same answer is furthest ahead of the loop; in "
+                      "a process that imported Airflow's SDK, after the same collection, even "
+                      "one SELECT costs what the loop does, and the answer is behind."]
         if any(med("registration", "hbase", n) for n in names):
             lines += hbase_registration(names, med, cell)
         lines.append("")
