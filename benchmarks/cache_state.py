@@ -14,7 +14,7 @@ meets:
 * *after other work*: 8 MiB of fresh memory mapped, written and unmapped first (a poke after
   other work in the same process);
 * *after gc.collect(), Airflow's SDK imported*: as the second, in a process that imported
-  ``airflow.sdk`` first (a task's or a triggerer's process, where a sensor runs: some 150,000
+  ``airflow.sdk`` first (a task's or a triggerer's process, where a sensor runs: some 140,000
   objects more for the collection to walk), for every tool alike.
 
 Per state and tool, a fresh process on the peers' 1-year dataset (built by
@@ -73,7 +73,7 @@ def child(spec: dict[str, Any]) -> float:
         raise SystemExit(f"unknown state {state!r}; expected one of {', '.join(STATES)}")
     manifest = Path(str(spec["manifest"]))
     ds = json.loads(manifest.read_text())
-    if state == AIRFLOW_LOADED:  # the peers' scratch AIRFLOW_HOME, beside the datasets
+    if state == AIRFLOW_LOADED:  # imports airflow.sdk; AIRFLOW_HOME beside the datasets
         peers_child.airflow_env(ds, {"airflow_home": str(manifest.parent.parent / "airflow-home")})
     start, end = (peers_child.parse_hour(str(spec[k])) for k in ("start", "end"))
     query, _ = getattr(peers_child, f"setup_{tool}")(ds, {"register": True, "fact": True})
