@@ -698,6 +698,9 @@ def question_jobs(selected: Sequence[str], datasets: dict[str, tuple[Dataset, Pa
                     Job("registration", "hbase_keys", "happybase, the same reads",
                         Tool("hbase_keys", "the day's rows through happybase", "hbase_keys",
                              ours), manifest, asks[False], on_hbase),
+                    Job("registration", "hbase_day", "happybase, the day's rows alone",
+                        Tool("hbase_keys", "the day's rows through happybase", "hbase_keys",
+                             ours), manifest, asks[False], {**on_hbase, "day_only": True}),
                 ]
     big, big_manifest = list(datasets.values())[-1]
     hole = absent_hour(big)
@@ -935,7 +938,8 @@ before choosing a tool:
   `make bench-peers` runs), the same data is also registered in an HBase catalog, and our
   cover is asked there too after the same registration, beside the two reads that cover
   makes (the catalog rows, the day's rows by key) through happybase, one call after the
-  other, with nothing checked.
+  other, with nothing checked, and HBase's floor: the day's rows alone (their locations), one
+  request through happybase, nothing checked.
 - **An idle check of one absent hour**: the sensor's poke while nothing changes, the cost
   every poke interval of a long wait pays. Against one `LocalTarget(path).exists()` (what one
   Luigi output costs), a `glob.glob` of the hour's files and one `os.path.exists`.
@@ -971,14 +975,16 @@ def hbase_registration(names: list[str], med: Callable[..., float | None],
         "call, by another process; ratio = peer ÷ us on HBase):", "",
         "| history | us on HBase, the fact's cover | `os.path.exists` loop | "
         "Luigi `RangeHourlyBase` | the same two reads through happybase, one after the "
-        "other, nothing checked |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        "other, nothing checked | the day's rows alone through happybase, one request, "
+        "nothing checked (HBase's floor) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name in names:
         us = med("registration", "hbase", name)
         lines.append(f"| {name} | {cell(us)} | {cell(med('registration', 'exists', name), us)} "
                      f"| {cell(med('registration', 'luigi', name), us)} "
-                     f"| {cell(med('registration', 'hbase_keys', name), us)} |")
+                     f"| {cell(med('registration', 'hbase_keys', name), us)} "
+                     f"| {cell(med('registration', 'hbase_day', name), us)} |")
     verdicts = []
     for peer, label in (("exists", "the `os.path.exists` loop"),
                         ("luigi", "Luigi `RangeHourlyBase`")):
@@ -990,8 +996,16 @@ def hbase_registration(names: list[str], med: Callable[..., float | None],
                   "Every answer there reads the catalog rows and the day's partition rows "
                   "(HBase keeps no change stamp or feed): ours sends both requests in one "
                   "write and decodes only the replies that changed since the last proof; "
-                  "the last column reads the same rows through happybase, one call after "
+                  "the fourth column reads the same rows through happybase, one call after "
                   "the other, with nothing checked."]
+    floors = [(med("registration", "hbase_day", n), med("registration", "exists", n))
+              for n in names]
+    if all(f and e for f, e in floors):
+        lines += ["", "HBase's floor (the day's rows alone, one request through happybase, "
+                  "right after the same registration, nothing checked) costs "
+                  + ", ".join(ratio(f / e) for f, e in floors if f and e)
+                  + " the `os.path.exists` loop: one request over loopback, its encoding and "
+                  "the reply's decoding, is the least any answer read from HBase pays."]
     return lines
 
 

@@ -210,13 +210,14 @@ def setup_sqlite_keys(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Quer
 class HBaseFloor:
     """What our answer reads on HBase, through happybase with nothing checked: the fact's and
     its storages' catalog rows in one call, then a range's hour rows (the four cells a verified
-    cover reads of each) in one call. ``catalog``'s store holds this one fact. Each range's
-    row keys are worked out once, on its first read."""
+    cover reads of each) in one call; without ``with_catalog`` only the hour rows' locations,
+    the one request no answer read from HBase can do without. ``catalog``'s store holds this
+    one fact. Each range's row keys are worked out once, on its first read."""
 
     #: The cells a verified cover reads of each partition row.
     COLUMNS = [b"p:loc", b"p:ver", b"p:v.dt", b"p:state"]
 
-    def __init__(self, catalog: Any, hourly_storage: str) -> None:
+    def __init__(self, catalog: Any, hourly_storage: str, *, with_catalog: bool = True) -> None:
         import happybase
 
         kv: Any = catalog.rows.kv
@@ -226,6 +227,7 @@ class HBaseFloor:
         self.catalog_keys = [key for key, _ in self.catalog_table.scan(columns=[b"m:def"])]
         self.rows, self.sdef = catalog.rows, catalog.get_storage(hourly_storage)
         self.keys: dict[tuple[dt.datetime, dt.datetime], dict[bytes, str]] = {}
+        self.with_catalog = with_catalog
 
     def missing(self, start: dt.datetime, end: dt.datetime) -> list[str]:
         """The hours of ``[start, end)`` without a row, after both reads."""
@@ -237,18 +239,22 @@ class HBaseFloor:
                      for i in range(int((end - start) / HOUR))]
             hours = self.keys[(start, end)] = {
                 self.rows.partition_key(self.sdef, UpdatePeriod.HOURLY, (t,)): t for t in texts}
-        self.catalog_table.rows(self.catalog_keys, columns=[b"m", b"t"])
-        present = {key for key, _ in self.partitions.rows(list(hours), columns=self.COLUMNS)}
+        if self.with_catalog:
+            self.catalog_table.rows(self.catalog_keys, columns=[b"m", b"t"])
+        columns = self.COLUMNS if self.with_catalog else self.COLUMNS[:1]
+        present = {key for key, _ in self.partitions.rows(list(hours), columns=columns)}
         return [text for key, text in hours.items() if key not in present]
 
 
 def setup_hbase_keys(ds: dict[str, Any], options: dict[str, Any]) -> tuple[Query, str]:
-    """HBase's own floor for a question (:class:`HBaseFloor`): the hours without a row are
-    missing."""
+    """The reads our answer makes on HBase, nothing checked (:class:`HBaseFloor`): the hours
+    without a row are missing. With ``day_only``, the range's rows alone, one request: HBase's
+    own floor for a question, as one SELECT is SQLite's (``setup_sqlite_keys``)."""
     from airflow_partitions.catalog import Catalog
 
     ds = {**ds, "catalog_url": options["catalog_url"]}
-    floor = HBaseFloor(Catalog(ds["catalog_url"], data_root=ds["root"]), ds["hourly_storage"])
+    floor = HBaseFloor(Catalog(ds["catalog_url"], data_root=ds["root"]), ds["hourly_storage"],
+                       with_catalog=not options.get("day_only"))
     version = f"happybase {metadata.version('happybase')}"
     if options.get("register"):
         writer = CatalogWriter(ds)

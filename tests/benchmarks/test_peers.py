@@ -210,7 +210,8 @@ def test_registrations_before_each_call_are_outside_the_data_and_undone(tmp_path
 def test_on_hbase_our_cover_and_the_floor_equal_the_expected_hours(
         tmp_path: Path, hbase_test_server: Any) -> None:
     """``--hbase``: the same data in an HBase catalog (the double here), asked right after a
-    registration by another process: our cover and HBase's floor answer the expected hours."""
+    registration by another process: our cover, the same reads and HBase's floor (the day's rows
+    alone) answer the expected hours."""
     ds = tiny()
     meta = json.loads(peers.materialise(ds, tmp_path).read_text())
     url = f"{hbase_test_server.url}?table_prefix=peers_"
@@ -226,10 +227,14 @@ def test_on_hbase_our_cover_and_the_floor_equal_the_expected_hours(
     ours = peers_child.run(spec)
     floor = peers_child.run({**spec, "tool": "hbase_keys",
                              "options": {"register": True, "catalog_url": url}})
+    day_only = peers_child.run({**spec, "tool": "hbase_keys",
+                                "options": {"register": True, "catalog_url": url,
+                                            "day_only": True}})
     for i, (start, end) in enumerate([day, around]):
         assert ours["ranges"][f"r{i}"]["missing"] == peers.expected_missing(
             ds, start, end, mixed=True)
         assert floor["ranges"][f"r{i}"]["missing"] == peers.expected_missing(ds, start, end)
+        assert day_only["ranges"][f"r{i}"]["missing"] == peers.expected_missing(ds, start, end)
     assert floor["ranges"]["r1"]["missing"]  # the hole is there to be found
 
 
