@@ -230,7 +230,7 @@ class HBaseFloor:
         self.with_catalog = with_catalog
 
     def missing(self, start: dt.datetime, end: dt.datetime) -> list[str]:
-        """The hours of ``[start, end)`` without a row, after both reads."""
+        """The hours of ``[start, end)`` without a row, after the reads."""
         from airflow_partitions.periods import UpdatePeriod
 
         hours = self.keys.get((start, end))
