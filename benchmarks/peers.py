@@ -998,15 +998,22 @@ def hbase_registration(names: list[str], med: Callable[..., float | None],
                   "write and decodes only the replies that changed since the last proof; "
                   "the fourth column reads the same rows through happybase, one call after "
                   "the other, with nothing checked."]
-    floors = [(med("registration", "hbase_day", n), med("registration", "exists", n))
-              for n in names]
-    if all(f and e for f, e in floors):
+    floor = floor_ratios(med, "hbase_day", names)
+    if floor:
         lines += ["", "HBase's floor (the day's rows alone, one request through happybase, "
-                  "right after the same registration, nothing checked) costs "
-                  + ", ".join(ratio(f / e) for f, e in floors if f and e)
-                  + " the `os.path.exists` loop: one request over loopback, its encoding and "
-                  "the reply's decoding, is the least any answer read from HBase pays."]
+                  f"right after the same registration, nothing checked) costs {floor} the "
+                  "`os.path.exists` loop: one request over loopback, its encoding and the "
+                  "reply's decoding, is the least any answer read from HBase pays."]
     return lines
+
+
+def floor_ratios(med: Callable[..., float | None], column: str, names: list[str]) -> str | None:
+    """A floor column's cost ÷ the ``os.path.exists`` loop's on the registration question, per
+    history ("0.73x, 0.74x"); None when either is missing for a history."""
+    pairs = [(med("registration", column, n), med("registration", "exists", n)) for n in names]
+    if not all(f and e for f, e in pairs):
+        return None
+    return ", ".join(ratio(f / e) for f, e in pairs if f and e)
 
 
 def render_questions(jobs: list[Job], rounds: Rounds, regions: RegionsDataset | None,
@@ -1068,13 +1075,11 @@ def render_questions(jobs: list[Job], rounds: Rounds, regions: RegionsDataset | 
                 verdicts.append(verdict(label, names, pairs))
         if verdicts:
             lines += ["", "We are " + "; ".join(verdicts) + "."]
-        floors = [(med("registration", "sqlite", n), med("registration", "exists", n))
-                  for n in names]
-        if all(f and e for f, e in floors):
+        floor = floor_ratios(med, "sqlite", names)
+        if floor:
             lines += ["", "SQLite's floor (one indexed SELECT of the day's keys on a plain "
                       "connection, right after the same registration, nothing checked) costs "
-                      + ", ".join(ratio(f / e) for f, e in floors if f and e)
-                      + " the `os.path.exists` loop. Every timed call here starts after a "
+                      f"{floor} the `os.path.exists` loop. Every timed call here starts after a "
                       "`gc.collect()`, which walks the whole heap, after which a call finds "
                       "less of its code and data near the CPU. Our answer runs more Python "
                       "than either (the change stamp, the feeds' read, the catalog cells "

@@ -317,3 +317,19 @@ def test_the_verdict_names_each_history_it_holds_on() -> None:
         "behind the loop on every history")
     assert peers.verdict("Luigi", names, [(1.1, 0.1), (1.0, 0.1)]) == (
         "ahead of Luigi on every history")
+
+
+def test_a_floor_is_said_against_the_loop_only_when_every_history_has_both() -> None:
+    """The floor sentence divides each history's floor by its own loop figure, and is left
+    out when any history lacks either (a run without --hbase has no HBase floor)."""
+    figures = {("sqlite", "1 year"): 0.08, ("exists", "1 year"): 0.10,
+               ("sqlite", "10 years"): 0.22, ("exists", "10 years"): 0.11}
+
+    def med(_question: str, column: str, name: str) -> float | None:
+        return figures.get((column, name))
+
+    names = ["1 year", "10 years"]
+    assert peers.floor_ratios(med, "sqlite", names) == "0.80x, 2.00x"
+    assert peers.floor_ratios(med, "hbase_day", names) is None
+    del figures[("exists", "10 years")]
+    assert peers.floor_ratios(med, "sqlite", names) is None
